@@ -1,0 +1,88 @@
+# tpusim - a cycle-level simulator of TPU-style systolic-array accelerators.
+#
+#   make run        build, then simulate ResNet-50 on the TPU v1 preset
+#   make test       build and run every test (SAN=1: under ASan + UBSan)
+#   make install    PREFIX=/usr/local
+#
+# Debian packages the build needs are installed on first use when missing.
+
+# ---- configuration ----
+PREFIX    ?= /usr/local
+SAN       ?= 0
+RUN_CONFIG   ?= configs/tpu_v1.yaml
+RUN_WORKLOAD ?= configs/workloads/resnet50.yaml
+RUN_OUT      ?= out
+
+DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config
+
+CC      ?= cc
+CFLAGS_STRICT := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation -Werror
+CPPFLAGS := -D_GNU_SOURCE -Isim -Imodels -MMD -MP
+OPT     := -O2 -g
+
+ifeq ($(SAN),1)
+BUILD   := build/san
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+else
+BUILD   := build
+endif
+
+CFLAGS  += $(CFLAGS_STRICT) $(OPT)
+LDFLAGS += $(OPT)
+LIBS    := -lyaml -lz -lm
+TEST_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread) $(LIBS)
+
+SIM_SRC    := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c)
+SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ   := $(BUILD)/obj/sim/main.o
+TEST_SRC   := $(wildcard tests/*.c)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+BIN        := $(BUILD)/tpusim
+TEST_BIN   := $(BUILD)/test_tpusim
+DEPS_STAMP := build/.deps-ok
+
+.PHONY: all run test deps install clean
+all: $(BIN)
+
+# ---- Debian packages, installed once when missing ----
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+	  || { echo "could not install:$$missing" >&2; exit 1; }; \
+	fi
+	@mkdir -p $(@D) && touch $@
+
+# ---- build ----
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BIN): $(SIM_OBJ) $(MAIN_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+# ---- the two commands ----
+run: $(BIN)
+	./$(BIN) run -c $(RUN_CONFIG) -w $(RUN_WORKLOAD) -o $(RUN_OUT)
+
+test: $(BIN) $(TEST_BIN)
+	TPUSIM=./$(BIN) ./$(TEST_BIN)
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tpusim
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/tpusim
+	cp -r configs $(DESTDIR)$(PREFIX)/share/tpusim/
+
+clean:
+	rm -rf build/obj build/san build/tpusim build/test_tpusim $(RUN_OUT)
+
+-include $(SIM_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,30 @@
+/*
+ * sram.c - buffer parameters (see sram.h).
+ */
+#include "sram.h"
+
+#include <stddef.h>
+
+const char *const sram_buf_names[] = { "weights", "inputs", "outputs", NULL };
+
+#define B(i, x) offsetof(struct sram_params, buf) + (i) * sizeof(struct sram_buf_params) + \
+	offsetof(struct sram_buf_params, x)
+#define BUF_KEYS(i, name, def, what) \
+	{ name ".kib", CFG_INT, B(i, kib), "KiB", def, 1, 1 << 30, NULL, "capacity of the " what }, \
+	{ name ".banks", CFG_INT, B(i, banks), "", "4", 1, 1024, NULL, "independently addressed banks of the " what }, \
+	{ name ".bytes_per_cycle", CFG_INT, B(i, bytes_per_cycle), "B/cycle", "128", 1, 1 << 20, NULL, \
+	  "bytes one port of the " what " moves per cycle" }
+
+const struct cfg_key sram_keys[] = {
+	{ "unified", CFG_BOOL, offsetof(struct sram_params, unified), "", "false", 0, 0, NULL,
+	  "weights and inputs share one scratchpad of weights.kib + inputs.kib" },
+	BUF_KEYS(SRAM_WEIGHTS, "weights", "1024", "weight buffer"),
+	BUF_KEYS(SRAM_INPUTS, "inputs", "4096", "input (activation) buffer"),
+	BUF_KEYS(SRAM_OUTPUTS, "outputs", "1024", "output (accumulator) buffer"),
+	CFG_END
+};
+
+int64_t sram_bytes(const struct sram_params *p, enum sram_buf b)
+{
+	return p->buf[b].kib * 1024;
+}

@@ -1,0 +1,40 @@
+/*
+ * sram.h - the on-chip buffers: weights, inputs, outputs (accumulators).
+ *
+ * Three named buffers, each with a capacity, a number of banks and a port
+ * width in bytes per cycle. With sram.unified the weights and inputs share one
+ * scratchpad whose capacity is the sum of the two (Gemmini's layout); outputs
+ * always have their own accumulator buffer (TPU v1's 4 MiB accumulators,
+ * Gemmini's accumulator SRAM).
+ *
+ * The scheduler sizes its tiles to these capacities, so a smaller buffer means
+ * more HBM re-fetches. Capacities are in KiB (1024 bytes).
+ */
+#ifndef TPUSIM_SRAM_H
+#define TPUSIM_SRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfgkey.h"
+
+enum sram_buf { SRAM_WEIGHTS, SRAM_INPUTS, SRAM_OUTPUTS, SRAM_NBUF };
+
+struct sram_buf_params {
+	int64_t kib;
+	int64_t banks;
+	int64_t bytes_per_cycle;    /* per port */
+};
+
+struct sram_params {
+	bool unified;
+	struct sram_buf_params buf[SRAM_NBUF];
+};
+
+extern const struct cfg_key sram_keys[];
+extern const char *const sram_buf_names[];   /* "weights", "inputs", "outputs" */
+
+/* Capacity of buffer b in bytes. */
+int64_t sram_bytes(const struct sram_params *p, enum sram_buf b);
+
+#endif

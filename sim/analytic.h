@@ -1,0 +1,42 @@
+/*
+ * analytic.h - the closed-form model: cycles of a tile program without running it.
+ *
+ * Compute cycles follow the array's fold timing (array.h) over the fold order
+ * of the schedule (schedule.h), summed in closed form in O(1) per op. Memory
+ * is a bound, not a simulation: an op takes max(compute, HBM bytes / bytes
+ * per cycle) cycles, and with ideal memory just its compute cycles. This model
+ * is the instant estimate for sweeps and the oracle the cycle engine must
+ * match under ideal memory.
+ */
+#ifndef TPUSIM_ANALYTIC_H
+#define TPUSIM_ANALYTIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "lower.h"
+#include "schedule.h"
+
+/* What one op (or a sum of ops) cost. */
+struct result {
+	int64_t macs;
+	int64_t cycles;                 /* wall cycles */
+	int64_t compute_cycles;         /* array (or vector unit) busy, fill and drain included */
+	int64_t memory_cycles;          /* HBM bytes at full bandwidth */
+	int64_t hbm_read_bytes, hbm_write_bytes;
+	int64_t folds;
+	int64_t gemm_ops, vector_ops;
+};
+
+/* Compute cycles of a planned GEMM. */
+int64_t analytic_gemm_cycles(const struct sched *s);
+
+/* Evaluates one op. */
+int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal, struct result *r,
+		struct err *e);
+
+/* a += b */
+void result_add(struct result *a, const struct result *b);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * cfg.c - the generic key loader behind configs and workload layers (see cfg.h).
+ */
+#include "cfg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIELD(obj, s, i) ((char *)(obj) + (s)->e[i].base + (s)->e[i].key->off)
+
+int cfg_schema_add(struct cfg_schema *s, const char *prefix, const struct cfg_key *table, size_t base)
+{
+	size_t n = 0;
+	while (table[n].name)
+		n++;
+	struct cfg_entry *e = realloc(s->e, (s->n + n) * sizeof *e);
+	if (!e)
+		return -1;
+	s->e = e;
+	for (size_t i = 0; i < n; i++) {
+		struct cfg_entry *x = &s->e[s->n++];
+		snprintf(x->name, sizeof x->name, "%s%s", prefix, table[i].name);
+		x->key = &table[i];
+		x->base = base;
+	}
+	return 0;
+}
+
+void cfg_schema_release(struct cfg_schema *s)
+{
+	free(s->e);
+	s->e = NULL;
+	s->n = 0;
+}
+
+int cfg_find(const struct cfg_schema *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->e[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static bool has_prefix(const struct cfg_schema *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (size_t i = 0; i < s->n; i++)
+		if (strncmp(s->e[i].name, prefix, n) == 0)
+			return true;
+	return false;
+}
+
+void cfg_expected(const struct cfg_key *k, char *buf, size_t size)
+{
+	switch (k->type) {
+	case CFG_INT:
+		snprintf(buf, size, "an integer in [%lld, %lld]", (long long)k->min, (long long)k->max);
+		break;
+	case CFG_DOUBLE:
+		snprintf(buf, size, "a number in [%g, %g]", k->min, k->max);
+		break;
+	case CFG_BOOL:
+		snprintf(buf, size, "true or false");
+		break;
+	case CFG_STR:
+		snprintf(buf, size, "a name of 1 to %d printable characters without quotes or backslashes",
+			 CFG_STR_MAX - 1);
+		break;
+	case CFG_ENUM: {
+		size_t n = (size_t)snprintf(buf, size, "one of ");
+		for (int j = 0; k->choices[j] && n < size; j++)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", j ? ", " : "", k->choices[j]);
+		break;
+	}
+	}
+}
+
+static int bad_value(const struct cfg_key *k, const char *name, const char *text, bool quoted,
+		     const char *why, struct pos at, struct err *e)
+{
+	char exp[256];
+	cfg_expected(k, exp, sizeof exp);
+	if (why)
+		return err_at(e, at, name, "expected %s, found %s%.60s%s (%s)", exp, quoted ? "\"" : "", text,
+			      quoted ? "\"" : "", why);
+	if (!*text)
+		return err_at(e, at, name, "expected %s, found an empty value", exp);
+	return err_at(e, at, name, "expected %s, found %s%.60s%s", exp, quoted ? "\"" : "", text, quoted ? "\"" : "");
+}
+
+int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bool quoted,
+	      struct pos at, const char *shown, struct err *e)
+{
+	const struct cfg_key *k = s->e[i].key;
+	char name[CFG_NAME_MAX * 2];
+	void *f = FIELD(obj, s, i);
+	char *end;
+
+	snprintf(name, sizeof name, "%s%s", shown ? shown : "", s->e[i].name);
+
+	switch (k->type) {
+	case CFG_INT: {
+		long long v;
+		if (quoted || !*text)
+			return bad_value(k, name, text, quoted, NULL, at, e);
+		errno = 0;
+		v = strtoll(text, &end, 10);
+		if (*end)
+			return bad_value(k, name, text, quoted, NULL, at, e);
+		if (errno == ERANGE)
+			return bad_value(k, name, text, quoted, "beyond 64 bits", at, e);
+		if ((double)v < k->min || (double)v > k->max)
+			return bad_value(k, name, text, quoted, NULL, at, e);
+		*(int64_t *)f = v;
+		return 0;
+	}
+	case CFG_DOUBLE: {
+		double v;
+		if (quoted || !*text)
+			return bad_value(k, name, text, quoted, NULL, at, e);
+		errno = 0;
+		v = strtod(text, &end);
+		if (*end || !isfinite(v) || errno == ERANGE || v < k->min || v > k->max)
+			return bad_value(k, name, text, quoted, NULL, at, e);
+		*(double *)f = v;
+		return 0;
+	}
+	case CFG_BOOL:
+		if (!quoted && strcmp(text, "true") == 0)
+			*(bool *)f = true;
+		else if (!quoted && strcmp(text, "false") == 0)
+			*(bool *)f = false;
+		else
+			return bad_value(k, name, text, quoted, NULL, at, e);
+		return 0;
+	case CFG_ENUM:
+		for (int j = 0; k->choices[j]; j++) {
+			if (strcmp(text, k->choices[j]) == 0) {
+				*(int *)f = j;
+				return 0;
+			}
+		}
+		return bad_value(k, name, text, quoted, NULL, at, e);
+	case CFG_STR:
+		if (!*text || strlen(text) >= CFG_STR_MAX)
+			return bad_value(k, name, text, quoted, NULL, at, e);
+		for (const char *c = text; *c; c++)
+			if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
+				return bad_value(k, name, text, quoted, NULL, at, e);
+		snprintf((char *)f, CFG_STR_MAX, "%s", text);
+		return 0;
+	}
+	return bad_value(k, name, text, quoted, NULL, at, e);
+}
+
+void cfg_defaults(const struct cfg_schema *s, void *obj)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct cfg_key *k = s->e[i].key;
+		struct err e;
+		struct pos nowhere = { "default", 0, 0 };
+		if (!k->def) {
+			size_t size = k->type == CFG_INT ? sizeof(int64_t) : k->type == CFG_DOUBLE ? sizeof(double) :
+				      k->type == CFG_BOOL ? sizeof(bool) : k->type == CFG_ENUM ? sizeof(int) : CFG_STR_MAX;
+			memset(FIELD(obj, s, i), 0, size);
+			continue;
+		}
+		/* A default that does not parse is a bug in a key table. */
+		if (cfg_parse(s, (int)i, obj, k->def, false, nowhere, NULL, &e) < 0)
+			sim_assert_fail(e.msg, __FILE__, __LINE__);
+	}
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[CFG_NAME_MAX + 1], cur[CFG_NAME_MAX + 1];
+	if (la > CFG_NAME_MAX || lb > CFG_NAME_MAX)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof *cur);
+	}
+	return prev[lb];
+}
+
+const char *cfg_suggest(const struct cfg_schema *s, const char *name)
+{
+	const char *best = NULL;
+	size_t bestd = SIZE_MAX, limit = strlen(name) / 3 + 1;
+	if (limit < 2)
+		limit = 2;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t d = edit_distance(name, s->e[i].name);
+		if (d < bestd) {
+			bestd = d;
+			best = s->e[i].name;
+		}
+	}
+	return bestd <= limit ? best : NULL;
+}
+
+static int unknown_key(const struct cfg_schema *s, const char *shown, const char *full, struct pos at,
+		       struct err *e)
+{
+	const char *hint = cfg_suggest(s, full);
+	char path[CFG_NAME_MAX * 3];
+	snprintf(path, sizeof path, "%s%s", shown, full);
+	if (hint)
+		return err_at(e, at, path, "expected a known key, found an unknown key (did you mean %s%s?)", shown, hint);
+	return err_at(e, at, path, "expected a known key, found an unknown key");
+}
+
+static int load_map(const struct cfg_schema *s, void *obj, const struct ynode *m, const char *prefix,
+		    const char *shown, bool *seen, struct pos *origin, struct err *e)
+{
+	char buf[96], path[CFG_NAME_MAX * 3];
+	if (!m || m->kind != Y_MAP) {
+		snprintf(path, sizeof path, "%s%.*s", shown, (int)(*prefix ? strlen(prefix) - 1 : 0), prefix);
+		if (path[0] && path[strlen(path) - 1] == '.')
+			path[strlen(path) - 1] = '\0';
+		return err_at(e, m ? m->pos : (struct pos){ 0 }, path, "expected a mapping, found %s",
+			      ynode_describe(m, buf, sizeof buf));
+	}
+	for (size_t j = 0; j < m->n; j++) {
+		const struct ynode *k = m->keys[j], *v = m->vals[j];
+		char full[CFG_NAME_MAX * 2];
+		int i;
+		snprintf(full, sizeof full, "%s%s", prefix, k->str);
+		snprintf(path, sizeof path, "%s%s", shown, full);
+		i = cfg_find(s, full);
+		if (v->kind == Y_MAP) {
+			char sub[CFG_NAME_MAX * 2 + 1];
+			snprintf(sub, sizeof sub, "%s.", full);
+			if (i >= 0) {
+				char exp[256];
+				cfg_expected(s->e[i].key, exp, sizeof exp);
+				return err_at(e, v->pos, path, "expected %s, found a mapping", exp);
+			}
+			if (!has_prefix(s, sub))
+				return unknown_key(s, shown, full, k->pos, e);
+			if (load_map(s, obj, v, sub, shown, seen, origin, e) < 0)
+				return -1;
+			continue;
+		}
+		if (i < 0) {
+			char sub[CFG_NAME_MAX * 2 + 1];
+			snprintf(sub, sizeof sub, "%s.", full);
+			if (has_prefix(s, sub))
+				return err_at(e, v->pos, path, "expected a mapping, found %s",
+					      ynode_describe(v, buf, sizeof buf));
+			return unknown_key(s, shown, full, k->pos, e);
+		}
+		if (v->kind == Y_SEQ) {
+			char exp[256];
+			cfg_expected(s->e[i].key, exp, sizeof exp);
+			return err_at(e, v->pos, path, "expected %s, found a sequence", exp);
+		}
+		if (cfg_parse(s, i, obj, v->str, v->quoted, v->pos, shown, e) < 0)
+			return -1;
+		if (seen)
+			seen[i] = true;
+		if (origin)
+			origin[i] = v->pos;
+	}
+	return 0;
+}
+
+int cfg_load_map(const struct cfg_schema *s, void *obj, const struct ynode *m, const char *shown,
+		 bool *seen, struct pos *origin, struct err *e)
+{
+	return load_map(s, obj, m, "", shown ? shown : "", seen, origin, e);
+}
+
+int cfg_check_required(const struct cfg_schema *s, const bool *seen, struct pos at,
+		       const char *shown, struct err *e)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->e[i].key->def || seen[i])
+			continue;
+		char exp[256], full[CFG_NAME_MAX * 2];
+		cfg_expected(s->e[i].key, exp, sizeof exp);
+		snprintf(full, sizeof full, "%s%s", shown ? shown : "", s->e[i].name);
+		return err_at(e, at, full, "expected %s, found no value (the key is required)", exp);
+	}
+	return 0;
+}
+
+void cfg_format(const struct cfg_schema *s, int i, const void *obj, char *buf, size_t size)
+{
+	const struct cfg_key *k = s->e[i].key;
+	const char *f = (const char *)obj + s->e[i].base + k->off;
+	switch (k->type) {
+	case CFG_INT:
+		snprintf(buf, size, "%lld", (long long)*(const int64_t *)f);
+		break;
+	case CFG_DOUBLE: {
+		/* The shortest form that reads back to the same double. */
+		double v = *(const double *)f;
+		for (int prec = 6; prec <= 17; prec++) {
+			snprintf(buf, size, "%.*g", prec, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+		break;
+	}
+	case CFG_BOOL:
+		snprintf(buf, size, "%s", *(const bool *)f ? "true" : "false");
+		break;
+	case CFG_ENUM:
+		snprintf(buf, size, "%s", k->choices[*(const int *)f]);
+		break;
+	case CFG_STR:
+		snprintf(buf, size, "%s", f);
+		break;
+	}
+}
+
+bool cfg_equal(const struct cfg_schema *s, const void *a, const void *b)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		char x[128], y[128];
+		cfg_format(s, (int)i, a, x, sizeof x);
+		cfg_format(s, (int)i, b, y, sizeof y);
+		if (strcmp(x, y) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Number of leading dotted components that a and b share. */
+static int shared_parts(const char *a, const char *b)
+{
+	int n = 0;
+	for (;;) {
+		const char *da = strchr(a, '.'), *db = strchr(b, '.');
+		if (!da || !db || da - a != db - b || strncmp(a, b, (size_t)(da - a)) != 0)
+			return n;
+		n++;
+		a = da + 1;
+		b = db + 1;
+	}
+}
+
+void cfg_dump(const struct cfg_schema *s, const void *obj, FILE *out)
+{
+	const char *prev = "";
+	for (size_t i = 0; i < s->n; i++) {
+		const char *name = s->e[i].name, *p = name;
+		const struct cfg_key *k = s->e[i].key;
+		int keep = shared_parts(prev, name), depth = 0;
+		char val[128], line[256];
+
+		/* Open the mappings this key needs that the previous key did not. */
+		for (const char *dot; (dot = strchr(p, '.')); p = dot + 1, depth++)
+			if (depth >= keep)
+				fprintf(out, "%*s%.*s:\n", 2 * depth, "", (int)(dot - p), p);
+		cfg_format(s, (int)i, obj, val, sizeof val);
+		if (k->type == CFG_STR) {
+			char q[140];
+			snprintf(q, sizeof q, "\"%s\"", val);
+			snprintf(val, sizeof val, "%s", q);
+		}
+		snprintf(line, sizeof line, "%*s%s: %s", 2 * depth, "", p, val);
+		fprintf(out, "%-40s # %s%s%s%s\n", line, *k->unit ? "[" : "", k->unit, *k->unit ? "] " : "", k->doc);
+		prev = name;
+	}
+}

@@ -1,0 +1,83 @@
+/*
+ * cfg.h - generic, table-driven loading of keyed values.
+ *
+ * A schema is a flat list of entries, each one row of a module's key table
+ * (cfgkey.h) under a dotted prefix ("array.rows" = prefix "array." + row
+ * "rows") and the offset of that module's struct inside the target object.
+ * The same code loads accelerator configs and workload layers: it walks a YAML
+ * map, rejects unknown keys with a "did you mean" suggestion, checks types and
+ * ranges, applies defaults, reports missing required keys, and prints values
+ * back in a form that loads to identical values.
+ */
+#ifndef TPUSIM_CFG_H
+#define TPUSIM_CFG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cfgkey.h"
+#include "err.h"
+#include "ydoc.h"
+
+#define CFG_NAME_MAX 64
+
+struct cfg_entry {
+	char name[CFG_NAME_MAX];        /* full dotted name */
+	const struct cfg_key *key;      /* borrowed: a row of a static table */
+	size_t base;                    /* offset of the row's struct in the object */
+};
+
+struct cfg_schema {
+	struct cfg_entry *e;            /* owned */
+	size_t n;
+};
+
+/* Appends every row of table under prefix ("" or "array."), at offset base. */
+int cfg_schema_add(struct cfg_schema *s, const char *prefix, const struct cfg_key *table, size_t base);
+void cfg_schema_release(struct cfg_schema *s);
+
+/* Index of the entry named name, or -1. */
+int cfg_find(const struct cfg_schema *s, const char *name);
+
+/* Sets every field to its default; required fields are zeroed. */
+void cfg_defaults(const struct cfg_schema *s, void *obj);
+
+/*
+ * Parses text into the field of entry i. quoted: the text was quoted in YAML
+ * (so it is a string, never a number). at places the error; shown (may be
+ * NULL) is put before the key's name in the message, e.g. "layers[3].".
+ */
+int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bool quoted,
+	      struct pos at, const char *shown, struct err *e);
+
+/*
+ * Loads the YAML map m into obj; nested maps spell dotted names ("array:" then
+ * "rows:" is array.rows). seen[i] and origin[i] (both may be NULL) record
+ * which entries were set and where. shown as for cfg_parse.
+ */
+int cfg_load_map(const struct cfg_schema *s, void *obj, const struct ynode *m, const char *shown,
+		 bool *seen, struct pos *origin, struct err *e);
+
+/* Checks that every required entry was seen; the error is placed at `at`. */
+int cfg_check_required(const struct cfg_schema *s, const bool *seen, struct pos at,
+		       const char *shown, struct err *e);
+
+/* Formats the value of entry i as YAML text that cfg_parse reads back identically. */
+void cfg_format(const struct cfg_schema *s, int i, const void *obj, char *buf, size_t size);
+
+/* True when every entry of a and b holds the same value. */
+bool cfg_equal(const struct cfg_schema *s, const void *a, const void *b);
+
+/* The closest entry name to name, or NULL when none is close. */
+const char *cfg_suggest(const struct cfg_schema *s, const char *name);
+
+/* "an integer in [1, 4096]", "one of ws, os, is", ... for error messages and docs. */
+void cfg_expected(const struct cfg_key *k, char *buf, size_t size);
+
+/*
+ * Prints every entry as nested YAML with "# [unit] doc" comments, in schema
+ * order; entries sharing a prefix must be adjacent.
+ */
+void cfg_dump(const struct cfg_schema *s, const void *obj, FILE *out);
+
+#endif

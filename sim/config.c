@@ -1,0 +1,115 @@
+/*
+ * config.c - loading, overriding and printing accelerator configs (see config.h).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ydoc.h"
+
+static const struct cfg_key top_keys[] = {
+	{ "name", CFG_STR, offsetof(struct arch, name), "", "custom", 0, 0, NULL, "name of this accelerator" },
+	{ "clock_ghz", CFG_DOUBLE, offsetof(struct arch, clock_ghz), "GHz", "1", 0.001, 100, NULL,
+	  "array clock; every cycle count is in this clock" },
+	CFG_END
+};
+
+static struct cfg_schema schema;
+
+const struct cfg_schema *config_schema(void)
+{
+	if (!schema.n) {
+		int rc = cfg_schema_add(&schema, "", top_keys, 0);
+		rc |= cfg_schema_add(&schema, "array.", array_keys, offsetof(struct arch, array));
+		rc |= cfg_schema_add(&schema, "sram.", sram_keys, offsetof(struct arch, sram));
+		rc |= cfg_schema_add(&schema, "hbm.", hbm_keys, offsetof(struct arch, hbm));
+		rc |= cfg_schema_add(&schema, "vector.", vector_keys, offsetof(struct arch, vector));
+		SIM_ASSERT(rc == 0 && schema.n <= CONFIG_MAX_KEYS);
+	}
+	return &schema;
+}
+
+void config_init(struct config *c)
+{
+	const struct cfg_schema *s = config_schema();
+	memset(c, 0, sizeof *c);
+	cfg_defaults(s, &c->arch);
+	snprintf(c->file, sizeof c->file, "defaults");
+	for (size_t i = 0; i < s->n; i++)
+		c->origin[i] = (struct pos){ "defaults", 0, 0 };
+}
+
+int config_load(struct config *c, const char *path, struct err *e)
+{
+	const struct cfg_schema *s = config_schema();
+	struct ydoc *d;
+	int rc;
+
+	config_init(c);
+	d = ydoc_load(path, e);
+	if (!d)
+		return -1;
+	snprintf(c->file, sizeof c->file, "%s", path);
+	if (!d->root) {
+		ydoc_free(d);
+		return err_at(e, (struct pos){ c->file, 0, 0 }, NULL, "expected a mapping of config keys, found an empty file");
+	}
+	rc = cfg_load_map(s, &c->arch, d->root, NULL, NULL, c->origin, e);
+	/* Positions must outlive the document: point them at our own copy of the path. */
+	for (size_t i = 0; i < s->n; i++)
+		if (c->origin[i].file == d->file)
+			c->origin[i].file = c->file;
+	ydoc_free(d);
+	return rc;
+}
+
+int config_set(struct config *c, const char *assignment, struct err *e)
+{
+	const struct cfg_schema *s = config_schema();
+	const char *eq = strchr(assignment, '=');
+	char key[CFG_NAME_MAX * 2];
+	struct pos at = { "--set", 1, 1 };
+	int i;
+
+	if (!eq || eq == assignment)
+		return err_at(e, at, assignment, "expected key.path=value, found no '='");
+	snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
+	i = cfg_find(s, key);
+	if (i < 0) {
+		const char *hint = cfg_suggest(s, key);
+		if (hint)
+			return err_at(e, at, key, "expected a known key, found an unknown key (did you mean %s?)", hint);
+		return err_at(e, at, key, "expected a known key, found an unknown key");
+	}
+	at.col = (long)(eq - assignment) + 2;
+	if (cfg_parse(s, i, &c->arch, eq + 1, false, at, NULL, e) < 0)
+		return -1;
+	c->origin[i] = at;
+	return 0;
+}
+
+struct pos config_origin(const struct config *c, const char *key)
+{
+	int i = cfg_find(config_schema(), key);
+	SIM_ASSERT(i >= 0);
+	if (c->origin[i].line == 0)
+		return (struct pos){ c->file, 0, 0 };
+	return c->origin[i];
+}
+
+double arch_peak_macs_per_s(const struct arch *a)
+{
+	return (double)a->array.rows * (double)a->array.cols * a->clock_ghz * 1e9;
+}
+
+double arch_hbm_bytes_per_s(const struct arch *a)
+{
+	return a->hbm.gbps * 1e9;
+}
+
+void config_dump(const struct config *c, FILE *out)
+{
+	fprintf(out, "# tpusim config, every key resolved (from %s)\n", c->file);
+	cfg_dump(config_schema(), &c->arch, out);
+}

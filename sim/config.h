@@ -1,0 +1,63 @@
+/*
+ * config.h - the accelerator: every key of every module, loaded from YAML.
+ *
+ * struct arch gathers the params of each model (array, sram, hbm, vector)
+ * plus the clock. Keys are declared in one table per module (array_keys in
+ * models/array.c, ...); this file strings them into one schema, so that
+ * "array.rows" in a file, "--set array.rows=64" on the command line and the
+ * line printed by `tpusim config --dump` are all the same key. Loading starts
+ * from every default, overlays the file, then the --set overrides, and
+ * remembers where each value came from for later errors.
+ */
+#ifndef TPUSIM_CONFIG_H
+#define TPUSIM_CONFIG_H
+
+#include <stdio.h>
+
+#include "array.h"
+#include "cfg.h"
+#include "err.h"
+#include "hbm.h"
+#include "sram.h"
+#include "vector.h"
+
+struct arch {
+	char name[CFG_STR_MAX];
+	double clock_ghz;
+	struct array_params array;
+	struct sram_params sram;
+	struct hbm_params hbm;
+	struct vector_params vector;
+};
+
+#define CONFIG_MAX_KEYS 64
+
+struct config {
+	struct arch arch;
+	char file[512];                       /* "defaults" when no file was loaded */
+	struct pos origin[CONFIG_MAX_KEYS];   /* where each schema entry got its value */
+};
+
+/* The schema of every config key (built once; borrowed). */
+const struct cfg_schema *config_schema(void);
+
+/* Fills c with every default. */
+void config_init(struct config *c);
+
+/* config_init, then overlays the YAML file at path. */
+int config_load(struct config *c, const char *path, struct err *e);
+
+/* Applies one "key.path=value" override, checked like the file. */
+int config_set(struct config *c, const char *assignment, struct err *e);
+
+/* Where key got its value: file:line:col, --set, or the defaults. */
+struct pos config_origin(const struct config *c, const char *key);
+
+/* Peak MACs per second and HBM bytes per second. */
+double arch_peak_macs_per_s(const struct arch *a);
+double arch_hbm_bytes_per_s(const struct arch *a);
+
+/* Prints every key with its resolved value, unit and doc, as loadable YAML. */
+void config_dump(const struct config *c, FILE *out);
+
+#endif

@@ -1,0 +1,65 @@
+/* err.c - building positioned error messages (see err.h). */
+#include "err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int vset(struct err *e, enum err_kind kind, const char *prefix, const char *fmt, va_list ap)
+{
+	size_t n = 0;
+	if (!e)
+		return -1;
+	e->kind = kind;
+	if (prefix) {
+		int w = snprintf(e->msg, sizeof e->msg, "%s", prefix);
+		n = w < 0 ? 0 : (size_t)w < sizeof e->msg ? (size_t)w : sizeof e->msg - 1;
+	}
+	vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
+	return -1;
+}
+
+int err_at(struct err *e, struct pos p, const char *path, const char *fmt, ...)
+{
+	char prefix[600];
+	va_list ap;
+	const char *file = p.file ? p.file : "<input>";
+
+	if (p.line > 0)
+		snprintf(prefix, sizeof prefix, "%s:%ld:%ld: ", file, p.line, p.col);
+	else
+		snprintf(prefix, sizeof prefix, "%s: ", file);
+	if (path && *path) {
+		size_t n = 0;
+		while (prefix[n])
+			n++;
+		snprintf(prefix + n, sizeof prefix - n, "%s: ", path);
+	}
+	va_start(ap, fmt);
+	vset(e, ERR_INPUT, prefix, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int err_input(struct err *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vset(e, ERR_INPUT, NULL, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int err_sim(struct err *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vset(e, ERR_SIM, NULL, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+_Noreturn void sim_assert_fail(const char *what, const char *file, int line)
+{
+	fprintf(stderr, "%s:%d: internal error: assertion '%s' failed\n", file, line, what);
+	abort();
+}

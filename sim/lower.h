@@ -1,0 +1,63 @@
+/*
+ * lower.h - layers become GEMM ops and vector ops.
+ *
+ * Everything becomes matrix multiplication: a GEMM op is A (M x K) times
+ * B (K x N), repeated `repeat` times on independent data, with each operand
+ * marked activation or weight.
+ *
+ *   conv2d     im2col: M = batch*Ho*Wo, K = kh*kw*in_c/groups, N = out_c/groups,
+ *              repeat = groups (depthwise: K = kh*kw, N = 1, repeat = channels)
+ *   fc/linear  M = batch*tokens, K = in_features, N = out_features
+ *   matmul     as given; batch scales the rows that meet a shared weight,
+ *              or the repeat count when both operands are activations
+ *   attention  Q, K, V projections; per KV head, Q.K^T and P.V with the heads
+ *              of one group stacked into M (activation x activation); softmax
+ *              on the vector unit; the output projection. Decode has one query
+ *              over kv_cache + 1 keys. Causal prefill splits the queries into
+ *              blocks of causal_block rows and skips the key blocks a block
+ *              cannot see.
+ *   mlp        up (and gate), the activation (and the gate's multiply), down
+ *   vector     add, mul, relu, gelu, silu, softmax, layernorm, pool
+ *
+ * Shapes are checked here, where the math is: a filter larger than the padded
+ * input, groups or heads that do not divide, products beyond 64 bits.
+ */
+#ifndef TPUSIM_LOWER_H
+#define TPUSIM_LOWER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "vector.h"
+#include "workload.h"
+
+enum op_kind { OP_GEMM, OP_VEC };
+
+struct op {
+	char name[96];
+	size_t layer;               /* index into the workload's layers */
+	enum op_kind kind;
+	/* OP_GEMM */
+	int64_t m, k, n, repeat;
+	bool a_weight, b_weight;    /* operand roles */
+	/* OP_VEC */
+	int vec;                    /* enum vec_kind */
+	int64_t in_elems;           /* elements read */
+	int64_t out_elems;          /* elements written */
+	int64_t lane_ops;           /* vector lane operations */
+};
+
+struct oplist {
+	struct op *v;               /* owned */
+	size_t n, cap;
+};
+
+/* Appends the ops of every layer of w to out. */
+int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
+void oplist_release(struct oplist *l);
+
+/* MACs of a GEMM op (M*K*N*repeat); 0 for a vector op. Checked not to overflow by lowering. */
+int64_t op_macs(const struct op *o);
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * main.c - the tpusim command line.
+ *
+ *   tpusim run -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model analytic]
+ *              [--ideal-memory] [--batch N] [--set key.path=value ...]
+ *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
+ *   tpusim config --dump [-c CONFIG] [--set ...]
+ *
+ * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
+ * error, 2 bad input.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "lower.h"
+#include "report.h"
+#include "run.h"
+#include "workload.h"
+
+#define TPUSIM_VERSION "0.1.0"
+#define MAX_SETS 256
+
+struct args {
+	const char *cmd;
+	const char *config, *workload, *out;
+	const char *sets[MAX_SETS];
+	int nsets;
+	int dataflow;              /* -1: the config's */
+	int model;
+	bool ideal, csv, dump;
+	int64_t batch;
+};
+
+static const char usage[] =
+	"usage: tpusim <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model analytic]\n"
+	"          [--ideal-memory] [--batch N] [--set key.path=value]...\n"
+	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
+	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json\n"
+	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
+	"          print the GEMM and vector ops the workload becomes\n"
+	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
+	"          print every config key with its resolved value, unit and doc\n"
+	"\n"
+	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV.\n"
+	"exit status: 0 ok, 1 simulation error, 2 bad input\n";
+
+static int fail(const struct err *e)
+{
+	fprintf(stderr, "%s\n", e->msg);
+	return e->kind == ERR_SIM ? 1 : 2;
+}
+
+static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *found)
+{
+	return err_input(e, "%s: %s, found \"%s\"", opt, fmt, found);
+}
+
+static int parse_args(int argc, char **argv, struct args *a, struct err *e)
+{
+	memset(a, 0, sizeof *a);
+	a->dataflow = -1;
+	if (argc < 2)
+		return err_input(e, "expected a command (run, lower, config), found none; try tpusim --help");
+	a->cmd = argv[1];
+	for (int i = 2; i < argc; i++) {
+		const char *o = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes = true;
+		if (!strcmp(o, "--ideal-memory"))
+			a->ideal = true, takes = false;
+		else if (!strcmp(o, "--csv"))
+			a->csv = true, takes = false;
+		else if (!strcmp(o, "--dump"))
+			a->dump = true, takes = false;
+		if (!takes)
+			continue;
+		if (!v)
+			return err_input(e, "%s: expected a value after it, found the end of the command line", o);
+		if (!strcmp(o, "-c") || !strcmp(o, "--config"))
+			a->config = v;
+		else if (!strcmp(o, "-w") || !strcmp(o, "--workload"))
+			a->workload = v;
+		else if (!strcmp(o, "-o") || !strcmp(o, "--out"))
+			a->out = v;
+		else if (!strcmp(o, "--set")) {
+			if (a->nsets == MAX_SETS)
+				return err_input(e, "--set: expected at most %d overrides, found more", MAX_SETS);
+			a->sets[a->nsets++] = v;
+		} else if (!strcmp(o, "--dataflow")) {
+			a->dataflow = -1;
+			for (int d = 0; array_dataflow_names[d]; d++)
+				if (!strcmp(v, array_dataflow_names[d]))
+					a->dataflow = d;
+			if (a->dataflow < 0)
+				return bad_arg(e, o, "expected one of ws, os, is", v);
+		} else if (!strcmp(o, "--model")) {
+			if (!strcmp(v, "analytic"))
+				a->model = MODEL_ANALYTIC;
+			else if (!strcmp(v, "cycle"))
+				a->model = MODEL_CYCLE;
+			else
+				return bad_arg(e, o, "expected analytic or cycle", v);
+		} else if (!strcmp(o, "--batch")) {
+			char *end;
+			errno = 0;
+			long long b = strtoll(v, &end, 10);
+			if (!*v || *end || errno || b < 1 || b > (1 << 20))
+				return bad_arg(e, o, "expected an integer in [1, 1048576]", v);
+			a->batch = b;
+		} else {
+			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown option",
+					 o, a->cmd);
+		}
+		i++;
+	}
+	return 0;
+}
+
+static int load_config(const struct args *a, struct config *c, struct err *e)
+{
+	if (a->config) {
+		if (config_load(c, a->config, e) < 0)
+			return -1;
+	} else {
+		config_init(c);
+	}
+	for (int i = 0; i < a->nsets; i++)
+		if (config_set(c, a->sets[i], e) < 0)
+			return -1;
+	return 0;
+}
+
+static int cmd_config(const struct args *a, struct err *e)
+{
+	struct config c;
+	if (!a->dump)
+		return err_input(e, "config: expected --dump, found no action");
+	if (load_config(a, &c, e) < 0)
+		return -1;
+	config_dump(&c, stdout);
+	return 0;
+}
+
+static int cmd_lower(const struct args *a, struct err *e)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops = { 0 };
+	if (!a->workload)
+		return err_input(e, "lower: expected -w WORKLOAD, found none");
+	if (load_config(a, &c, e) < 0 || workload_load(&w, a->workload, a->batch, e) < 0)
+		return -1;
+	if (lower_workload(&w, &ops, e) < 0) {
+		oplist_release(&ops);
+		workload_release(&w);
+		return -1;
+	}
+	report_lower(stdout, &w, &ops, &c.arch, a->csv);
+	oplist_release(&ops);
+	workload_release(&w);
+	return 0;
+}
+
+static int cmd_run(const struct args *a, struct err *e)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops = { 0 };
+	struct run r = { 0 };
+	struct run_opts o;
+	int rc = -1;
+
+	if (!a->config)
+		return err_input(e, "run: expected -c CONFIG, found none");
+	if (!a->workload)
+		return err_input(e, "run: expected -w WORKLOAD, found none");
+	if (load_config(a, &c, e) < 0 || workload_load(&w, a->workload, a->batch, e) < 0)
+		return -1;
+	o.dataflow = a->dataflow >= 0 ? a->dataflow : c.arch.array.dataflow;
+	o.model = a->model;
+	o.ideal_memory = a->ideal;
+	if (lower_workload(&w, &ops, e) < 0 || run_workload(&c, &w, &ops, &o, &r, e) < 0)
+		goto out;
+	struct report_ctx ctx = { &c, &w, &r, &o };
+	if (a->out && report_write(a->out, &ctx, e) < 0)
+		goto out;
+	report_summary(stdout, &ctx);
+	if (a->out)
+		printf("wrote %s/layers.csv and %s/summary.json\n", a->out, a->out);
+	rc = 0;
+out:
+	run_release(&r);
+	oplist_release(&ops);
+	workload_release(&w);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct err e = { 0 };
+	int rc;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		puts("tpusim " TPUSIM_VERSION);
+		return 0;
+	}
+	if (parse_args(argc, argv, &a, &e) < 0)
+		return fail(&e);
+	if (!strcmp(a.cmd, "run"))
+		rc = cmd_run(&a, &e);
+	else if (!strcmp(a.cmd, "lower"))
+		rc = cmd_lower(&a, &e);
+	else if (!strcmp(a.cmd, "config"))
+		rc = cmd_config(&a, &e);
+	else
+		rc = err_input(&e, "expected a command (run, lower, config), found \"%s\"; try tpusim --help", a.cmd);
+	return rc < 0 ? fail(&e) : 0;
+}

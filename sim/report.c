@@ -1,0 +1,280 @@
+/*
+ * report.c - summaries, CSV and JSON (see report.h).
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void report_metrics(const struct arch *a, const struct result *r, struct metrics *m)
+{
+	double pes = (double)a->array.rows * (double)a->array.cols;
+	double bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes);
+	double seconds = (double)r->cycles / (a->clock_ghz * 1e9);
+	double peak = 2 * arch_peak_macs_per_s(a);
+
+	m->ops = 2.0 * (double)r->macs;
+	m->utilization = r->cycles ? (double)r->macs / ((double)r->cycles * pes) : 0;
+	m->intensity = bytes > 0 ? m->ops / bytes : 0;
+	m->achieved_ops_per_s = seconds > 0 ? m->ops / seconds : 0;
+	m->attainable_ops_per_s = bytes > 0 ? fmin(peak, arch_hbm_bytes_per_s(a) * m->intensity) : peak;
+}
+
+static const char *layer_type(const struct workload *w, size_t i)
+{
+	return layer_type_names[w->layers[i].type];
+}
+
+void report_summary(FILE *out, const struct report_ctx *c)
+{
+	const struct arch *a = &c->cfg->arch;
+	const struct workload *w = c->w;
+	const struct run *r = c->run;
+	double peak = 2 * arch_peak_macs_per_s(a);
+	struct metrics m;
+	static const char *const models[] = { "analytic", "cycle" };
+
+	fprintf(out, "%s (batch %lld) on %s: %lldx%lld %s %s at %.3g GHz, %.4g GB/s; %s model%s\n", w->name,
+		(long long)w->batch, a->name, (long long)a->array.rows, (long long)a->array.cols,
+		array_dataflow_names[c->opts->dataflow], a->array.dtype == DT_INT8 ? "int8" :
+		a->array.dtype == DT_BF16 ? "bf16" : a->array.dtype == DT_FP16 ? "fp16" : "fp32",
+		a->clock_ghz, a->hbm.gbps, models[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
+	fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12, a->hbm.gbps,
+		peak / arch_hbm_bytes_per_s(a));
+	fprintf(out, "%-24s %-9s %14s %14s %7s %12s %12s %9s %9s %9s\n", "layer", "type", "MACs", "cycles", "util%",
+		"HBM rd B", "HBM wr B", "ops/B", "TOPS", "bound");
+	for (size_t i = 0; i < r->n; i++) {
+		const struct result *x = &r->layers[i];
+		report_metrics(a, x, &m);
+		fprintf(out, "%-24.24s %-9s %14lld %14lld %7.2f %12lld %12lld %9.1f %9.3f %9.3f\n", w->layers[i].name,
+			layer_type(w, i), (long long)x->macs, (long long)x->cycles, 100 * m.utilization,
+			(long long)x->hbm_read_bytes, (long long)x->hbm_write_bytes, m.intensity,
+			m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12);
+	}
+	report_metrics(a, &r->total, &m);
+	fprintf(out, "%-24s %-9s %14lld %14lld %7.2f %12lld %12lld %9.1f %9.3f %9.3f\n", "total", "",
+		(long long)r->total.macs, (long long)r->total.cycles, 100 * m.utilization,
+		(long long)r->total.hbm_read_bytes, (long long)r->total.hbm_write_bytes, m.intensity,
+		m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12);
+	fprintf(out, "\n%lld cycles = %.4g ms at %.3g GHz; %lld MACs; utilization %.2f%%; %.3f TOPS achieved\n",
+		(long long)r->total.cycles, (double)r->total.cycles / (a->clock_ghz * 1e6), a->clock_ghz,
+		(long long)r->total.macs, 100 * m.utilization, m.achieved_ops_per_s / 1e12);
+}
+
+/* ---- files ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_result(FILE *f, const struct arch *a, const char *name, const char *type, const struct result *r,
+			const char *indent)
+{
+	struct metrics m;
+	report_metrics(a, r, &m);
+	fprintf(f, "{\n%s  \"name\": ", indent);
+	json_str(f, name);
+	if (type) {
+		fprintf(f, ",\n%s  \"type\": ", indent);
+		json_str(f, type);
+	}
+	fprintf(f, ",\n%s  \"cycles\": %lld,\n%s  \"compute_cycles\": %lld,\n%s  \"memory_cycles\": %lld,\n"
+		   "%s  \"macs\": %lld,\n%s  \"ops\": %.17g,\n%s  \"utilization\": %.17g,\n"
+		   "%s  \"hbm_read_bytes\": %lld,\n%s  \"hbm_write_bytes\": %lld,\n"
+		   "%s  \"arithmetic_intensity\": %.17g,\n%s  \"achieved_ops_per_s\": %.17g,\n"
+		   "%s  \"attainable_ops_per_s\": %.17g,\n%s  \"folds\": %lld\n%s}",
+		indent, (long long)r->cycles, indent, (long long)r->compute_cycles, indent, (long long)r->memory_cycles,
+		indent, (long long)r->macs, indent, m.ops, indent, m.utilization, indent, (long long)r->hbm_read_bytes,
+		indent, (long long)r->hbm_write_bytes, indent, m.intensity, indent, m.achieved_ops_per_s, indent,
+		m.attainable_ops_per_s, indent, (long long)r->folds, indent);
+}
+
+static void write_json(FILE *f, const struct report_ctx *c)
+{
+	const struct arch *a = &c->cfg->arch;
+	static const char *const models[] = { "analytic", "cycle" };
+	double peak = 2 * arch_peak_macs_per_s(a);
+
+	fprintf(f, "{\n  \"config\": ");
+	json_str(f, c->cfg->file);
+	fprintf(f, ",\n  \"accelerator\": ");
+	json_str(f, a->name);
+	fprintf(f, ",\n  \"workload\": ");
+	json_str(f, c->w->name);
+	fprintf(f, ",\n  \"workload_file\": ");
+	json_str(f, c->w->file);
+	fprintf(f, ",\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
+		   "  \"array\": {\"rows\": %lld, \"cols\": %lld},\n  \"clock_ghz\": %.17g,\n"
+		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %.17g,\n  \"ridge_ops_per_byte\": %.17g,\n"
+		   "  \"total\": ",
+		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], models[c->opts->model],
+		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
+		a->clock_ghz, peak, arch_hbm_bytes_per_s(a), peak / arch_hbm_bytes_per_s(a));
+	json_result(f, a, "total", NULL, &c->run->total, "  ");
+	fprintf(f, ",\n  \"layers\": [");
+	for (size_t i = 0; i < c->run->n; i++) {
+		fprintf(f, "%s\n    ", i ? "," : "");
+		json_result(f, a, c->w->layers[i].name, layer_type(c->w, i), &c->run->layers[i], "    ");
+	}
+	fprintf(f, "\n  ]\n}\n");
+}
+
+static void write_csv(FILE *f, const struct report_ctx *c)
+{
+	const struct arch *a = &c->cfg->arch;
+	fprintf(f, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,hbm_read_bytes,hbm_write_bytes,"
+		   "ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds\n");
+	for (size_t i = 0; i < c->run->n; i++) {
+		const struct result *r = &c->run->layers[i];
+		struct metrics m;
+		report_metrics(a, r, &m);
+		csv_str(f, c->w->layers[i].name);
+		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g,%.17g,%lld\n", layer_type(c->w, i),
+			(long long)r->macs, (long long)r->cycles, (long long)r->compute_cycles,
+			(long long)r->memory_cycles, m.utilization, (long long)r->hbm_read_bytes,
+			(long long)r->hbm_write_bytes, m.ops, m.intensity, m.achieved_ops_per_s,
+			m.attainable_ops_per_s, (long long)r->folds);
+	}
+}
+
+/* Writes one file to a temporary name in dir; *tmp receives the name. */
+static int write_tmp(const char *dir, const char *base, void (*fn)(FILE *, const struct report_ctx *),
+		     const struct report_ctx *c, char *tmp, size_t size, struct err *e)
+{
+	int fd;
+	FILE *f;
+	snprintf(tmp, size, "%s/.%s.XXXXXX", dir, base);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return err_input(e, "%s: expected a writable directory, found %s", dir, strerror(errno));
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return err_input(e, "%s: expected a writable directory, found %s", dir, strerror(errno));
+	}
+	fn(f, c);
+	if (ferror(f) | (fclose(f) != 0)) {
+		unlink(tmp);
+		return err_input(e, "%s/%s: expected to write the report, found %s", dir, base, strerror(errno));
+	}
+	chmod(tmp, 0644);
+	return 0;
+}
+
+int report_write(const char *dir, const struct report_ctx *c, struct err *e)
+{
+	char t1[4096], t2[4096], f1[4096], f2[4096];
+	struct stat st;
+
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return err_input(e, "%s: expected a directory for the reports, found a file", dir);
+	} else if (mkdir(dir, 0755) != 0) {
+		return err_input(e, "%s: expected a directory that can be created, found %s", dir, strerror(errno));
+	}
+	if (write_tmp(dir, "layers.csv", write_csv, c, t1, sizeof t1, e) < 0)
+		return -1;
+	if (write_tmp(dir, "summary.json", write_json, c, t2, sizeof t2, e) < 0) {
+		unlink(t1);
+		return -1;
+	}
+	snprintf(f1, sizeof f1, "%s/layers.csv", dir);
+	snprintf(f2, sizeof f2, "%s/summary.json", dir);
+	if (rename(t1, f1) != 0 || rename(t2, f2) != 0) {
+		int err = errno;
+		unlink(t1);
+		unlink(t2);
+		return err_input(e, "%s: expected to rename the reports into place, found %s", dir, strerror(err));
+	}
+	return 0;
+}
+
+void report_lower(FILE *out, const struct workload *w, const struct oplist *ops, const struct arch *a, bool csv)
+{
+	int64_t eb = array_elem_bytes(a->array.dtype);
+	int64_t macs = 0, ngemm = 0, nvec = 0, velems = 0, bytes[3] = { 0 };
+
+	if (csv)
+		fprintf(out, "op,layer,kind,m,k,n,repeat,macs,a_role,a_bytes,b_role,b_bytes,c_bytes,vector_in_elements,"
+			     "vector_out_elements,vector_lane_ops\n");
+	else
+		fprintf(out, "%s (batch %lld), %zu layers -> %zu ops; bytes at %lld B per element\n\n"
+			     "%-28s %-9s %9s %9s %9s %7s %15s %-4s %12s %-4s %12s %12s\n",
+			w->name, (long long)w->batch, w->n, ops->n, (long long)eb, "op", "kind", "M", "K", "N", "repeat",
+			"MACs", "A", "A bytes", "B", "B bytes", "C bytes");
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *o = &ops->v[i];
+		if (o->kind == OP_GEMM) {
+			int64_t ab = o->m * o->k * o->repeat * eb, bb = o->k * o->n * o->repeat * eb;
+			int64_t cb = o->m * o->n * o->repeat * eb;
+			const char *ar = o->a_weight ? "wt" : "act", *br = o->b_weight ? "wt" : "act";
+			macs += op_macs(o);
+			ngemm++;
+			bytes[0] += ab, bytes[1] += bb, bytes[2] += cb;
+			if (csv) {
+				csv_str(out, o->name);
+				fputc(',', out);
+				csv_str(out, w->layers[o->layer].name);
+				fprintf(out, ",gemm,%lld,%lld,%lld,%lld,%lld,%s,%lld,%s,%lld,%lld,,,\n", (long long)o->m,
+					(long long)o->k, (long long)o->n, (long long)o->repeat, (long long)op_macs(o),
+					o->a_weight ? "weight" : "activation", (long long)ab,
+					o->b_weight ? "weight" : "activation", (long long)bb, (long long)cb);
+			} else {
+				fprintf(out, "%-28.28s %-9s %9lld %9lld %9lld %7lld %15lld %-4s %12lld %-4s %12lld %12lld\n",
+					o->name, "gemm", (long long)o->m, (long long)o->k, (long long)o->n,
+					(long long)o->repeat, (long long)op_macs(o), ar, (long long)ab, br, (long long)bb,
+					(long long)cb);
+			}
+		} else {
+			nvec++;
+			velems += o->out_elems;
+			if (csv) {
+				csv_str(out, o->name);
+				fputc(',', out);
+				csv_str(out, w->layers[o->layer].name);
+				fprintf(out, ",%s,,,,,0,,,,,,%lld,%lld,%lld\n", vector_kind_names[o->vec],
+					(long long)o->in_elems, (long long)o->out_elems, (long long)o->lane_ops);
+			} else {
+				fprintf(out, "%-28.28s %-9s %9s %9s %9s %7s %15s in %lld elements, out %lld, %lld lane ops\n",
+					o->name, vector_kind_names[o->vec], "", "", "", "", "", (long long)o->in_elems,
+					(long long)o->out_elems, (long long)o->lane_ops);
+			}
+		}
+	}
+	if (!csv)
+		fprintf(out, "\ntotal: %lld GEMM ops, %lld MACs (%.4g G); A %lld B, B %lld B, C %lld B; "
+			     "%lld vector ops, %lld elements out\n",
+			(long long)ngemm, (long long)macs, (double)macs / 1e9, (long long)bytes[0], (long long)bytes[1],
+			(long long)bytes[2], (long long)nvec, (long long)velems);
+}

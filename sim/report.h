@@ -1,0 +1,50 @@
+/*
+ * report.h - what a run shows: the terminal summary, layers.csv, summary.json.
+ *
+ * Derived figures are computed here, once, from the counts in struct result:
+ *   utilization   = MACs / (cycles x rows x cols)
+ *   ops           = 2 x MACs
+ *   intensity     = ops / (HBM bytes read + written)          [ops/B]
+ *   achieved      = ops / (cycles / clock)                    [ops/s]
+ *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s]
+ * Files are written atomically: both to temporary names in DIR, then renamed,
+ * so a failed run leaves no partial report.
+ */
+#ifndef TPUSIM_REPORT_H
+#define TPUSIM_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "lower.h"
+#include "run.h"
+#include "workload.h"
+
+struct metrics {
+	double utilization;
+	double ops;
+	double intensity;
+	double achieved_ops_per_s;
+	double attainable_ops_per_s;
+};
+
+void report_metrics(const struct arch *a, const struct result *r, struct metrics *m);
+
+struct report_ctx {
+	const struct config *cfg;
+	const struct workload *w;
+	const struct run *run;
+	const struct run_opts *opts;
+};
+
+/* The per-layer and total table for a terminal. */
+void report_summary(FILE *out, const struct report_ctx *c);
+
+/* DIR/layers.csv and DIR/summary.json, atomically; creates DIR if missing. */
+int report_write(const char *dir, const struct report_ctx *c, struct err *e);
+
+/* The ops of a lowered workload, as a table or CSV, with totals. */
+void report_lower(FILE *out, const struct workload *w, const struct oplist *ops, const struct arch *a, bool csv);
+
+#endif

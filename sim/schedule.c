@@ -1,0 +1,325 @@
+/*
+ * schedule.c - tiling, loop order and HBM traffic of one GEMM op (see schedule.h).
+ */
+#include "schedule.h"
+
+#include <string.h>
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Capacity view of the buffers for one plan. */
+struct caps {
+	bool unified, ideal;
+	int64_t w, i, o;                /* bytes */
+};
+
+/* A candidate plan: what it keeps, its chunk, footprint and traffic. */
+struct cand {
+	bool ok, keep_s, keep_x;
+	int64_t chunk, traffic;
+	int64_t fp[SRAM_NBUF];
+};
+
+static bool better(const struct cand *a, const struct cand *b)
+{
+	if (!b->ok)
+		return a->ok;
+	if (!a->ok)
+		return false;
+	if (a->traffic != b->traffic)
+		return a->traffic < b->traffic;
+	return a->chunk > b->chunk;
+}
+
+/*
+ * ws/is: S panel kdim x cc (kept) or two Sr x Sc tiles (streamed); X whole
+ * (kept) or two Sr x chunk tiles; outputs two chunk x cc accumulator tiles.
+ */
+static struct cand plan_wsis(const struct sched *s, const struct caps *cp, bool ks, bool kx,
+			     int64_t s_bytes, int64_t x_bytes, int64_t c_bytes)
+{
+	struct cand c = { .keep_s = ks, .keep_x = kx };
+	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
+	int64_t cap_s = s->s_buf == SRAM_WEIGHTS ? cp->w : cp->i, cap_x = s->x_buf == SRAM_WEIGHTS ? cp->w : cp->i;
+	int64_t need_s = ks ? s_bytes : 2 * rr * cc * s->eb, need_x, avail_x, chunk = s->t;
+
+	if (s->compat && !ks)
+		need_s = 0;                         /* SCALE-Sim's compute ignores buffer sizes */
+	if (!cp->ideal) {
+		if (cp->unified) {
+			cap_s = cap_x = cp->w + cp->i;
+			avail_x = cap_x - need_s;
+		} else {
+			avail_x = cap_x;
+		}
+		if (need_s > cap_s || avail_x < 0)
+			return c;
+		if (!s->compat) {
+			chunk = min64(chunk, cp->o / (2 * cc * s->ab));
+			if (!kx)
+				chunk = min64(chunk, avail_x / (2 * rr * s->eb));
+		}
+		if (kx && x_bytes > avail_x)
+			return c;
+		if (chunk < 1)
+			return c;
+	}
+	need_x = kx ? x_bytes : s->compat ? 0 : 2 * rr * chunk * s->eb;
+	int64_t nt = ceil_div(s->t, chunk);
+	c.ok = true;
+	c.chunk = chunk;
+	c.traffic = s_bytes * (ks || nt == 1 ? 1 : nt) + x_bytes * (kx || s->nc == 1 ? 1 : s->nc) + c_bytes;
+	c.fp[s->s_buf] += need_s;
+	c.fp[s->x_buf] += need_x;
+	c.fp[SRAM_OUTPUTS] = s->compat ? 0 : 2 * chunk * cc * s->ab;
+	return c;
+}
+
+/*
+ * os: A chunk of `chunk` x K rows (kept) or two Sr x kt tiles; B whole (kept)
+ * or two kt x Sc tiles; outputs two R x C blocks draining.
+ */
+static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka, bool kb,
+			   int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
+{
+	struct cand c = { .keep_s = ka, .keep_x = kb };
+	const struct op *o = s->op;
+	int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n), kt = min64(s->R, o->k);
+	int64_t need_b = kb ? b_bytes : s->compat ? 0 : 2 * kt * cc * s->eb, need_a, chunk = rr;
+
+	if (!cp->ideal) {
+		int64_t cap_a = cp->unified ? cp->w + cp->i : cp->i;
+		int64_t cap_b = cp->unified ? cap_a : cp->w;
+		if (need_b > cap_b)
+			return c;
+		if (cp->unified)
+			cap_a -= need_b;
+		if (!s->compat && 2 * rr * cc * s->ab > cp->o)
+			return c;
+		if (ka) {
+			int64_t rows = cap_a / (o->k * s->eb);
+			chunk = rows >= o->m ? o->m : rows / s->R * s->R;
+			if (chunk < rr)
+				return c;
+		} else if (!s->compat && 2 * rr * kt * s->eb > cap_a) {
+			return c;
+		}
+	} else if (ka) {
+		chunk = o->m;
+	}
+	need_a = ka ? chunk * o->k * s->eb : s->compat ? 0 : 2 * rr * kt * s->eb;
+	int64_t nm = ceil_div(o->m, chunk);
+	c.ok = true;
+	c.chunk = chunk;
+	c.traffic = a_bytes * (ka || s->nc == 1 ? 1 : s->nc) + b_bytes * (kb || nm == 1 ? 1 : nm) + c_bytes;
+	c.fp[SRAM_INPUTS] += need_a;
+	c.fp[SRAM_WEIGHTS] += need_b;
+	c.fp[SRAM_OUTPUTS] = s->compat ? 0 : 2 * rr * cc * s->ab;
+	return c;
+}
+
+/* Names the buffer that must grow when no plan fits, with what the smallest plan needs. */
+static int too_small(const struct sched *s, const struct config *cfg, const struct caps *cp, struct err *e)
+{
+	const struct op *o = s->op;
+	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
+	int64_t need_o = s->df == DF_OS ? 2 * rr * cc * s->ab : 2 * cc * s->ab;
+	int64_t need_w, need_i;
+	const char *key;
+	char path[64];
+
+	if (s->df == DF_OS) {
+		int64_t kt = min64(s->R, o->k);
+		need_i = 2 * rr * kt * s->eb;
+		need_w = 2 * kt * cc * s->eb;
+	} else {
+		int64_t stile = 2 * rr * cc * s->eb, xtile = 2 * rr * s->eb;
+		need_w = s->s_buf == SRAM_WEIGHTS ? stile : xtile;
+		need_i = s->s_buf == SRAM_WEIGHTS ? xtile : stile;
+	}
+	if (need_o > cp->o) {
+		key = "sram.outputs.kib";
+		snprintf(path, sizeof path, "%s", key);
+		return err_at(e, config_origin(cfg, key), path,
+			      "expected at least %lld bytes for two tiles of %lld accumulators for %s, found %lld",
+			      (long long)need_o, (long long)need_o / (2 * s->ab), o->name, (long long)cp->o);
+	}
+	if (cp->unified) {
+		key = "sram.inputs.kib";
+		return err_at(e, config_origin(cfg, key), key,
+			      "expected weights.kib + inputs.kib of at least %lld bytes for the smallest tiles of %s, "
+			      "found %lld", (long long)(need_w + need_i), o->name, (long long)(cp->w + cp->i));
+	}
+	key = need_w > cp->w ? "sram.weights.kib" : "sram.inputs.kib";
+	return err_at(e, config_origin(cfg, key), key,
+		      "expected at least %lld bytes for two streaming tiles of %s, found %lld",
+		      (long long)(need_w > cp->w ? need_w : need_i), o->name,
+		      (long long)(need_w > cp->w ? cp->w : cp->i));
+}
+
+int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
+	       struct err *e)
+{
+	const struct arch *a = &cfg->arch;
+	struct caps cp = { a->sram.unified, ideal, sram_bytes(&a->sram, SRAM_WEIGHTS),
+			   sram_bytes(&a->sram, SRAM_INPUTS), sram_bytes(&a->sram, SRAM_OUTPUTS) };
+	struct cand best = { 0 };
+	int64_t a_bytes, b_bytes, c_bytes;
+
+	SIM_ASSERT(op->kind == OP_GEMM);
+	memset(s, 0, sizeof *s);
+	s->op = op;
+	s->df = df;
+	s->R = a->array.rows;
+	s->C = a->array.cols;
+	s->eb = array_elem_bytes(a->array.dtype);
+	s->ab = array_acc_bytes(a->array.dtype);
+	s->compat = a->array.scalesim_compat;
+	s->dbuf = a->array.weight_double_buffer;
+	a_bytes = op->m * op->k * s->eb;
+	b_bytes = op->k * op->n * s->eb;
+	c_bytes = op->m * op->n * s->eb;
+
+	switch (df) {
+	case DF_WS:
+		s->rows = op->k, s->cols = op->n, s->t = op->m;
+		s->s_buf = SRAM_WEIGHTS, s->x_buf = SRAM_INPUTS;
+		break;
+	case DF_IS:
+		s->rows = op->k, s->cols = op->m, s->t = op->n;
+		s->s_buf = SRAM_INPUTS, s->x_buf = SRAM_WEIGHTS;
+		break;
+	default:
+		s->rows = op->m, s->cols = op->n, s->t = op->k;
+		s->s_buf = SRAM_INPUTS, s->x_buf = SRAM_WEIGHTS;
+		break;
+	}
+	s->nr = ceil_div(s->rows, s->R);
+	s->nc = ceil_div(s->cols, s->C);
+
+	for (int ks = 0; ks < 2; ks++) {
+		for (int kx = 0; kx < 2; kx++) {
+			struct cand c;
+			if (df == DF_OS)
+				c = plan_os(s, &cp, ks, kx, a_bytes, b_bytes, c_bytes);
+			else if (df == DF_WS)
+				c = plan_wsis(s, &cp, ks, kx, b_bytes, a_bytes, c_bytes);
+			else
+				c = plan_wsis(s, &cp, ks, kx, a_bytes, b_bytes, c_bytes);
+			if (better(&c, &best))
+				best = c;
+		}
+	}
+	if (!best.ok)
+		return too_small(s, cfg, &cp, e);
+
+	s->keep_s = best.keep_s;
+	s->keep_x = best.keep_x;
+	s->chunk = best.chunk;
+	memcpy(s->footprint, best.fp, sizeof s->footprint);
+	if (df == DF_OS) {
+		int64_t nm = ceil_div(op->m, s->chunk);
+		s->nchunks = nm;
+		s->folds = s->nr * s->nc * op->repeat;
+		s->read_bytes[OPND_A] = a_bytes * (s->keep_s || s->nc == 1 ? 1 : s->nc) * op->repeat;
+		s->read_bytes[OPND_B] = b_bytes * (s->keep_x || nm == 1 ? 1 : nm) * op->repeat;
+	} else {
+		int64_t nt = ceil_div(s->t, s->chunk);
+		int64_t sb = df == DF_WS ? b_bytes : a_bytes, xb = df == DF_WS ? a_bytes : b_bytes;
+		int so = df == DF_WS ? OPND_B : OPND_A, xo = df == DF_WS ? OPND_A : OPND_B;
+		s->nchunks = nt;
+		s->folds = s->nr * s->nc * nt * op->repeat;
+		s->read_bytes[so] = sb * (s->keep_s || nt == 1 ? 1 : nt) * op->repeat;
+		s->read_bytes[xo] = xb * (s->keep_x || s->nc == 1 ? 1 : s->nc) * op->repeat;
+	}
+	s->write_bytes = c_bytes * op->repeat;
+	return 0;
+}
+
+/* ---- the tile program ---- */
+
+void sched_iter_init(struct sched_iter *it, const struct sched *s)
+{
+	memset(it, 0, sizeof *it);
+	it->s = s;
+}
+
+static void emit(struct sched_iter *it, enum tile_kind k, int operand, int64_t bytes, int64_t sr, int64_t sc,
+		 int64_t t)
+{
+	it->q[it->qn++] = (struct tile_ins){ k, operand, bytes, sr, sc, t };
+}
+
+/* Fills the queue with the instructions of step (rep, i0, i1, i2), then advances. */
+static void step(struct sched_iter *it)
+{
+	const struct sched *s = it->s;
+	const struct op *o = s->op;
+	int64_t eb = s->eb;
+	it->qn = it->qi = 0;
+
+	if (s->df == DF_OS) {
+		/* i0: chunk of M rows, i1: column block, i2: row block within the chunk. */
+		int64_t row0 = it->i0 * s->chunk + it->i2 * s->R;
+		int64_t chunk_rows = min64(s->chunk, o->m - it->i0 * s->chunk);
+		int64_t sr = min64(s->R, o->m - row0), sc = min64(s->C, o->n - it->i1 * s->C);
+		if (it->i1 == 0 || !s->keep_s)
+			emit(it, TI_LOAD, OPND_A, sr * o->k * eb, 0, 0, 0);
+		if (it->i2 == 0 && (it->i0 == 0 || !s->keep_x))
+			emit(it, TI_LOAD, OPND_B, o->k * sc * eb, 0, 0, 0);
+		emit(it, TI_FOLD, 0, 0, sr, sc, o->k);
+		emit(it, TI_STORE, OPND_C, sr * sc * eb, 0, 0, 0);
+		if (++it->i2 * s->R >= chunk_rows) {
+			it->i2 = 0;
+			if (++it->i1 == s->nc) {
+				it->i1 = 0;
+				if (++it->i0 == s->nchunks) {
+					it->i0 = 0;
+					if (++it->rep == o->repeat)
+						it->done = true;
+				}
+			}
+		}
+		return;
+	}
+	/* ws/is. i0: column block of S, i1: chunk of T, i2: row block of kdim. */
+	int so = s->df == DF_WS ? OPND_B : OPND_A, xo = s->df == DF_WS ? OPND_A : OPND_B;
+	int64_t sr = min64(s->R, s->rows - it->i2 * s->R), sc = min64(s->C, s->cols - it->i0 * s->C);
+	int64_t t = min64(s->chunk, s->t - it->i1 * s->chunk);
+	if (it->i1 == 0 || !s->keep_s)
+		emit(it, TI_LOAD, so, sr * sc * eb, 0, 0, 0);
+	if (it->i0 == 0 || !s->keep_x)
+		emit(it, TI_LOAD, xo, sr * t * eb, 0, 0, 0);
+	emit(it, TI_FOLD, 0, 0, sr, sc, t);
+	if (++it->i2 == s->nr) {
+		emit(it, TI_STORE, OPND_C, t * sc * eb, 0, 0, 0);
+		it->i2 = 0;
+		if (++it->i1 == s->nchunks) {
+			it->i1 = 0;
+			if (++it->i0 == s->nc) {
+				it->i0 = 0;
+				if (++it->rep == o->repeat)
+					it->done = true;
+			}
+		}
+	}
+}
+
+bool sched_next(struct sched_iter *it, struct tile_ins *out)
+{
+	if (it->qi == it->qn) {
+		if (it->done)
+			return false;
+		step(it);
+	}
+	*out = it->q[it->qi++];
+	return true;
+}

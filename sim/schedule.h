@@ -1,0 +1,97 @@
+/*
+ * schedule.h - one GEMM op on one accelerator becomes a tile program.
+ *
+ * The array runs folds (array.h); the schedule decides their order, how the
+ * operands are tiled in the SRAM buffers, and so what crosses HBM.
+ *
+ *   ws, is: a stationary operand S (kdim x cols: ws B = K x N, is A^T = K x M)
+ *           and a streaming operand X (kdim x T: ws A^T, is B). Loop order:
+ *             for each column block c of S      (C columns of the array)
+ *               for each chunk t of T           (tt rows of streaming data)
+ *                 for each row block r of kdim  (R rows of the array)
+ *                   fold(Sr, Sc, T_t)
+ *           Partial sums of one (c, t) stay in the output buffer across r
+ *           (tt x Sc accumulators, double buffered), then leave once.
+ *           S tiles are re-read for every chunk unless S's column panel
+ *           (kdim x Sc) stays in its buffer (keep_s); X is re-read for every
+ *           column block unless all of X stays in its buffer (keep_x).
+ *   os:     output blocks of R x C stay in the PEs; A (M x K) streams from
+ *           the input buffer, B (K x N) from the weight buffer. Loop order:
+ *             for each chunk of `chunk` rows of M (a multiple of R)
+ *               for each column block c of N
+ *                 for each row block of the chunk: fold(Sr, Sc, K)
+ *           A is re-read for every column block unless the chunk stays
+ *           (keep_a = keep_s); B is re-read for every chunk unless all of B
+ *           stays (keep_b = keep_x).
+ *
+ * The planner tries every choice of what to keep, with the largest tiles
+ * that fit the buffers (double-buffered streaming tiles, with weights and
+ * inputs sharing one pool when sram.unified), and picks the least HBM
+ * traffic. Operands are read from HBM and results written back once per op:
+ * no fusion across ops. The program is produced lazily by sched_next, in
+ * O(1) memory, so an engine can execute it fold by fold.
+ */
+#ifndef TPUSIM_SCHEDULE_H
+#define TPUSIM_SCHEDULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+#include "lower.h"
+
+enum operand { OPND_A, OPND_B, OPND_C };
+
+struct sched {
+	const struct op *op;            /* borrowed */
+	int df;                         /* enum dataflow */
+	int64_t R, C;                   /* array rows, cols */
+	int eb, ab;                     /* bytes per element, per accumulator */
+	bool compat;                    /* SCALE-Sim compatible compute timing */
+	bool dbuf;                      /* array.weight_double_buffer */
+
+	int64_t rows, cols, t;          /* the GEMM as the array sees it: fold rows x cols, stream T */
+	int64_t nr, nc;                 /* fold grid: ceil(rows / R), ceil(cols / C) */
+	int64_t chunk, nchunks;         /* ws/is: T per chunk; os: rows of M per chunk */
+	bool keep_s, keep_x;            /* see above */
+	int s_buf, x_buf;               /* enum sram_buf of S and X (os: A and B) */
+
+	int64_t folds;                  /* over all repeats */
+	int64_t read_bytes[2];          /* HBM bytes read of A and B, over all repeats */
+	int64_t write_bytes;            /* HBM bytes of C written, over all repeats */
+	int64_t footprint[SRAM_NBUF];   /* peak bytes held in each buffer */
+};
+
+/*
+ * Plans op (a GEMM) for dataflow df on the config's accelerator. ideal:
+ * buffers are unbounded. Fails (with the config key to grow) when not even
+ * the smallest tiles fit.
+ */
+int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
+	       struct err *e);
+
+/* One instruction of the tile program. */
+enum tile_kind { TI_LOAD, TI_FOLD, TI_STORE };
+
+struct tile_ins {
+	enum tile_kind kind;
+	int operand;                    /* TI_LOAD: OPND_A or OPND_B; TI_STORE: OPND_C */
+	int64_t bytes;                  /* TI_LOAD, TI_STORE */
+	int64_t sr, sc, t;              /* TI_FOLD */
+};
+
+struct sched_iter {
+	const struct sched *s;          /* borrowed */
+	int64_t rep, i0, i1, i2;        /* loop indices, outer to inner */
+	bool done;
+	struct tile_ins q[4];           /* instructions of the current step */
+	int qn, qi;
+};
+
+void sched_iter_init(struct sched_iter *it, const struct sched *s);
+
+/* Next instruction in program order; false at the end. */
+bool sched_next(struct sched_iter *it, struct tile_ins *out);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * workload.h - a network as a list of layers.
+ *
+ * Read from a workload YAML file (name, batch, layers: a list of maps with a
+ * type and that type's keys) or from a SCALE-Sim topology CSV, conv form
+ * (Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width,
+ * Channels, Num Filter, Strides) or GEMM form (Layer, M, N, K). Each layer
+ * type declares its keys in one table (workload.c) with defaults and ranges;
+ * unknown keys, wrong types and missing required keys are errors placed at
+ * file:line:col. Shapes are checked later, by lower.c, which knows the math.
+ */
+#ifndef TPUSIM_WORKLOAD_H
+#define TPUSIM_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfg.h"
+#include "err.h"
+
+enum layer_type {
+	L_CONV2D, L_FC, L_LINEAR, L_MATMUL, L_ATTENTION, L_MLP,
+	L_ADD, L_MUL, L_RELU, L_GELU, L_SILU, L_SOFTMAX, L_LAYERNORM, L_POOL,
+	L_NTYPES
+};
+
+enum role { ROLE_ACTIVATION, ROLE_WEIGHT };
+enum attn_mode { ATTN_PREFILL, ATTN_DECODE };
+enum act_kind { ACT_RELU, ACT_GELU, ACT_SILU };
+enum pool_mode { POOL_MAX, POOL_AVG };
+
+#define LAYER_MAX_KEYS 32
+
+/* One layer; which fields mean something depends on type (see workload.c). */
+struct layer {
+	char name[CFG_STR_MAX];
+	int type;                          /* enum layer_type */
+	int64_t repeat;                    /* identical instances, one after another */
+	/* conv2d, pool */
+	int64_t in_h, in_w, in_c, out_c, kernel, kernel_h, kernel_w, stride, padding, dilation, groups;
+	bool global;                       /* pool over the whole input */
+	int pool_mode;                     /* enum pool_mode */
+	bool scalesim_rounding;            /* from a SCALE-Sim CSV: out = ceil((H - R + s) / s) */
+	/* fc, linear, mlp */
+	int64_t in_features, out_features, tokens, d_ff;
+	bool gated;
+	int activation;                    /* enum act_kind */
+	/* matmul */
+	int64_t m, k, n;
+	int a, b;                          /* enum role */
+	/* attention */
+	int64_t seq, kv_cache, d_model, heads, kv_heads, head_dim, causal_block;
+	bool causal;
+	int mode;                          /* enum attn_mode */
+	/* vector ops */
+	int64_t elements;
+
+	struct pos pos;                    /* the layer's map (or CSV row) */
+	struct pos key_pos[LAYER_MAX_KEYS];/* where each key of the type's schema was set */
+};
+
+struct workload {
+	char name[CFG_STR_MAX];
+	char file[512];
+	int64_t batch;
+	struct pos batch_pos;
+	struct layer *layers;              /* owned */
+	size_t n;
+};
+
+extern const char *const layer_type_names[];
+
+/*
+ * Loads a workload from path (.yaml/.yml, or .csv for SCALE-Sim topologies).
+ * batch > 0 overrides the file's batch. On error w is released.
+ */
+int workload_load(struct workload *w, const char *path, int64_t batch, struct err *e);
+void workload_release(struct workload *w);
+
+/* Where key of layer l was given; the layer's own position when it was not. */
+struct pos workload_key_pos(const struct layer *l, const char *key);
+
+#endif
