@@ -82,13 +82,12 @@ static int bad_value(const struct cfg_key *k, const char *name, const char *text
 		     const char *why, struct pos at, struct err *e)
 {
 	char exp[256];
+	bool typed = k->type == CFG_INT || k->type == CFG_DOUBLE || k->type == CFG_BOOL;
 	cfg_expected(k, exp, sizeof exp);
-	if (why)
-		return err_at(e, at, name, "expected %s, found %s%.60s%s (%s)", exp, quoted ? "\"" : "", text,
-			      quoted ? "\"" : "", why);
 	if (!*text)
 		return err_at(e, at, name, "expected %s, found an empty value", exp);
-	return err_at(e, at, name, "expected %s, found %s%.60s%s", exp, quoted ? "\"" : "", text, quoted ? "\"" : "");
+	return err_at(e, at, name, "expected %s, found \"%.60s\"%s%s%s", exp, text,
+		      why ? " (" : quoted && typed ? " (quoted, so a string)" : "", why ? why : "", why ? ")" : "");
 }
 
 int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bool quoted,
@@ -195,15 +194,24 @@ static size_t edit_distance(const char *a, const char *b)
 
 const char *cfg_suggest(const struct cfg_schema *s, const char *name)
 {
-	const char *best = NULL;
+	static char best[CFG_NAME_MAX];
 	size_t bestd = SIZE_MAX, limit = strlen(name) / 3 + 1;
 	if (limit < 2)
 		limit = 2;
+	/* Candidates: every full name and every dotted prefix of one ("sram", "sram.weights"). */
 	for (size_t i = 0; i < s->n; i++) {
-		size_t d = edit_distance(name, s->e[i].name);
-		if (d < bestd) {
-			bestd = d;
-			best = s->e[i].name;
+		char cand[CFG_NAME_MAX];
+		snprintf(cand, sizeof cand, "%s", s->e[i].name);
+		for (;;) {
+			size_t d = edit_distance(name, cand);
+			char *dot;
+			if (d < bestd) {
+				bestd = d;
+				snprintf(best, sizeof best, "%s", cand);
+			}
+			if (!(dot = strrchr(cand, '.')))
+				break;
+			*dot = '\0';
 		}
 	}
 	return bestd <= limit ? best : NULL;

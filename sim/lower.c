@@ -77,9 +77,8 @@ static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t
 	mul(c, mul(c, m, n), repeat);
 	int64_t macs = mul(c, mul(c, mul(c, m, k), n), repeat);
 	if (c->overflow)
-		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found %s%s%s = "
-				 "%lld x %lld x %lld x %lld beyond that", c->l->name, *suffix ? "." : "", suffix,
-				 (long long)m, (long long)k, (long long)n, (long long)repeat);
+		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s%s%s",
+				 c->l->name, *suffix ? "." : "", suffix);
 	c->total_macs += macs;
 	if (c->total_macs > LOWER_LIMIT)
 		return shape_err(c, NULL, "expected a workload whose total MACs fit in 58 bits, found more");
@@ -102,7 +101,7 @@ static int vec(struct ctx *c, const char *suffix, int kind, int64_t in, int64_t 
 	out = mul(c, out, c->l->repeat);
 	lane_ops = mul(c, lane_ops, c->l->repeat);
 	if (c->overflow)
-		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found %s%s%s beyond that",
+		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s%s%s",
 				 c->l->name, *suffix ? "." : "", suffix);
 	if (!(o = push(c, suffix)))
 		return err_input(c->e, "out of memory");

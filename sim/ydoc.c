@@ -68,12 +68,13 @@ static int parse_error(struct builder *b, yaml_parser_t *p)
 	const char *what = p->problem ? p->problem : "malformed input";
 	if (p->error == YAML_READER_ERROR)
 		at.line = 0;
-	return err_at(b->e, at, NULL, "expected well-formed YAML, found %s%s%s", what,
-		      p->context ? " " : "", p->context ? p->context : "");
+	if (p->context)
+		return err_at(b->e, at, NULL, "expected well-formed YAML, found a syntax error: %s (%s)", what, p->context);
+	return err_at(b->e, at, NULL, "expected well-formed YAML, found a syntax error: %s", what);
 }
 
 /* Reads one node whose first event is ev (already taken). */
-static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t *ev, int depth)
+static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t *ev, int depth, const char *path)
 {
 	struct ydoc *d = b->doc;
 	struct ynode *n = NULL;
@@ -106,6 +107,7 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 		for (;;) {
 			yaml_event_t kev, vev;
 			struct ynode *k = NULL, *v;
+			char sub[256];
 			if (!yaml_parser_parse(p, &kev)) {
 				parse_error(b, p);
 				goto fail;
@@ -123,13 +125,14 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 					yaml_event_delete(&kev);
 					goto fail;
 				}
-				k = read_node(b, p, &kev, depth + 1);
+				k = read_node(b, p, &kev, depth + 1, path);
 				yaml_event_delete(&kev);
 				if (!k)
 					goto fail;
+				snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->str);
 				for (size_t i = 0; i < n->n; i++) {
 					if (strcmp(n->keys[i]->str, k->str) == 0) {
-						err_at(b->e, k->pos, k->str, "expected each key once, found it again (first at line %ld)",
+						err_at(b->e, k->pos, sub, "expected each key once, found it again (first at line %ld)",
 						       n->keys[i]->pos.line);
 						node_free(k);
 						goto fail;
@@ -142,8 +145,9 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 				}
 			} else {
 				vev = kev;
+				snprintf(sub, sizeof sub, "%s[%zu]", path, n->n);
 			}
-			v = read_node(b, p, &vev, depth + 1);
+			v = read_node(b, p, &vev, depth + 1, sub);
 			yaml_event_delete(&vev);
 			if (!v || push(n, k, v) < 0) {
 				node_free(k);
@@ -196,7 +200,7 @@ static struct ydoc *parse(const char *name, yaml_parser_t *p, struct err *e)
 		}
 		if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
 		    ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_ALIAS_EVENT) {
-			struct ynode *r = read_node(&b, p, &ev, 0);
+			struct ynode *r = read_node(&b, p, &ev, 0, "");
 			yaml_event_delete(&ev);
 			if (!r)
 				goto fail;

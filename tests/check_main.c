@@ -1,0 +1,23 @@
+/*
+ * check_main.c - runs every suite; the exit status says whether all passed.
+ */
+#include <stdlib.h>
+
+#include "tests.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_add_suite(sr, workload_suite());
+	srunner_add_suite(sr, lower_suite());
+	srunner_add_suite(sr, schedule_suite());
+	srunner_add_suite(sr, analytic_suite());
+	srunner_add_suite(sr, errors_suite());
+	srunner_add_suite(sr, e2e_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

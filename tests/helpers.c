@@ -1,0 +1,156 @@
+/*
+ * helpers.c - temporary files, CLI runs and small loaders for the tests.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests.h"
+
+char *th_tmpdir(void)
+{
+	char tmpl[] = "/tmp/tpusim-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	ck_assert_ptr_nonnull(d);
+	return strdup(d);
+}
+
+void th_rmdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[PATH_MAX];
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			th_rmdir(path);
+		else
+			unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+char *th_write(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return strdup(path);
+}
+
+void th_lower(const char *yaml, struct workload *w, struct oplist *ops)
+{
+	char *dir = th_tmpdir(), *path = th_write(dir, "w.yaml", yaml);
+	struct err e = { 0 };
+	memset(ops, 0, sizeof *ops);
+	if (workload_load(w, path, 0, &e) < 0 || lower_workload(w, ops, &e) < 0)
+		ck_abort_msg("workload did not load: %s", e.msg);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+
+void th_config(struct config *c, const char *preset, const char *const *sets)
+{
+	char path[PATH_MAX];
+	struct err e = { 0 };
+	snprintf(path, sizeof path, "configs/%s.yaml", preset);
+	if (config_load(c, path, &e) < 0)
+		ck_abort_msg("config did not load: %s", e.msg);
+	for (; sets && *sets; sets++)
+		if (config_set(c, *sets, &e) < 0)
+			ck_abort_msg("--set %s: %s", *sets, e.msg);
+}
+
+const char *th_tpusim(void)
+{
+	static char path[PATH_MAX];
+	if (!path[0]) {
+		const char *t = getenv("TPUSIM");
+		ck_assert_msg(t && realpath(t, path), "TPUSIM must name the tpusim binary (make test sets it)");
+	}
+	return path;
+}
+
+static char *slurp(int fd)
+{
+	size_t n = 0, cap = 4096;
+	char *s = malloc(cap);
+	ssize_t r;
+	ck_assert_ptr_nonnull(s);
+	while ((r = read(fd, s + n, cap - n - 1)) > 0) {
+		n += (size_t)r;
+		if (cap - n < 2) {
+			cap *= 2;
+			s = realloc(s, cap);
+			ck_assert_ptr_nonnull(s);
+		}
+	}
+	s[n] = '\0';
+	return s;
+}
+
+int th_cli(const char *dir, const char *const *argv, char **out, char **err)
+{
+	const char *bin = th_tpusim();
+	char of[PATH_MAX], ef[PATH_MAX];
+	int status, ofd, efd;
+	pid_t pid;
+
+	snprintf(of, sizeof of, "/tmp/tpusim-cli-out-%d", (int)getpid());
+	snprintf(ef, sizeof ef, "/tmp/tpusim-cli-err-%d", (int)getpid());
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		const char *args[64];
+		int n = 0;
+		int o = open(of, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0 || chdir(dir) != 0)
+			_exit(127);
+		dup2(o, 1);
+		dup2(e, 2);
+		args[n++] = bin;
+		for (; *argv && n < 63; argv++)
+			args[n++] = *argv;
+		args[n] = NULL;
+		execv(bin, (char *const *)args);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ofd = open(of, O_RDONLY);
+	efd = open(ef, O_RDONLY);
+	ck_assert(ofd >= 0 && efd >= 0);
+	*out = slurp(ofd);
+	*err = slurp(efd);
+	close(ofd);
+	close(efd);
+	unlink(of);
+	unlink(ef);
+	ck_assert_msg(WIFEXITED(status), "tpusim did not exit normally (signal %d)", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+const struct op *th_op(const struct oplist *ops, const char *name)
+{
+	for (size_t i = 0; i < ops->n; i++)
+		if (!strcmp(ops->v[i].name, name))
+			return &ops->v[i];
+	ck_abort_msg("no op named %s", name);
+	return NULL;
+}

@@ -1,0 +1,240 @@
+/*
+ * test_analytic.c - cycles worked out by hand, the closed form against a
+ * fold-by-fold walk of the tile program, and SCALE-Sim's compute model.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analytic.h"
+#include "schedule.h"
+#include "tests.h"
+
+static struct op gemm(int64_t m, int64_t k, int64_t n)
+{
+	struct op o;
+	memset(&o, 0, sizeof o);
+	snprintf(o.name, sizeof o.name, "g");
+	o.kind = OP_GEMM;
+	o.m = m, o.k = k, o.n = n, o.repeat = 1;
+	o.b_weight = true;
+	return o;
+}
+
+static int64_t cycles(const char *preset, const char *const *sets, struct op o, int df)
+{
+	struct config c;
+	struct sched s;
+	struct err e = { 0 };
+	th_config(&c, preset, sets);
+	ck_assert_msg(sched_plan(&s, &o, &c, df, false, &e) == 0, "%s", e.msg);
+	return analytic_gemm_cycles(&s);
+}
+
+/*
+ * 4x4 array, M = 10, K = 6, N = 5.
+ * ws: folds (Sr, Sc) = (4,4) (2,4) (4,1) (2,1), each streaming T = 10 rows.
+ *   The first tile shifts in (4), each fold streams 10 rows while the next
+ *   tile shifts in behind it (10, 10, 10, and the last 10), then the last
+ *   partial sums drain through 4 rows and across Sc = 1 column: 4 + 1 - 2 = 3.
+ *   4 + 4 x 10 + 3 = 47.
+ */
+START_TEST(ws_by_hand)
+{
+	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(10, 6, 5), DF_WS), 47);
+	/* No shadow tile: each fold pays Sr + T + R + Sc - 2: 20 + 18 + 17 + 15 = 70 */
+	const char *serial[] = { "array.weight_double_buffer=false", NULL };
+	ck_assert_int_eq(cycles("lab_4x4", serial, gemm(10, 6, 5), DF_WS), 70);
+}
+END_TEST
+
+/*
+ * ws with T < R: M = 2, K = 8, N = 4. Tile 0 shifts in (4); tile 1 needs 4
+ * cycles to shift in, longer than tile 0's 2-row stream (4); tile 1 streams 2
+ * rows and drains 4 + 4 - 2 = 6. 4 + 4 + 2 + 6 = 16.
+ */
+START_TEST(ws_shift_bound)
+{
+	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(2, 8, 4), DF_WS), 16);
+}
+END_TEST
+
+/*
+ * os: folds of (Sr, Sc) over M = 10 (4, 4, 2) x N = 5 (4, 1): 6 folds of T = K = 6.
+ * The first streams 6; each later one max(6, 4 rows of draining) = 6; the last
+ * fold's final MAC lands 2 + 1 - 2 = 1 cycle after its stream, then 4 to drain.
+ * 6 + 5 x 6 + 1 + 4 = 41. Serial: each fold K + Sr + Sc - 2 + R:
+ * 6 x (6 - 2 + 4) + (4 + 4 + 2) x 2 + (4 + 1) x 3 = 48 + 20 + 15 = 83.
+ */
+START_TEST(os_by_hand)
+{
+	const char *serial[] = { "array.weight_double_buffer=false", NULL };
+	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(10, 6, 5), DF_OS), 41);
+	ck_assert_int_eq(cycles("lab_4x4", serial, gemm(10, 6, 5), DF_OS), 83);
+}
+END_TEST
+
+/*
+ * is: the input A^T (K = 6 x M = 10) stays: folds (4,4) (2,4) (4,4) (2,4) (4,2) (2,2),
+ * each streaming T = N = 5. 4 + 5 x 5 + (5 + 4 + 2 - 2) = 38.
+ */
+START_TEST(is_by_hand)
+{
+	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(10, 6, 5), DF_IS), 38);
+}
+END_TEST
+
+/*
+ * SCALE-Sim v2 on 4x4: per fold 2R + C + T - 2 (ws, is) or R + C + T - 2 (os),
+ * with the full array even for partial folds; minus 1 per layer.
+ * ws: 4 folds x (8 + 4 + 10 - 2) - 1 = 79; os: 6 x (4 + 4 + 6 - 2) - 1 = 71;
+ * is: 6 x (8 + 4 + 5 - 2) - 1 = 89.
+ */
+START_TEST(scalesim_by_hand)
+{
+	const char *compat[] = { "array.scalesim_compat=true", NULL };
+	ck_assert_int_eq(cycles("lab_4x4", compat, gemm(10, 6, 5), DF_WS), 79);
+	ck_assert_int_eq(cycles("lab_4x4", compat, gemm(10, 6, 5), DF_OS), 71);
+	ck_assert_int_eq(cycles("lab_4x4", compat, gemm(10, 6, 5), DF_IS), 89);
+}
+END_TEST
+
+/*
+ * SCALE-Sim's AlexNet topology on a 32 x 32 array, every layer and dataflow,
+ * from its own formulas: out = ceil((H - R + s) / s); ws Sr = K, Sc = N, T = M;
+ * is Sr = K, Sc = M, T = N; os Sr = M, Sc = N, T = K. Conv1 on ws is the
+ * published check value 112,283.
+ */
+START_TEST(scalesim_alexnet)
+{
+	static const int64_t layers[5][6] = {   /* H, R, C, N, stride */
+		{ 227, 11, 3, 96, 4 }, { 27, 5, 96, 256, 1 }, { 13, 3, 256, 384, 1 },
+		{ 13, 3, 384, 384, 1 }, { 13, 3, 384, 256, 1 },
+	};
+	const char *compat[] = { "array.scalesim_compat=true", "array.rows=32", "array.cols=32", NULL };
+	struct config c;
+	struct workload w;
+	struct oplist ops = { 0 };
+	struct err e = { 0 };
+	th_config(&c, "edge_32x32", compat);
+	ck_assert_msg(workload_load(&w, "traces/alexnet.csv", 0, &e) == 0, "%s", e.msg);
+	ck_assert_msg(lower_workload(&w, &ops, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(ops.n, 5);
+	for (int df = 0; df < 3; df++) {
+		for (int i = 0; i < 5; i++) {
+			int64_t h = layers[i][0], r = layers[i][1], s = layers[i][4];
+			int64_t o = (h - r + s + s - 1) / s, M = o * o, K = r * r * layers[i][2], N = layers[i][3];
+			int64_t sr = df == DF_OS ? M : K, sc = df == DF_IS ? M : N, t = df == DF_WS ? M : df == DF_IS ? N : K;
+			int64_t per = (df == DF_OS ? 32 : 64) + 32 + t - 2;
+			int64_t want = ((sr + 31) / 32) * ((sc + 31) / 32) * per - 1;
+			struct result res;
+			ck_assert_int_eq(analytic_op(&c, &ops.v[i], df, false, &res, &e), 0);
+			ck_assert_msg(res.compute_cycles == want, "%s df %d: %lld, want %lld", ops.v[i].name, df,
+				      (long long)res.compute_cycles, (long long)want);
+			if (i == 0 && df == DF_WS)
+				ck_assert_int_eq(res.compute_cycles, 112283);
+		}
+	}
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
+}
+
+/*
+ * The closed form equals a fold-by-fold walk of the tile program through the
+ * array's chain timing, on 1,000 random GEMMs, arrays and buffers (fixed seed),
+ * for ws, os and is, pipelined and serial.
+ */
+START_TEST(closed_form_matches_walk)
+{
+	int checked = 0;
+	for (int i = 0; i < 1000; i++) {
+		char s[6][64];
+		const char *sets[7];
+		struct config c;
+		struct sched sc;
+		struct sched_iter it;
+		struct tile_ins ins;
+		struct array_chain ch;
+		struct err e = { 0 };
+		struct op o = gemm(rnd(1, 200), rnd(1, 200), rnd(1, 200));
+		int df = (int)rnd(0, 2);
+		o.repeat = rnd(1, 3);
+		snprintf(s[0], 64, "array.rows=%lld", (long long)rnd(1, 20));
+		snprintf(s[1], 64, "array.cols=%lld", (long long)rnd(1, 20));
+		snprintf(s[2], 64, "sram.outputs.kib=%lld", (long long)rnd(1, 4));
+		snprintf(s[3], 64, "sram.inputs.kib=%lld", (long long)rnd(1, 4));
+		snprintf(s[4], 64, "sram.weights.kib=%lld", (long long)rnd(1, 4));
+		snprintf(s[5], 64, "array.weight_double_buffer=%s", rnd(0, 1) ? "true" : "false");
+		for (int j = 0; j < 6; j++)
+			sets[j] = s[j];
+		sets[6] = NULL;
+		th_config(&c, "lab_4x4", sets);
+		if (sched_plan(&sc, &o, &c, df, false, &e) < 0)
+			continue;
+		checked++;
+		array_chain_init(&ch, &c.arch.array, df);
+		sched_iter_init(&it, &sc);
+		while (sched_next(&it, &ins))
+			if (ins.kind == TI_FOLD)
+				array_chain_fold(&ch, ins.sr, ins.sc, ins.t);
+		ck_assert_msg(array_chain_end(&ch) == analytic_gemm_cycles(&sc),
+			      "case %d: df %d M %lld K %lld N %lld x%lld on %lldx%lld: walk %lld, closed form %lld", i, df,
+			      (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat,
+			      (long long)sc.R, (long long)sc.C, (long long)array_chain_end(&ch),
+			      (long long)analytic_gemm_cycles(&sc));
+		/* Never faster than the MACs spread over every PE. */
+		ck_assert_int_ge(analytic_gemm_cycles(&sc) * sc.R * sc.C, op_macs(&o));
+	}
+	ck_assert_int_gt(checked, 500);
+}
+END_TEST
+
+/*
+ * A matrix-vector product on TPU v1 (M = 1, K = N = 4096): 16 MiB of weights
+ * at 34 GB/s / 0.7 GHz = 48.57 B per cycle. The op takes the memory time, and
+ * only its compute time with ideal memory.
+ */
+START_TEST(memory_bound_gemv)
+{
+	struct config c;
+	struct result r, ideal;
+	struct err e = { 0 };
+	struct op o = gemm(1, 4096, 4096);
+	int64_t bytes = 4096 * 4096 + 4096 + 4096;
+	th_config(&c, "tpu_v1", NULL);
+	ck_assert_int_eq(analytic_op(&c, &o, DF_WS, false, &r, &e), 0);
+	ck_assert_int_eq(analytic_op(&c, &o, DF_WS, true, &ideal, &e), 0);
+	ck_assert_int_eq(r.hbm_read_bytes + r.hbm_write_bytes, bytes);
+	ck_assert_int_eq(r.cycles, (int64_t)ceil(bytes / (34.0 / 0.7)));
+	ck_assert_int_eq(ideal.cycles, ideal.compute_cycles);
+	ck_assert_int_gt(r.cycles, ideal.cycles);
+	/* 16 x 16 folds of T = 1 behind 256-cycle weight shifts: 256 + 255 x 256 + 1 + 256 + 256 - 2 */
+	ck_assert_int_eq(ideal.compute_cycles, 256 + 255 * 256 + 1 + 256 + 256 - 2);
+}
+END_TEST
+
+Suite *analytic_suite(void)
+{
+	Suite *s = suite_create("analytic");
+	TCase *t = tcase_create("analytic");
+	tcase_add_test(t, ws_by_hand);
+	tcase_add_test(t, ws_shift_bound);
+	tcase_add_test(t, os_by_hand);
+	tcase_add_test(t, is_by_hand);
+	tcase_add_test(t, scalesim_by_hand);
+	tcase_add_test(t, scalesim_alexnet);
+	tcase_add_test(t, closed_form_matches_walk);
+	tcase_add_test(t, memory_bound_gemv);
+	suite_add_tcase(s, t);
+	return s;
+}

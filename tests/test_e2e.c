@@ -1,0 +1,134 @@
+/*
+ * test_e2e.c - `tpusim run` on every preset and every shipped workload, and the
+ * invariants every report must keep: cycles >= MACs / PEs, utilization in
+ * (0, 1], bytes > 0, and the layers' cycles summing to the total's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+
+static const char *const presets[] = { "tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4" };
+static const char *const workloads[] = {
+	"configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml", "configs/workloads/bert_base.yaml",
+	"configs/workloads/llm7b_prefill.yaml", "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
+	"traces/alexnet.csv", "traces/gemm_example.csv",
+};
+#define NW (int)(sizeof workloads / sizeof *workloads)
+
+static char *slurp_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s;
+	long n;
+	ck_assert_msg(f != NULL, "%s missing", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	s = malloc((size_t)n + 1);
+	ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* The integer after "key": in the object that starts at from. */
+static long long json_int(const char *from, const char *key)
+{
+	char pat[64];
+	const char *p;
+	snprintf(pat, sizeof pat, "\"%s\": ", key);
+	p = strstr(from, pat);
+	ck_assert_msg(p != NULL, "no %s", key);
+	return atoll(p + strlen(pat));
+}
+
+START_TEST(preset_by_workload)
+{
+	const char *preset = presets[_i / NW], *wl = workloads[_i % NW];
+	char cfg[256], *dir = th_tmpdir(), path[4200], *out, *err, *csv, *json, *line, *save = NULL;
+	long long pes, sum = 0, macs_sum = 0, layers = 0;
+	struct config c;
+	int rc;
+
+	snprintf(cfg, sizeof cfg, "configs/%s.yaml", preset);
+	th_config(&c, preset, NULL);
+	pes = c.arch.array.rows * c.arch.array.cols;
+	const char *argv[] = { "run", "-c", cfg, "-w", wl, "-o", dir, NULL };
+	rc = th_cli(".", argv, &out, &err);
+	ck_assert_msg(rc == 0, "%s on %s: exit %d: %s", wl, preset, rc, err);
+	ck_assert_str_eq(err, "");
+	ck_assert_ptr_nonnull(strstr(out, "total"));
+
+	snprintf(path, sizeof path, "%s/layers.csv", dir);
+	csv = slurp_file(path);
+	line = strtok_r(csv, "\n", &save);
+	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,hbm_read_bytes,"
+			       "hbm_write_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds");
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		char name[128], type[32];
+		long long macs, cycles, comp, mem, rd, wr;
+		double util, ops, ai, ach, att;
+		ck_assert_int_eq(sscanf(line, "%127[^,],%31[^,],%lld,%lld,%lld,%lld,%lf,%lld,%lld,%lf,%lf,%lf,%lf", name, type,
+					&macs, &cycles, &comp, &mem, &util, &rd, &wr, &ops, &ai, &ach, &att), 13);
+		ck_assert_msg(cycles > 0, "%s: %s has no cycles", preset, name);
+		ck_assert_msg(cycles * pes >= macs, "%s: %s: %lld cycles for %lld MACs on %lld PEs", preset, name, cycles,
+			      macs, pes);
+		ck_assert_msg(cycles >= comp && cycles >= mem, "%s: %s", preset, name);
+		if (macs > 0) {
+			ck_assert_msg(util > 0 && util <= 1, "%s: %s: utilization %g", preset, name, util);
+			/* no layer above its roofline bound (1e-9 for rounding) */
+			ck_assert_msg(ach <= att * (1 + 1e-9), "%s: %s: %g ops/s above the bound %g", preset, name, ach, att);
+		}
+		ck_assert_msg(rd > 0 && wr > 0, "%s: %s moves no bytes", preset, name);
+		ck_assert(ops == 2.0 * (double)macs);
+		sum += cycles;
+		macs_sum += macs;
+		layers++;
+	}
+	ck_assert_int_gt(layers, 0);
+
+	snprintf(path, sizeof path, "%s/summary.json", dir);
+	json = slurp_file(path);
+	{
+		const char *total = strstr(json, "\"total\": {"), *ls = strstr(json, "\"layers\": [");
+		ck_assert(total && ls && total < ls);
+		ck_assert_int_eq(json_int(total, "cycles"), sum);
+		ck_assert_int_eq(json_int(total, "macs"), macs_sum);
+		ck_assert_int_gt(json_int(total, "hbm_read_bytes"), 0);
+		ck_assert_int_gt(json_int(total, "hbm_write_bytes"), 0);
+		ck_assert_int_ge(json_int(total, "cycles") * pes, macs_sum);
+	}
+	free(csv);
+	free(json);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* make run's job: the default config and network print a summary. */
+START_TEST(lower_lists_ops)
+{
+	char *out, *err;
+	const char *argv[] = { "lower", "-w", "configs/workloads/resnet50.yaml", NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "4089184256 MACs"));
+	ck_assert_ptr_nonnull(strstr(out, "layer4.2.conv3"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+Suite *e2e_suite(void)
+{
+	Suite *s = suite_create("e2e");
+	TCase *t = tcase_create("e2e");
+	tcase_set_timeout(t, 60);
+	tcase_add_loop_test(t, preset_by_workload, 0, (int)(sizeof presets / sizeof *presets) * NW);
+	tcase_add_test(t, lower_lists_ops);
+	suite_add_tcase(s, t);
+	return s;
+}

@@ -1,0 +1,168 @@
+/*
+ * test_errors.c - bad input through the real command line: the exact message
+ * on stderr, exit status 2, nothing on stdout, and no report directory.
+ *
+ * Every case runs in a fresh directory holding a valid config (c.yaml) and
+ * workload (w.yaml) unless it replaces one of them; the expected text is
+ * written from the message format (file:line:col: key.path: expected ...,
+ * found ...), with line and column counted by hand.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests.h"
+
+#define CFG_OK "array:\n  rows: 4\n  cols: 4\n"
+#define WL_OK "name: t\nlayers:\n  - {name: f, type: fc, in_features: 8, out_features: 8}\n"
+#define CSV_HEAD "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+#define ENUM_TYPES "conv2d, fc, linear, matmul, attention, mlp, add, mul, relu, gelu, silu, softmax, layernorm, pool"
+
+struct bad {
+	const char *cfg;            /* c.yaml contents; NULL: CFG_OK */
+	const char *wl;             /* w.yaml contents; NULL: WL_OK */
+	const char *csv;            /* t.csv contents, when the case uses it */
+	const char *args[12];       /* after "tpusim"; "-o out" is added to run */
+	const char *want;           /* stderr, without the newline */
+};
+
+#define RUN "run", "-c", "c.yaml", "-w", "w.yaml"
+
+static const struct bad cases[] = {
+	/* YAML itself */
+	{ "array:\n  rows: [1, 2\n", NULL, NULL, { RUN },
+	  "c.yaml:3:1: expected well-formed YAML, found a syntax error: did not find expected ',' or ']' "
+	  "(while parsing a flow sequence)" },
+	{ "array:\n  rows: 4\n  rows: 8\n", NULL, NULL, { RUN },
+	  "c.yaml:3:3: array.rows: expected each key once, found it again (first at line 2)" },
+	{ "array:\n  rows: &r 4\n  cols: *r\n", NULL, NULL, { RUN },
+	  "c.yaml:3:9: expected a plain value, found an alias (anchors and aliases are not supported)" },
+	{ "", NULL, NULL, { RUN }, "c.yaml: expected a mapping of config keys, found an empty file" },
+	{ "- 1\n", NULL, NULL, { RUN }, "c.yaml:1:1: expected a mapping, found a sequence" },
+	/* config values */
+	{ "array:\n  rows: abc\n", NULL, NULL, { RUN },
+	  "c.yaml:2:9: array.rows: expected an integer in [1, 4096], found \"abc\"" },
+	{ "array:\n  rows: 0\n", NULL, NULL, { RUN },
+	  "c.yaml:2:9: array.rows: expected an integer in [1, 4096], found \"0\"" },
+	{ "hbm:\n  gbps: -5\n", NULL, NULL, { RUN },
+	  "c.yaml:2:9: hbm.gbps: expected a number in [0.001, 1e+06], found \"-5\"" },
+	{ "array:\n  rows: 99999999999999999999\n", NULL, NULL, { RUN },
+	  "c.yaml:2:9: array.rows: expected an integer in [1, 4096], found \"99999999999999999999\" (beyond 64 bits)" },
+	{ "array:\n  rwos: 4\n", NULL, NULL, { RUN },
+	  "c.yaml:2:3: array.rwos: expected a known key, found an unknown key (did you mean array.rows?)" },
+	{ "arary:\n  rows: 4\n", NULL, NULL, { RUN },
+	  "c.yaml:1:1: arary: expected a known key, found an unknown key (did you mean array?)" },
+	{ "array:\n  dataflow: xs\n", NULL, NULL, { RUN },
+	  "c.yaml:2:13: array.dataflow: expected one of ws, os, is, found \"xs\"" },
+	{ "array:\n  scalesim_compat: yes\n", NULL, NULL, { RUN },
+	  "c.yaml:2:20: array.scalesim_compat: expected true or false, found \"yes\"" },
+	{ "clock_ghz: \"0.7\"\n", NULL, NULL, { RUN },
+	  "c.yaml:1:12: clock_ghz: expected a number in [0.001, 100], found \"0.7\" (quoted, so a string)" },
+	{ "array: 3\n", NULL, NULL, { RUN }, "c.yaml:1:8: array: expected a mapping, found \"3\"" },
+	{ "array:\n  rows:\n", NULL, NULL, { RUN },
+	  "c.yaml:2:8: array.rows: expected an integer in [1, 4096], found an empty value" },
+	/* files */
+	{ NULL, NULL, NULL, { "run", "-c", "sub", "-w", "w.yaml" }, "sub: expected a file, found a directory" },
+	{ NULL, NULL, NULL, { "run", "-c", "nope.yaml", "-w", "w.yaml" },
+	  "nope.yaml: expected a readable file, found No such file or directory" },
+	{ NULL, NULL, NULL, { "run", "-c", "c.yaml", "-w", "sub" }, "sub: expected a file, found a directory" },
+	/* workloads */
+	{ NULL, "", NULL, { RUN }, "w.yaml: expected a workload (name, batch, layers), found an empty file" },
+	{ NULL, "name: t\nbach: 2\nlayers: []\n", NULL, { RUN },
+	  "w.yaml:2:1: bach: expected a known key, found an unknown key (did you mean batch?)" },
+	{ NULL, "name: t\nlayers: []\n", NULL, { RUN },
+	  "w.yaml:2:9: layers: expected a non-empty list of layers, found an empty list" },
+	{ NULL, "layers:\n  - 3\n", NULL, { RUN }, "w.yaml:2:5: layers[0]: expected a mapping with a type, found \"3\"" },
+	{ NULL, "layers:\n  - {name: x, type: conv3d, in_h: 4}\n", NULL, { RUN },
+	  "w.yaml:2:21: layers[0].type: expected one of " ENUM_TYPES ", found \"conv3d\"" },
+	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 4, in_w: 4, in_c: 3, kernel: 3}\n", NULL, { RUN },
+	  "w.yaml:2:5: layers[0].out_c: expected an integer in [1, 1099511627776], found no value (the key is required)" },
+	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 4, in_w: 4, in_c: 3, out_c: 2, kernal: 3}\n", NULL, { RUN },
+	  "w.yaml:2:66: layers[0].kernal: expected a known key, found an unknown key (did you mean layers[0].kernel?)" },
+	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 4, in_w: 4, in_c: 3, out_c: 2, kernel: -3}\n", NULL, { RUN },
+	  "w.yaml:2:74: layers[0].kernel: expected an integer in [0, 1099511627776], found \"-3\"" },
+	{ NULL, "layers:\n  - {name: x, type: matmul, m: 4, k: 2.5, n: 3}\n", NULL, { RUN },
+	  "w.yaml:2:38: layers[0].k: expected an integer in [1, 1099511627776], found \"2.5\"" },
+	/* impossible shapes */
+	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 4, in_w: 4, in_c: 3, out_c: 2, kernel: 7, padding: 1}\n", NULL,
+	  { RUN }, "w.yaml:2:74: layers[0].kernel: expected a filter no larger than the padded input (6), found 7" },
+	{ NULL, "layers:\n  - {name: x, type: attention, seq: 4, d_model: 10, heads: 3}\n", NULL, { RUN },
+	  "w.yaml:2:60: layers[0].heads: expected a divisor of d_model (10), found 3" },
+	{ NULL, "layers:\n  - {name: x, type: attention, seq: 4, d_model: 64, heads: 8, kv_heads: 3}\n", NULL, { RUN },
+	  "w.yaml:2:73: layers[0].kv_heads: expected a divisor of heads (8), found 3" },
+	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 4, in_w: 4, in_c: 6, out_c: 4, kernel: 1, groups: 4}\n", NULL,
+	  { RUN }, "w.yaml:2:85: layers[0].groups: expected a divisor of in_c (6) and out_c (4), found 4" },
+	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 1099511627776, in_w: 1099511627776, in_c: 1, out_c: 1, "
+	  "kernel: 1}\n", NULL, { RUN },
+	  "w.yaml:2:5: layers[0]: expected sizes whose products fit in 58 bits, found a larger product in x" },
+	/* SCALE-Sim CSVs */
+	{ NULL, NULL, CSV_HEAD "Conv1, 224, 224, 7\n", { "run", "-c", "c.yaml", "-w", "t.csv" },
+	  "t.csv:2:18: expected 8 fields as in the header, found 4" },
+	{ NULL, NULL, CSV_HEAD "Conv1, 224, x, 7, 7, 3, 64, 2,\n", { "run", "-c", "c.yaml", "-w", "t.csv" },
+	  "t.csv:2:13: ifmap_width: expected an integer in [1, 1099511627776], found \"x\"" },
+	{ NULL, NULL, "", { "run", "-c", "c.yaml", "-w", "t.csv" },
+	  "t.csv: expected a SCALE-Sim topology header, found an empty file" },
+	{ NULL, NULL, CSV_HEAD "C, 4, 4, 7, 7, 3, 8, 1,\n", { "run", "-c", "c.yaml", "-w", "t.csv" },
+	  "t.csv:2:10: layers[0].kernel_h: expected a filter no larger than the input (4), found 7" },
+	/* command line */
+	{ NULL, NULL, NULL, { RUN, "--set", "array.rows=x" },
+	  "--set:1:12: array.rows: expected an integer in [1, 4096], found \"x\"" },
+	{ NULL, NULL, NULL, { RUN, "--set", "array.rowz=4" },
+	  "--set:1:1: array.rowz: expected a known key, found an unknown key (did you mean array.rows?)" },
+	{ NULL, NULL, NULL, { RUN, "--dataflow", "xs" }, "--dataflow: expected one of ws, os, is, found \"xs\"" },
+	{ NULL, NULL, NULL, { RUN, "--batch", "0" }, "--batch: expected an integer in [1, 1048576], found \"0\"" },
+	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, lower, config), found \"rn\"; try tpusim --help" },
+	{ NULL, NULL, NULL, { RUN, "--fast" }, "--fast: expected an option of tpusim run (see tpusim --help), "
+	  "found an unknown option" },
+	/* a buffer too small for the smallest tile */
+	{ NULL, "layers:\n  - {name: f, type: fc, in_features: 8, out_features: 512}\n", NULL,
+	  { RUN, "--set", "array.rows=256", "--set", "array.cols=256", "--set", "sram.outputs.kib=1" },
+	  "--set:1:18: sram.outputs.kib: expected at least 2048 bytes for two tiles of 256 accumulators for f, found 1024" },
+};
+
+START_TEST(bad_input)
+{
+	const struct bad *b = &cases[_i];
+	char *dir = th_tmpdir(), *out, *err, *p[3], outdir[4200];
+	const char *argv[16];
+	int n = 0, rc;
+	struct stat st;
+	bool is_run = !strcmp(b->args[0], "run");
+
+	p[0] = th_write(dir, "c.yaml", b->cfg ? b->cfg : CFG_OK);
+	p[1] = th_write(dir, "w.yaml", b->wl ? b->wl : WL_OK);
+	p[2] = th_write(dir, "t.csv", b->csv ? b->csv : "");
+	snprintf(outdir, sizeof outdir, "%s/sub", dir);
+	mkdir(outdir, 0755);
+	for (int i = 0; b->args[i]; i++)
+		argv[n++] = b->args[i];
+	if (is_run) {
+		argv[n++] = "-o";
+		argv[n++] = "out";
+	}
+	argv[n] = NULL;
+	rc = th_cli(dir, argv, &out, &err);
+	ck_assert_msg(rc == 2, "case %d: exit %d, stderr: %s", _i, rc, err);
+	ck_assert_msg(strlen(err) > 0 && err[strlen(err) - 1] == '\n', "case %d: %s", _i, err);
+	err[strlen(err) - 1] = '\0';
+	ck_assert_str_eq(err, b->want);
+	ck_assert_str_eq(out, "");
+	snprintf(outdir, sizeof outdir, "%s/out", dir);
+	ck_assert_msg(stat(outdir, &st) != 0, "case %d left %s behind", _i, outdir);
+	for (int i = 0; i < 3; i++)
+		free(p[i]);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *errors_suite(void)
+{
+	Suite *s = suite_create("errors");
+	TCase *t = tcase_create("errors");
+	tcase_add_loop_test(t, bad_input, 0, (int)(sizeof cases / sizeof *cases));
+	suite_add_tcase(s, t);
+	return s;
+}

@@ -1,0 +1,240 @@
+/*
+ * test_schedule.c - folds, tiles that fit, and HBM re-fetches, worked out by hand.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analytic.h"
+#include "schedule.h"
+#include "tests.h"
+
+static struct op gemm(int64_t m, int64_t k, int64_t n, int64_t rep)
+{
+	struct op o;
+	memset(&o, 0, sizeof o);
+	snprintf(o.name, sizeof o.name, "g");
+	o.kind = OP_GEMM;
+	o.m = m, o.k = k, o.n = n, o.repeat = rep;
+	o.b_weight = true;
+	return o;
+}
+
+static void plan(struct sched *s, const struct op *o, const struct config *c, int df)
+{
+	struct err e = { 0 };
+	ck_assert_msg(sched_plan(s, o, c, df, false, &e) == 0, "%s", e.msg);
+}
+
+/* M=10, K=6, N=5 on 4x4: ws 2 x 2 folds, os 3 x 2, is 2 x 3. */
+START_TEST(fold_counts)
+{
+	struct config c;
+	struct sched s;
+	struct op o = gemm(10, 6, 5, 3);
+	th_config(&c, "lab_4x4", NULL);
+	plan(&s, &o, &c, DF_WS);
+	ck_assert_int_eq(s.nr, 2);
+	ck_assert_int_eq(s.nc, 2);
+	ck_assert_int_eq(s.folds, 4 * 3);
+	plan(&s, &o, &c, DF_OS);
+	ck_assert_int_eq(s.folds, 6 * 3);
+	plan(&s, &o, &c, DF_IS);
+	ck_assert_int_eq(s.folds, 6 * 3);
+	/* A, B and C once each when everything fits: 10x6, 6x5, 10x5 int8, x 3 repeats */
+	ck_assert_int_eq(s.read_bytes[OPND_A], 60 * 3);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 30 * 3);
+	ck_assert_int_eq(s.write_bytes, 50 * 3);
+}
+END_TEST
+
+/*
+ * ws keeps all of A (M x K) in a 1 KiB input buffer when it fits: M = 64, K = 16
+ * is exactly 1024 B, read once. One row more (1040 B) does not fit and A is
+ * read again for each of the 2 column blocks of N = 8.
+ */
+START_TEST(inputs_exactly_full)
+{
+	const char *sets[] = { "sram.inputs.kib=1", NULL };
+	struct config c;
+	struct sched s;
+	struct op fits = gemm(64, 16, 8, 1), over = gemm(65, 16, 8, 1);
+	th_config(&c, "lab_4x4", sets);
+	plan(&s, &fits, &c, DF_WS);
+	ck_assert(s.keep_x);
+	ck_assert_int_eq(s.read_bytes[OPND_A], 1024);
+	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 1024);
+	plan(&s, &over, &c, DF_WS);
+	ck_assert(!s.keep_x);
+	ck_assert_int_eq(s.read_bytes[OPND_A], 2 * 1040);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 16 * 8);
+	/* streaming tiles of 4 rows x 65 columns, double buffered */
+	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 2 * 4 * 65);
+}
+END_TEST
+
+/*
+ * A 1 KiB accumulator buffer holds two tiles of 32 x 4 int32 partial sums, so
+ * M = 64 streams in 2 chunks. B's column panel (512 x 4 = 2048 B) stays in a
+ * 2 KiB weight buffer and is read once; halve the buffer and B is read once
+ * per chunk: twice the weight traffic.
+ */
+START_TEST(weights_halved_refetch)
+{
+	const char *full[] = { "sram.outputs.kib=1", "sram.weights.kib=2", NULL };
+	const char *half[] = { "sram.outputs.kib=1", "sram.weights.kib=1", NULL };
+	struct config c;
+	struct sched s;
+	struct op o = gemm(64, 512, 4, 1);
+	th_config(&c, "lab_4x4", full);
+	plan(&s, &o, &c, DF_WS);
+	ck_assert_int_eq(s.chunk, 32);
+	ck_assert_int_eq(s.nchunks, 2);
+	ck_assert_int_eq(s.footprint[SRAM_OUTPUTS], 1024);
+	ck_assert(s.keep_s);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 2048);
+	th_config(&c, "lab_4x4", half);
+	plan(&s, &o, &c, DF_WS);
+	ck_assert(!s.keep_s);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 2 * 2048);
+	ck_assert_int_eq(s.read_bytes[OPND_A], 64 * 512);
+	ck_assert_int_eq(s.footprint[SRAM_WEIGHTS], 2 * 4 * 4);
+}
+END_TEST
+
+/*
+ * os with a 1 KiB input buffer: A is 16 x 128 = 2048 B, so it is kept in chunks
+ * of 1024 / 128 = 8 rows (a multiple of the 4 array rows) across both column
+ * blocks of N = 8; B (128 x 8 = 1024 B) stays whole. Everything is read once.
+ */
+START_TEST(os_chunks)
+{
+	const char *sets[] = { "sram.inputs.kib=1", NULL };
+	struct config c;
+	struct sched s;
+	struct op o = gemm(16, 128, 8, 1);
+	th_config(&c, "lab_4x4", sets);
+	plan(&s, &o, &c, DF_OS);
+	ck_assert(s.keep_s);
+	ck_assert_int_eq(s.chunk, 8);
+	ck_assert_int_eq(s.nchunks, 2);
+	ck_assert_int_eq(s.read_bytes[OPND_A], 2048);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 1024);
+	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 1024);
+}
+END_TEST
+
+/* The smallest tiles do not fit: the error names the key to grow, at its line in the file. */
+START_TEST(too_small_names_the_key)
+{
+	const char *sets[] = { "sram.outputs.kib=1", NULL };
+	struct config c;
+	struct sched s;
+	struct err e = { 0 };
+	struct op o = gemm(64, 512, 512, 1);
+	th_config(&c, "tpu_v1", sets);
+	ck_assert_int_eq(sched_plan(&s, &o, &c, DF_WS, false, &e), -1);
+	/* two accumulator tiles of one row x 256 columns x 4 B = 2048 B */
+	ck_assert_str_eq(e.msg, "--set:1:18: sram.outputs.kib: expected at least 2048 bytes for two tiles of 256 "
+				"accumulators for g, found 1024");
+	/* ideal memory: unbounded buffers */
+	ck_assert_int_eq(sched_plan(&s, &o, &c, DF_WS, true, &e), 0);
+}
+END_TEST
+
+static uint64_t rng = 88172645463325252ULL;
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
+}
+
+/* Random small accelerators and GEMMs; buffers small enough that tiling matters. */
+static void random_case(struct config *c, struct op *o, int *df)
+{
+	char s[9][64];
+	const char *sets[10];
+	snprintf(s[0], 64, "array.rows=%lld", (long long)rnd(1, 16));
+	snprintf(s[1], 64, "array.cols=%lld", (long long)rnd(1, 16));
+	snprintf(s[2], 64, "sram.weights.kib=%lld", (long long)rnd(1, 8));
+	snprintf(s[3], 64, "sram.inputs.kib=%lld", (long long)rnd(1, 8));
+	snprintf(s[4], 64, "sram.outputs.kib=%lld", (long long)rnd(2, 8));
+	snprintf(s[5], 64, "sram.unified=%s", rnd(0, 1) ? "true" : "false");
+	snprintf(s[6], 64, "array.weight_double_buffer=%s", rnd(0, 3) ? "true" : "false");
+	snprintf(s[7], 64, "array.dtype=%s", rnd(0, 1) ? "int8" : "bf16");
+	snprintf(s[8], 64, "array.scalesim_compat=%s", rnd(0, 5) ? "false" : "true");
+	for (int i = 0; i < 9; i++)
+		sets[i] = s[i];
+	sets[9] = NULL;
+	th_config(c, "lab_4x4", sets);
+	*o = gemm(rnd(1, 300), rnd(1, 300), rnd(1, 300), rnd(1, 3));
+	*df = (int)rnd(0, 2);
+}
+
+/*
+ * For 1,000 random cases: every buffer's footprint fits its capacity, and the
+ * tile program's loads, stores and folds add up to the plan's totals.
+ */
+START_TEST(program_matches_plan)
+{
+	int checked = 0;
+	for (int i = 0; i < 1000; i++) {
+		struct config c;
+		struct op o;
+		struct sched s;
+		struct sched_iter it;
+		struct tile_ins ins;
+		struct err e = { 0 };
+		int64_t rd[2] = { 0 }, wr = 0, folds = 0, macs = 0;
+		int df;
+		random_case(&c, &o, &df);
+		if (sched_plan(&s, &o, &c, df, false, &e) < 0)
+			continue;           /* buffers too small for this array: a clean error */
+		checked++;
+		if (!s.compat) {
+			if (c.arch.sram.unified)
+				ck_assert_int_le(s.footprint[SRAM_WEIGHTS] + s.footprint[SRAM_INPUTS],
+						 sram_bytes(&c.arch.sram, SRAM_WEIGHTS) + sram_bytes(&c.arch.sram, SRAM_INPUTS));
+			else {
+				ck_assert_int_le(s.footprint[SRAM_WEIGHTS], sram_bytes(&c.arch.sram, SRAM_WEIGHTS));
+				ck_assert_int_le(s.footprint[SRAM_INPUTS], sram_bytes(&c.arch.sram, SRAM_INPUTS));
+			}
+			ck_assert_int_le(s.footprint[SRAM_OUTPUTS], sram_bytes(&c.arch.sram, SRAM_OUTPUTS));
+		}
+		sched_iter_init(&it, &s);
+		while (sched_next(&it, &ins)) {
+			if (ins.kind == TI_LOAD)
+				rd[ins.operand] += ins.bytes;
+			else if (ins.kind == TI_STORE)
+				wr += ins.bytes;
+			else {
+				folds++;
+				ck_assert(ins.sr >= 1 && ins.sr <= s.R && ins.sc >= 1 && ins.sc <= s.C);
+				macs += ins.sr * ins.sc * ins.t;
+			}
+		}
+		ck_assert_int_eq(rd[OPND_A], s.read_bytes[OPND_A]);
+		ck_assert_int_eq(rd[OPND_B], s.read_bytes[OPND_B]);
+		ck_assert_int_eq(wr, s.write_bytes);
+		ck_assert_int_eq(folds, s.folds);
+		/* The folds cover the GEMM exactly once: sum of Sr x Sc x T is M x K x N. */
+		ck_assert_int_eq(macs, op_macs(&o));
+	}
+	ck_assert_int_gt(checked, 800);
+}
+END_TEST
+
+Suite *schedule_suite(void)
+{
+	Suite *s = suite_create("schedule");
+	TCase *t = tcase_create("schedule");
+	tcase_add_test(t, fold_counts);
+	tcase_add_test(t, inputs_exactly_full);
+	tcase_add_test(t, weights_halved_refetch);
+	tcase_add_test(t, os_chunks);
+	tcase_add_test(t, too_small_names_the_key);
+	tcase_add_test(t, program_matches_plan);
+	suite_add_tcase(s, t);
+	return s;
+}

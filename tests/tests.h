@@ -1,0 +1,49 @@
+/*
+ * tests.h - the Check suites of tpusim and the helpers they share.
+ *
+ * Every expectation in these tests is worked out by hand (the comments show
+ * the arithmetic) or by an independent method (a fold-by-fold walk of the
+ * tile program against the closed form); none is copied from program output.
+ */
+#ifndef TPUSIM_TESTS_H
+#define TPUSIM_TESTS_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "lower.h"
+#include "workload.h"
+
+Suite *config_suite(void);
+Suite *workload_suite(void);
+Suite *lower_suite(void);
+Suite *schedule_suite(void);
+Suite *analytic_suite(void);
+Suite *errors_suite(void);
+Suite *e2e_suite(void);
+
+/* A fresh temporary directory (owned string; removed by th_rmdir). */
+char *th_tmpdir(void);
+void th_rmdir(const char *dir);
+
+/* Writes text to dir/name; returns the owned path. */
+char *th_write(const char *dir, const char *name, const char *text);
+
+/* Loads a workload from YAML text (via a temporary file) and lowers it. */
+void th_lower(const char *yaml, struct workload *w, struct oplist *ops);
+
+/* The config of a preset in configs/, with --set style overrides (NULL-terminated). */
+void th_config(struct config *c, const char *preset, const char *const *sets);
+
+/* Runs build/tpusim (from $TPUSIM) with argv in dir; returns the exit status, stdout and stderr (owned). */
+int th_cli(const char *dir, const char *const *argv, char **out, char **err);
+
+/* The path of the tpusim binary, absolute. */
+const char *th_tpusim(void);
+
+/* The op named name in ops, or fails the test. */
+const struct op *th_op(const struct oplist *ops, const char *name);
+
+#endif
