@@ -227,6 +227,7 @@ Suite *analytic_suite(void)
 {
 	Suite *s = suite_create("analytic");
 	TCase *t = tcase_create("analytic");
+	tcase_set_timeout(t, 60);
 	tcase_add_test(t, ws_by_hand);
 	tcase_add_test(t, ws_shift_bound);
 	tcase_add_test(t, os_by_hand);

@@ -162,6 +162,7 @@ Suite *errors_suite(void)
 {
 	Suite *s = suite_create("errors");
 	TCase *t = tcase_create("errors");
+	tcase_set_timeout(t, 30);
 	tcase_add_loop_test(t, bad_input, 0, (int)(sizeof cases / sizeof *cases));
 	suite_add_tcase(s, t);
 	return s;

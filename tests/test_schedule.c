@@ -168,7 +168,7 @@ static void random_case(struct config *c, struct op *o, int *df)
 		sets[i] = s[i];
 	sets[9] = NULL;
 	th_config(c, "lab_4x4", sets);
-	*o = gemm(rnd(1, 300), rnd(1, 300), rnd(1, 300), rnd(1, 3));
+	*o = gemm(rnd(1, 200), rnd(1, 200), rnd(1, 200), rnd(1, 3));
 	*df = (int)rnd(0, 2);
 }
 
@@ -229,6 +229,7 @@ Suite *schedule_suite(void)
 {
 	Suite *s = suite_create("schedule");
 	TCase *t = tcase_create("schedule");
+	tcase_set_timeout(t, 60);
 	tcase_add_test(t, fold_counts);
 	tcase_add_test(t, inputs_exactly_full);
 	tcase_add_test(t, weights_halved_refetch);
