@@ -91,6 +91,7 @@ static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t
 	o->repeat = repeat;
 	o->a_weight = a_weight;
 	o->b_weight = b_weight;
+	o->a_elems = m * k;
 	return 0;
 }
 
@@ -150,8 +151,16 @@ static int lower_conv(struct ctx *c, int64_t batch)
 	if (l->in_c % l->groups || l->out_c % l->groups)
 		return shape_err(c, "groups", "expected a divisor of in_c (%lld) and out_c (%lld), found %lld",
 				 (long long)l->in_c, (long long)l->out_c, (long long)l->groups);
-	return gemm(c, "", mul(c, mul(c, batch, ho), wo), mul(c, mul(c, kh, kw), l->in_c / l->groups),
-		    l->out_c / l->groups, l->groups, false, true);
+	int64_t m = mul(c, mul(c, batch, ho), wo), k = mul(c, mul(c, kh, kw), l->in_c / l->groups);
+	if (gemm(c, "", m, k, l->out_c / l->groups, l->groups, false, true) < 0)
+		return -1;
+	/* Memory holds each input element once: one group's input, or what the windows touch. */
+	int64_t bh, input;
+	struct op *o = &c->out->v[c->out->n - 1];
+	if (!__builtin_mul_overflow(batch, l->in_h, &bh) && !__builtin_mul_overflow(bh, l->in_w, &input) &&
+	    !__builtin_mul_overflow(input, l->in_c / l->groups, &input) && input < o->a_elems)
+		o->a_elems = input;
+	return 0;
 }
 
 static int lower_pool(struct ctx *c, int64_t batch)

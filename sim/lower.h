@@ -41,6 +41,8 @@ struct op {
 	/* OP_GEMM */
 	int64_t m, k, n, repeat;
 	bool a_weight, b_weight;    /* operand roles */
+	int64_t a_elems;            /* distinct elements of A in memory, per instance: m*k, or for a
+				       convolution the input it reads (at most m*k; im2col repeats them) */
 	/* OP_VEC */
 	int vec;                    /* enum vec_kind */
 	int64_t in_elems;           /* elements read */

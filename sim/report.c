@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void report_metrics(const struct arch *a, const struct result *r, struct metrics *m)
+void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m)
 {
 	double pes = (double)a->array.rows * (double)a->array.cols;
 	double bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes);
@@ -21,7 +21,7 @@ void report_metrics(const struct arch *a, const struct result *r, struct metrics
 	m->utilization = r->cycles ? (double)r->macs / ((double)r->cycles * pes) : 0;
 	m->intensity = bytes > 0 ? m->ops / bytes : 0;
 	m->achieved_ops_per_s = seconds > 0 ? m->ops / seconds : 0;
-	m->attainable_ops_per_s = bytes > 0 ? fmin(peak, arch_hbm_bytes_per_s(a) * m->intensity) : peak;
+	m->attainable_ops_per_s = bytes > 0 && !ideal ? fmin(peak, arch_hbm_bytes_per_s(a) * m->intensity) : peak;
 }
 
 static const char *layer_type(const struct workload *w, size_t i)
@@ -49,13 +49,13 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		"HBM rd B", "HBM wr B", "ops/B", "TOPS", "bound");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct result *x = &r->layers[i];
-		report_metrics(a, x, &m);
+		report_metrics(a, x, c->opts->ideal_memory, &m);
 		fprintf(out, "%-24.24s %-9s %14lld %14lld %7.2f %12lld %12lld %9.1f %9.3f %9.3f\n", w->layers[i].name,
 			layer_type(w, i), (long long)x->macs, (long long)x->cycles, 100 * m.utilization,
 			(long long)x->hbm_read_bytes, (long long)x->hbm_write_bytes, m.intensity,
 			m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12);
 	}
-	report_metrics(a, &r->total, &m);
+	report_metrics(a, &r->total, c->opts->ideal_memory, &m);
 	fprintf(out, "%-24s %-9s %14lld %14lld %7.2f %12lld %12lld %9.1f %9.3f %9.3f\n", "total", "",
 		(long long)r->total.macs, (long long)r->total.cycles, 100 * m.utilization,
 		(long long)r->total.hbm_read_bytes, (long long)r->total.hbm_write_bytes, m.intensity,
@@ -97,11 +97,11 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_result(FILE *f, const struct arch *a, const char *name, const char *type, const struct result *r,
-			const char *indent)
+static void json_result(FILE *f, const struct arch *a, bool ideal, const char *name, const char *type,
+			const struct result *r, const char *indent)
 {
 	struct metrics m;
-	report_metrics(a, r, &m);
+	report_metrics(a, r, ideal, &m);
 	fprintf(f, "{\n%s  \"name\": ", indent);
 	json_str(f, name);
 	if (type) {
@@ -140,11 +140,11 @@ static void write_json(FILE *f, const struct report_ctx *c)
 		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], models[c->opts->model],
 		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
 		a->clock_ghz, peak, arch_hbm_bytes_per_s(a), peak / arch_hbm_bytes_per_s(a));
-	json_result(f, a, "total", NULL, &c->run->total, "  ");
+	json_result(f, a, c->opts->ideal_memory, "total", NULL, &c->run->total, "  ");
 	fprintf(f, ",\n  \"layers\": [");
 	for (size_t i = 0; i < c->run->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
-		json_result(f, a, c->w->layers[i].name, layer_type(c->w, i), &c->run->layers[i], "    ");
+		json_result(f, a, c->opts->ideal_memory, c->w->layers[i].name, layer_type(c->w, i), &c->run->layers[i], "    ");
 	}
 	fprintf(f, "\n  ]\n}\n");
 }
@@ -157,7 +157,7 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 	for (size_t i = 0; i < c->run->n; i++) {
 		const struct result *r = &c->run->layers[i];
 		struct metrics m;
-		report_metrics(a, r, &m);
+		report_metrics(a, r, c->opts->ideal_memory, &m);
 		csv_str(f, c->w->layers[i].name);
 		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g,%.17g,%lld\n", layer_type(c->w, i),
 			(long long)r->macs, (long long)r->cycles, (long long)r->compute_cycles,
@@ -236,7 +236,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *o = &ops->v[i];
 		if (o->kind == OP_GEMM) {
-			int64_t ab = o->m * o->k * o->repeat * eb, bb = o->k * o->n * o->repeat * eb;
+			int64_t ab = o->a_elems * o->repeat * eb, bb = o->k * o->n * o->repeat * eb;
 			int64_t cb = o->m * o->n * o->repeat * eb;
 			const char *ar = o->a_weight ? "wt" : "act", *br = o->b_weight ? "wt" : "act";
 			macs += op_macs(o);

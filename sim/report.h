@@ -6,7 +6,7 @@
  *   ops           = 2 x MACs
  *   intensity     = ops / (HBM bytes read + written)          [ops/B]
  *   achieved      = ops / (cycles / clock)                    [ops/s]
- *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s]
+ *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s] (the peak with ideal memory)
  * Files are written atomically: both to temporary names in DIR, then renamed,
  * so a failed run leaves no partial report.
  */
@@ -29,7 +29,8 @@ struct metrics {
 	double attainable_ops_per_s;
 };
 
-void report_metrics(const struct arch *a, const struct result *r, struct metrics *m);
+/* ideal: memory is infinitely fast, so the bound is the peak. */
+void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m);
 
 struct report_ctx {
 	const struct config *cfg;

@@ -15,6 +15,19 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * The bytes in memory of `im2col` bytes of A. A convolution's A (M x K, the
+ * im2col matrix) holds each input element up to kh x kw times; memory holds
+ * it once (a_unique bytes) and the expansion happens on chip. Rounded up.
+ */
+static int64_t a_share(const struct sched *s, int64_t im2col)
+{
+	const struct op *o = s->op;
+	unsigned __int128 full = (unsigned __int128)o->m * (unsigned __int128)o->k * (unsigned __int128)s->eb;
+	unsigned __int128 x = (unsigned __int128)im2col * (unsigned __int128)s->a_unique;
+	return (int64_t)((x + full - 1) / full);
+}
+
 /* Capacity view of the buffers for one plan. */
 struct caps {
 	bool unified, ideal;
@@ -49,7 +62,9 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, bool 
 	struct cand c = { .keep_s = ks, .keep_x = kx };
 	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
 	int64_t cap_s = s->s_buf == SRAM_WEIGHTS ? cp->w : cp->i, cap_x = s->x_buf == SRAM_WEIGHTS ? cp->w : cp->i;
-	int64_t need_s = ks ? s_bytes : 2 * rr * cc * s->eb, need_x, avail_x, chunk = s->t;
+	/* S's column panel: kdim x cc elements, its share of S's bytes in memory */
+	int64_t panel = s->df == DF_IS ? a_share(s, s->rows * cc * s->eb) : s->rows * cc * s->eb;
+	int64_t need_s = ks ? panel : 2 * rr * cc * s->eb, need_x, avail_x, chunk = s->t;
 
 	if (s->compat && !ks)
 		need_s = 0;                         /* SCALE-Sim's compute ignores buffer sizes */
@@ -105,7 +120,8 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 		if (!s->compat && 2 * rr * cc * s->ab > cp->o)
 			return c;
 		if (ka) {
-			int64_t rows = cap_a / (o->k * s->eb);
+			/* rows of A per chunk: A's bytes in memory are a_unique over m rows */
+			int64_t rows = (int64_t)((unsigned __int128)cap_a * (unsigned __int128)o->m / (unsigned __int128)s->a_unique);
 			chunk = rows >= o->m ? o->m : rows / s->R * s->R;
 			if (chunk < rr)
 				return c;
@@ -115,7 +131,7 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 	} else if (ka) {
 		chunk = o->m;
 	}
-	need_a = ka ? chunk * o->k * s->eb : s->compat ? 0 : 2 * rr * kt * s->eb;
+	need_a = ka ? a_share(s, chunk * o->k * s->eb) : s->compat ? 0 : 2 * rr * kt * s->eb;
 	int64_t nm = ceil_div(o->m, chunk);
 	c.ok = true;
 	c.chunk = chunk;
@@ -184,7 +200,8 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	s->ab = array_acc_bytes(a->array.dtype);
 	s->compat = a->array.scalesim_compat;
 	s->dbuf = a->array.weight_double_buffer;
-	a_bytes = op->m * op->k * s->eb;
+	s->a_unique = (op->a_elems ? op->a_elems : op->m * op->k) * s->eb;
+	a_bytes = s->a_unique;
 	b_bytes = op->k * op->n * s->eb;
 	c_bytes = op->m * op->n * s->eb;
 
@@ -255,6 +272,20 @@ void sched_iter_init(struct sched_iter *it, const struct sched *s)
 static void emit(struct sched_iter *it, enum tile_kind k, int operand, int64_t bytes, int64_t sr, int64_t sc,
 		 int64_t t)
 {
+	if (k == TI_LOAD && operand == OPND_A) {
+		/*
+		 * A tile of A is bytes of the im2col matrix; memory holds a_unique
+		 * bytes for all m x k of it. Scale by the running total, so that
+		 * the loads are never negative and add up exactly.
+		 */
+		const struct sched *s = it->s;
+		unsigned __int128 full = (unsigned __int128)s->op->m * (unsigned __int128)s->op->k * (unsigned __int128)s->eb;
+		int64_t total;
+		it->a_im2col += bytes;
+		total = (int64_t)((unsigned __int128)it->a_im2col * (unsigned __int128)s->a_unique / full);
+		bytes = total - it->a_loaded;
+		it->a_loaded = total;
+	}
 	it->q[it->qn++] = (struct tile_ins){ k, operand, bytes, sr, sc, t };
 }
 

@@ -24,6 +24,11 @@
  *           (keep_a = keep_s); B is re-read for every chunk unless all of B
  *           stays (keep_b = keep_x).
  *
+ * A convolution's A is its im2col matrix, but memory holds the input tensor
+ * once (op->a_elems): A's HBM traffic and kept footprint are that tensor's
+ * bytes, spread over A's tiles in proportion (halos between chunks are not
+ * re-read); the expansion to im2col rows happens on chip.
+ *
  * The planner tries every choice of what to keep, with the largest tiles
  * that fit the buffers (double-buffered streaming tiles, with weights and
  * inputs sharing one pool when sram.unified), and picks the least HBM
@@ -57,6 +62,7 @@ struct sched {
 	bool keep_s, keep_x;            /* see above */
 	int s_buf, x_buf;               /* enum sram_buf of S and X (os: A and B) */
 
+	int64_t a_unique;               /* bytes of A in memory, per instance (conv: the input, not im2col) */
 	int64_t folds;                  /* over all repeats */
 	int64_t read_bytes[2];          /* HBM bytes read of A and B, over all repeats */
 	int64_t write_bytes;            /* HBM bytes of C written, over all repeats */
@@ -87,6 +93,7 @@ struct sched_iter {
 	bool done;
 	struct tile_ins q[4];           /* instructions of the current step */
 	int qn, qi;
+	int64_t a_im2col, a_loaded;     /* A loaded so far: as im2col bytes, as bytes in memory */
 };
 
 void sched_iter_init(struct sched_iter *it, const struct sched *s);

@@ -18,6 +18,7 @@ static struct op gemm(int64_t m, int64_t k, int64_t n)
 	o.kind = OP_GEMM;
 	o.m = m, o.k = k, o.n = n, o.repeat = 1;
 	o.b_weight = true;
+	o.a_elems = m * k;
 	return o;
 }
 

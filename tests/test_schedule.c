@@ -16,6 +16,7 @@ static struct op gemm(int64_t m, int64_t k, int64_t n, int64_t rep)
 	o.kind = OP_GEMM;
 	o.m = m, o.k = k, o.n = n, o.repeat = rep;
 	o.b_weight = true;
+	o.a_elems = m * k;
 	return o;
 }
 
@@ -123,6 +124,31 @@ START_TEST(os_chunks)
 }
 END_TEST
 
+/*
+ * A 3x3 convolution (padding 1) over an 8 x 8 x 4 input: im2col A is
+ * 64 x 36 = 2304 bytes, but memory holds the 256-byte input once, and that
+ * is what crosses HBM, in every dataflow.
+ */
+START_TEST(conv_reads_its_input_once)
+{
+	struct config c;
+	struct sched s;
+	struct workload w;
+	struct oplist ops;
+	th_lower("layers:\n  - {name: c, type: conv2d, in_h: 8, in_w: 8, in_c: 4, out_c: 2, kernel: 3, padding: 1}\n",
+		 &w, &ops);
+	ck_assert_int_eq(ops.v[0].m * ops.v[0].k, 2304);
+	ck_assert_int_eq(ops.v[0].a_elems, 256);
+	th_config(&c, "lab_4x4", NULL);
+	for (int df = 0; df < 3; df++) {
+		plan(&s, &ops.v[0], &c, df);
+		ck_assert_int_eq(s.read_bytes[OPND_A], 256);
+	}
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
 /* The smallest tiles do not fit: the error names the key to grow, at its line in the file. */
 START_TEST(too_small_names_the_key)
 {
@@ -169,6 +195,8 @@ static void random_case(struct config *c, struct op *o, int *df)
 	sets[9] = NULL;
 	th_config(c, "lab_4x4", sets);
 	*o = gemm(rnd(1, 200), rnd(1, 200), rnd(1, 200), rnd(1, 3));
+	if (rnd(0, 1))
+		o->a_elems = rnd(1, o->m * o->k);   /* a convolution's input, smaller than its im2col matrix */
 	*df = (int)rnd(0, 2);
 }
 
@@ -234,6 +262,7 @@ Suite *schedule_suite(void)
 	tcase_add_test(t, inputs_exactly_full);
 	tcase_add_test(t, weights_halved_refetch);
 	tcase_add_test(t, os_chunks);
+	tcase_add_test(t, conv_reads_its_input_once);
 	tcase_add_test(t, too_small_names_the_key);
 	tcase_add_test(t, program_matches_plan);
 	suite_add_tcase(s, t);
