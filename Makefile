@@ -30,7 +30,7 @@ endif
 CFLAGS  += $(CFLAGS_STRICT) $(OPT)
 LDFLAGS += $(OPT)
 LIBS    := -lyaml -lz -lm
-TEST_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread) $(LIBS)
+TEST_LIBS = $(shell pkg-config --libs check) $(LIBS)
 
 SIM_SRC    := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c)
 SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o)
