@@ -16,6 +16,8 @@ RUN_OUT      ?= out
 DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config
 
 CC      ?= cc
+CXX     ?= c++
+CXXFLAGS_STRICT := -std=c++17 -Wall -Wextra -Wshadow -Werror
 CFLAGS_STRICT := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation -Werror
 CPPFLAGS := -D_GNU_SOURCE -Isim -Imodels -MMD -MP
 OPT     := -O2 -g
@@ -28,12 +30,13 @@ BUILD   := build
 endif
 
 CFLAGS  += $(CFLAGS_STRICT) $(OPT)
+CXXFLAGS += $(CXXFLAGS_STRICT) $(OPT)
 LDFLAGS += $(OPT)
-LIBS    := -lyaml -lz -lm
+LIBS    := -lsystemc -lyaml -lz -lm -lpthread
 TEST_LIBS = $(shell pkg-config --libs check) $(LIBS)
 
 SIM_SRC    := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c)
-SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o)
+SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sim/scw.o
 MAIN_OBJ   := $(BUILD)/obj/sim/main.o
 TEST_SRC   := $(wildcard tests/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -64,18 +67,22 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/sim/scw.o: sim/scw.cpp | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
 $(BIN): $(SIM_OBJ) $(MAIN_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+	$(CXX) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
 # ---- the two commands ----
 run: $(BIN)
 	./$(BIN) run -c $(RUN_CONFIG) -w $(RUN_WORKLOAD) -o $(RUN_OUT)
 
 test: $(BIN) $(TEST_BIN)
-	TPUSIM=./$(BIN) ./$(TEST_BIN)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tpusim

@@ -58,7 +58,7 @@ int err_sim(struct err *e, const char *fmt, ...)
 	return -1;
 }
 
-_Noreturn void sim_assert_fail(const char *what, const char *file, int line)
+void sim_assert_fail(const char *what, const char *file, int line)
 {
 	fprintf(stderr, "%s:%d: internal error: assertion '%s' failed\n", file, line, what);
 	abort();

@@ -14,6 +14,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ERR_MSG_MAX 1024
 
 enum err_kind {
@@ -45,6 +49,10 @@ int err_sim(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2
 
 /* Programmer bugs: abort with file:line. Never used for user input. */
 #define SIM_ASSERT(c) ((c) ? (void)0 : sim_assert_fail(#c, __FILE__, __LINE__))
-_Noreturn void sim_assert_fail(const char *what, const char *file, int line);
+void sim_assert_fail(const char *what, const char *file, int line) __attribute__((noreturn));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
