@@ -65,11 +65,23 @@ static int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
-void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t)
+/* os: a fold after the first streams at least R cycles, the drain of the fold before it. */
+static int64_t os_drain_pad(const struct array_chain *c)
+{
+	return c->p->weight_double_buffer && c->folds >= 2 && c->last_t < c->p->rows ? c->p->rows - c->last_t : 0;
+}
+
+void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t, bool cont)
 {
 	const struct array_params *p = c->p;
 	SIM_ASSERT(sr >= 1 && sr <= p->rows && sc >= 1 && sc <= p->cols && t >= 1);
+	SIM_ASSERT(!cont || (c->df == DF_OS && c->folds > 0));
 
+	if (cont) {
+		c->cycles += t;
+		c->last_t += t;
+		return;
+	}
 	if (!p->weight_double_buffer) {
 		/* Serial: each fold loads, streams, fills and drains on its own. */
 		if (c->df == DF_OS)
@@ -78,7 +90,7 @@ void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t)
 			c->cycles += sr + t + p->rows + sc - 2;
 	} else if (c->df == DF_OS) {
 		/* Fold f streams while fold f-1's outputs drain from the shadow registers. */
-		c->cycles += c->folds == 0 ? t : max64(t, p->rows);
+		c->cycles += os_drain_pad(c) + t;
 	} else {
 		/* This fold's tile shifts in (sr cycles) while the previous fold streams. */
 		c->cycles += c->folds == 0 ? sr : max64(c->last_t, sr);
@@ -95,6 +107,6 @@ int64_t array_chain_end(const struct array_chain *c)
 	if (c->folds == 0 || !p->weight_double_buffer)
 		return c->cycles;
 	if (c->df == DF_OS)
-		return c->cycles + c->last_sr + c->last_sc - 2 + p->rows;
+		return c->cycles + os_drain_pad(c) + c->last_sr + c->last_sc - 2 + p->rows;
 	return c->cycles + c->last_t + p->rows + c->last_sc - 2;
 }

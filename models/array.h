@@ -67,11 +67,16 @@ struct array_chain {
 	int df;
 	int64_t cycles;                 /* cycles committed so far */
 	int64_t folds;
-	int64_t last_sr, last_sc, last_t;
+	int64_t last_sr, last_sc, last_t;   /* last_t: the whole fold's stream, all its parts */
 };
 
 void array_chain_init(struct array_chain *c, const struct array_params *p, int df);
-void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t);
+
+/*
+ * Adds a fold of sr x sc streaming t cycles. cont: it continues the previous
+ * fold's accumulation (os streams a long K in parts), so it only adds t.
+ */
+void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t, bool cont);
 int64_t array_chain_end(const struct array_chain *c);
 
 #endif

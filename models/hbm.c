@@ -1,9 +1,12 @@
 /*
- * hbm.c - off-chip memory parameters (see hbm.h).
+ * hbm.c - channels, bursts, interleaving and latency (see hbm.h).
  */
 #include "hbm.h"
 
+#include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const type_names[] = { "ddr3", "lpddr4", "hbm2", "hbm2e", "hbm3", "custom", NULL };
 
@@ -23,4 +26,82 @@ const struct cfg_key hbm_keys[] = {
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz)
 {
 	return p->gbps / clock_ghz;
+}
+
+struct hbm {
+	struct hbm_params p;
+	bool ideal;
+	double per_channel;         /* bytes per cycle of one channel */
+	int64_t latency;            /* cycles */
+	int64_t read, written;
+	double busy[];              /* per channel: the cycle it is free again */
+};
+
+hbm *hbm_new(const struct hbm_params *p, double clock_ghz, bool ideal)
+{
+	hbm *h = calloc(1, sizeof *h + (size_t)p->channels * sizeof h->busy[0]);
+	if (!h)
+		return NULL;
+	h->p = *p;
+	h->ideal = ideal;
+	h->per_channel = hbm_bytes_per_cycle(p, clock_ghz) / (double)p->channels;
+	h->latency = (int64_t)ceil(p->latency_ns * clock_ghz - 1e-9);
+	return h;
+}
+
+void hbm_free(hbm *h)
+{
+	free(h);
+}
+
+void hbm_reset(hbm *h)
+{
+	memset(h->busy, 0, (size_t)h->p.channels * sizeof h->busy[0]);
+	h->read = h->written = 0;
+}
+
+int64_t hbm_transfer(hbm *h, int64_t now, uint64_t addr, int64_t bytes, bool write)
+{
+	int64_t ch = h->p.channels, il = h->p.interleave_bytes, burst = h->p.burst_bytes;
+	double last = (double)now;
+
+	if (write)
+		h->written += bytes;
+	else
+		h->read += bytes;
+	if (h->ideal || bytes <= 0)
+		return now;
+	/*
+	 * The request covers interleave blocks first .. first + n - 1 (the first
+	 * and last may be partial). Block b lives on channel b mod ch, so each
+	 * channel holds whole rounds plus at most one extra block.
+	 */
+	uint64_t first = addr / (uint64_t)il, end = (addr + (uint64_t)bytes - 1) / (uint64_t)il;
+	int64_t n = (int64_t)(end - first + 1), head = (int64_t)(addr % (uint64_t)il);
+	int64_t tail = (int64_t)((addr + (uint64_t)bytes) % (uint64_t)il);
+	for (int64_t i = 0; i < ch && i < n; i++) {
+		int64_t c = (int64_t)((first + (uint64_t)i) % (uint64_t)ch);
+		int64_t blocks = n / ch + (i < n % ch ? 1 : 0);
+		int64_t share = blocks * il;
+		if (i == 0)
+			share -= head;                              /* the first block starts mid-way */
+		if ((n - 1) % ch == i && tail)
+			share -= il - tail;                         /* the last block ends early */
+		share = (share + burst - 1) / burst * burst;        /* whole bursts */
+		double start = h->busy[c] > (double)now ? h->busy[c] : (double)now;
+		h->busy[c] = start + (double)share / h->per_channel;
+		if (h->busy[c] > last)
+			last = h->busy[c];
+	}
+	return (int64_t)ceil(last - 1e-9) + h->latency;
+}
+
+int64_t hbm_read_bytes(const hbm *h)
+{
+	return h->read;
+}
+
+int64_t hbm_written_bytes(const hbm *h)
+{
+	return h->written;
 }

@@ -1,17 +1,26 @@
 /*
  * hbm.h - off-chip memory: DDR3 or HBM behind a number of channels.
  *
- * hbm.gbps is the total bandwidth in GB/s (10^9 bytes per second), spread over
- * hbm.channels (pseudo-)channels; a request also pays hbm.latency_ns and moves
- * whole bursts of hbm.burst_bytes. Addresses interleave across channels every
- * hbm.interleave_bytes.
+ * hbm.gbps is the total bandwidth in GB/s (10^9 bytes per second), shared
+ * equally by hbm.channels (pseudo-)channels. Addresses interleave across the
+ * channels every hbm.interleave_bytes; each channel moves whole bursts of
+ * hbm.burst_bytes and serves its requests in order. A request of B bytes is
+ * split over the channels arithmetically, in O(channels), never per byte or
+ * per burst: each channel's share starts when that channel is free, takes
+ * share / (bandwidth per channel) cycles, and the request completes when the
+ * last share has arrived plus the access latency (hbm.latency_ns). Requests
+ * in flight overlap their latencies; bandwidth is what they contend for.
+ *
+ * Time is in array clock cycles; the clock converts ns and GB/s once.
  */
 #ifndef TPUSIM_HBM_H
 #define TPUSIM_HBM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cfgkey.h"
+#include "err.h"
 
 enum hbm_type { HBM_DDR3, HBM_LPDDR4, HBM_HBM2, HBM_HBM2E, HBM_HBM3, HBM_CUSTOM };
 
@@ -28,5 +37,21 @@ extern const struct cfg_key hbm_keys[];
 
 /* Bytes the memory delivers per array clock cycle at clock_ghz. */
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz);
+
+typedef struct hbm hbm;
+
+/* A memory at clock_ghz; ideal: every transfer completes at once. Returns owned, or NULL (out of memory). */
+hbm *hbm_new(const struct hbm_params *p, double clock_ghz, bool ideal);
+void hbm_free(hbm *h);                  /* NULL is a no-op */
+void hbm_reset(hbm *h);                 /* idle channels, zero counts */
+
+/*
+ * Moves bytes at addr, requested at cycle now. Returns the cycle at which the
+ * last byte has arrived (>= now). write: counts as written, not read.
+ */
+int64_t hbm_transfer(hbm *h, int64_t now, uint64_t addr, int64_t bytes, bool write);
+
+int64_t hbm_read_bytes(const hbm *h);
+int64_t hbm_written_bytes(const hbm *h);
 
 #endif

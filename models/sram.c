@@ -4,6 +4,8 @@
 #include "sram.h"
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char *const sram_buf_names[] = { "weights", "inputs", "outputs", NULL };
 
@@ -27,4 +29,60 @@ const struct cfg_key sram_keys[] = {
 int64_t sram_bytes(const struct sram_params *p, enum sram_buf b)
 {
 	return p->buf[b].kib * 1024;
+}
+
+struct sram {
+	struct sram_params p;
+	bool ideal;
+	int64_t reads[SRAM_NBUF], writes[SRAM_NBUF];
+};
+
+sram *sram_new(const struct sram_params *p, bool ideal)
+{
+	sram *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->p = *p;
+	s->ideal = ideal;
+	return s;
+}
+
+void sram_free(sram *s)
+{
+	free(s);
+}
+
+void sram_reset(sram *s)
+{
+	memset(s->reads, 0, sizeof s->reads);
+	memset(s->writes, 0, sizeof s->writes);
+}
+
+void sram_read(sram *s, enum sram_buf b, int64_t bytes)
+{
+	s->reads[b] += bytes;
+}
+
+void sram_write(sram *s, enum sram_buf b, int64_t bytes)
+{
+	s->writes[b] += bytes;
+}
+
+int64_t sram_reads(const sram *s, enum sram_buf b)
+{
+	return s->reads[b];
+}
+
+int64_t sram_writes(const sram *s, enum sram_buf b)
+{
+	return s->writes[b];
+}
+
+int64_t sram_stream_cycles(const sram *s, enum sram_buf b, int64_t t, int64_t bytes)
+{
+	int64_t bw = s->p.buf[b].bytes_per_cycle, need;
+	if (s->ideal)
+		return t;
+	need = bytes / bw + (bytes % bw != 0);
+	return need > t ? need : t;
 }

@@ -37,4 +37,26 @@ extern const char *const sram_buf_names[];   /* "weights", "inputs", "outputs" *
 /* Capacity of buffer b in bytes. */
 int64_t sram_bytes(const struct sram_params *p, enum sram_buf b);
 
+/*
+ * The buffers as the engine uses them: reads and writes counted per buffer,
+ * and the port width that limits how fast a buffer feeds the array's edge.
+ * ideal: unbounded bandwidth (capacity is the schedule's business).
+ */
+typedef struct sram sram;
+
+sram *sram_new(const struct sram_params *p, bool ideal);   /* owned, or NULL (out of memory) */
+void sram_free(sram *s);                                    /* NULL is a no-op */
+void sram_reset(sram *s);
+
+void sram_read(sram *s, enum sram_buf b, int64_t bytes);
+void sram_write(sram *s, enum sram_buf b, int64_t bytes);
+int64_t sram_reads(const sram *s, enum sram_buf b);        /* bytes */
+int64_t sram_writes(const sram *s, enum sram_buf b);       /* bytes */
+
+/*
+ * Cycles to stream t rows into the array when they need `bytes` from buffer
+ * b: t if one port keeps up (bytes_per_cycle per cycle), longer if not.
+ */
+int64_t sram_stream_cycles(const sram *s, enum sram_buf b, int64_t t, int64_t bytes);
+
 #endif

@@ -37,7 +37,7 @@ struct caps {
 /* A candidate plan: what it keeps, its chunk, footprint and traffic. */
 struct cand {
 	bool ok, keep_s, keep_x;
-	int64_t chunk, traffic;
+	int64_t chunk, kpart, traffic;
 	int64_t fp[SRAM_NBUF];
 };
 
@@ -99,45 +99,62 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, bool 
 }
 
 /*
- * os: A chunk of `chunk` x K rows (kept) or two Sr x kt tiles; B whole (kept)
- * or two kt x Sc tiles; outputs two R x C blocks draining.
+ * os: A kept in chunks of `chunk` rows x K, or streamed in parts of rr x kpart;
+ * B's column panel (K x cc) kept across the row folds of a chunk, or streamed
+ * in parts of kpart x cc; outputs two rr x cc blocks draining. kpart (the
+ * reduction streamed per part) is as long as the streaming parts allow.
  */
 static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka, bool kb,
 			   int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
 {
 	struct cand c = { .keep_s = ka, .keep_x = kb };
 	const struct op *o = s->op;
-	int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n), kt = min64(s->R, o->k);
-	int64_t need_b = kb ? b_bytes : s->compat ? 0 : 2 * kt * cc * s->eb, need_a, chunk = rr;
+	int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n), eb = s->eb;
+	int64_t panel_b = o->k * cc * eb, chunk = ka ? o->m : rr, kpart = o->k;
 
-	if (!cp->ideal) {
-		int64_t cap_a = cp->unified ? cp->w + cp->i : cp->i;
-		int64_t cap_b = cp->unified ? cap_a : cp->w;
-		if (need_b > cap_b)
+	if (!cp->ideal && !s->compat) {
+		int64_t cap_a = cp->unified ? cp->w + cp->i : cp->i, cap_b = cp->unified ? cp->w + cp->i : cp->w;
+		if (2 * rr * cc * s->ab > cp->o)
 			return c;
-		if (cp->unified)
-			cap_a -= need_b;
-		if (!s->compat && 2 * rr * cc * s->ab > cp->o)
-			return c;
+		if (kb) {
+			if (panel_b > cap_b)
+				return c;
+			if (cp->unified)
+				cap_a -= panel_b;
+			else
+				cap_b -= panel_b;
+		}
 		if (ka) {
-			/* rows of A per chunk: A's bytes in memory are a_unique over m rows */
-			int64_t rows = (int64_t)((unsigned __int128)cap_a * (unsigned __int128)o->m / (unsigned __int128)s->a_unique);
+			/* Rows per chunk, leaving room for B's smallest parts when they share the pool. */
+			int64_t room = cap_a - (cp->unified && !kb ? 2 * min64(o->k, s->R) * cc * eb : 0);
+			int64_t rows = room <= 0 ? 0 : (int64_t)((unsigned __int128)room * (unsigned __int128)o->m /
+								 (unsigned __int128)s->a_unique);
 			chunk = rows >= o->m ? o->m : rows / s->R * s->R;
 			if (chunk < rr)
 				return c;
-		} else if (!s->compat && 2 * rr * kt * s->eb > cap_a) {
-			return c;
+			if (cp->unified)
+				cap_b = cap_a - a_share(s, chunk * o->k * eb);
 		}
-	} else if (ka) {
-		chunk = o->m;
+		if (cp->unified) {
+			int64_t per_k = (ka ? 0 : 2 * rr * eb) + (kb ? 0 : 2 * cc * eb);
+			if (per_k)
+				kpart = min64(kpart, (ka ? cap_b : cap_a) / per_k);
+		} else {
+			if (!ka)
+				kpart = min64(kpart, cap_a / (2 * rr * eb));
+			if (!kb)
+				kpart = min64(kpart, cap_b / (2 * cc * eb));
+		}
+		if (kpart < 1)
+			return c;
 	}
-	need_a = ka ? a_share(s, chunk * o->k * s->eb) : s->compat ? 0 : 2 * rr * kt * s->eb;
 	int64_t nm = ceil_div(o->m, chunk);
 	c.ok = true;
 	c.chunk = chunk;
-	c.traffic = a_bytes * (ka || s->nc == 1 ? 1 : s->nc) + b_bytes * (kb || nm == 1 ? 1 : nm) + c_bytes;
-	c.fp[SRAM_INPUTS] += need_a;
-	c.fp[SRAM_WEIGHTS] += need_b;
+	c.kpart = kpart;
+	c.traffic = a_bytes * (ka || s->nc == 1 ? 1 : s->nc) + b_bytes * (kb ? nm : s->nr) + c_bytes;
+	c.fp[SRAM_INPUTS] += ka ? a_share(s, chunk * o->k * eb) : s->compat ? 0 : 2 * rr * kpart * eb;
+	c.fp[SRAM_WEIGHTS] += kb ? panel_b : s->compat ? 0 : 2 * kpart * cc * eb;
 	c.fp[SRAM_OUTPUTS] = s->compat ? 0 : 2 * rr * cc * s->ab;
 	return c;
 }
@@ -153,9 +170,8 @@ static int too_small(const struct sched *s, const struct config *cfg, const stru
 	char path[64];
 
 	if (s->df == DF_OS) {
-		int64_t kt = min64(s->R, o->k);
-		need_i = 2 * rr * kt * s->eb;
-		need_w = 2 * kt * cc * s->eb;
+		need_i = 2 * rr * s->eb;             /* parts of one element of K */
+		need_w = 2 * cc * s->eb;
 	} else {
 		int64_t stile = 2 * rr * cc * s->eb, xtile = 2 * rr * s->eb;
 		need_w = s->s_buf == SRAM_WEIGHTS ? stile : xtile;
@@ -245,9 +261,11 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	if (df == DF_OS) {
 		int64_t nm = ceil_div(op->m, s->chunk);
 		s->nchunks = nm;
+		s->kpart = best.kpart;
+		s->nparts = ceil_div(op->k, s->kpart);
 		s->folds = s->nr * s->nc * op->repeat;
 		s->read_bytes[OPND_A] = a_bytes * (s->keep_s || s->nc == 1 ? 1 : s->nc) * op->repeat;
-		s->read_bytes[OPND_B] = b_bytes * (s->keep_x || nm == 1 ? 1 : nm) * op->repeat;
+		s->read_bytes[OPND_B] = b_bytes * (s->keep_x ? nm : s->nr) * op->repeat;
 	} else {
 		int64_t nt = ceil_div(s->t, s->chunk);
 		int64_t sb = df == DF_WS ? b_bytes : a_bytes, xb = df == DF_WS ? a_bytes : b_bytes;
@@ -298,15 +316,19 @@ static void step(struct sched_iter *it)
 	it->qn = it->qi = 0;
 
 	if (s->df == DF_OS) {
-		/* i0: chunk of M rows, i1: column block, i2: row block within the chunk. */
+		/* i0: chunk of M rows, i1: column block, i2: row block within the chunk, i3: part of K. */
 		int64_t row0 = it->i0 * s->chunk + it->i2 * s->R;
 		int64_t chunk_rows = min64(s->chunk, o->m - it->i0 * s->chunk);
 		int64_t sr = min64(s->R, o->m - row0), sc = min64(s->C, o->n - it->i1 * s->C);
+		int64_t kp = min64(s->kpart, o->k - it->i3 * s->kpart);
 		if (it->i1 == 0 || !s->keep_s)
-			emit(it, TI_LOAD, OPND_A, sr * o->k * eb, 0, 0, 0);
-		if (it->i2 == 0 && (it->i0 == 0 || !s->keep_x))
-			emit(it, TI_LOAD, OPND_B, o->k * sc * eb, 0, 0, 0);
-		emit(it, TI_FOLD, 0, 0, sr, sc, o->k);
+			emit(it, TI_LOAD, OPND_A, sr * kp * eb, 0, 0, 0);
+		if (it->i2 == 0 || !s->keep_x)
+			emit(it, TI_LOAD, OPND_B, kp * sc * eb, 0, 0, 0);
+		emit(it, TI_FOLD, it->i3 > 0, 0, sr, sc, kp);
+		if (++it->i3 < s->nparts)
+			return;
+		it->i3 = 0;
 		emit(it, TI_STORE, OPND_C, sr * sc * eb, 0, 0, 0);
 		if (++it->i2 * s->R >= chunk_rows) {
 			it->i2 = 0;

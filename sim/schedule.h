@@ -19,10 +19,13 @@
  *           the input buffer, B (K x N) from the weight buffer. Loop order:
  *             for each chunk of `chunk` rows of M (a multiple of R)
  *               for each column block c of N
- *                 for each row block of the chunk: fold(Sr, Sc, K)
- *           A is re-read for every column block unless the chunk stays
- *           (keep_a = keep_s); B is re-read for every chunk unless all of B
- *           stays (keep_b = keep_x).
+ *                 for each row block of the chunk
+ *                   for each part of kpart of K: fold(Sr, Sc, kpart)
+ *           The parts of one fold stream back to back into the same
+ *           accumulators (the later ones are marked `cont`). A is re-read for
+ *           every column block unless the chunk stays (keep_s); B's column
+ *           panel (K x Sc) is re-read for every row block unless it stays
+ *           (keep_x), and then once per chunk.
  *
  * A convolution's A is its im2col matrix, but memory holds the input tensor
  * once (op->a_elems): A's HBM traffic and kept footprint are that tensor's
@@ -59,6 +62,7 @@ struct sched {
 	int64_t rows, cols, t;          /* the GEMM as the array sees it: fold rows x cols, stream T */
 	int64_t nr, nc;                 /* fold grid: ceil(rows / R), ceil(cols / C) */
 	int64_t chunk, nchunks;         /* ws/is: T per chunk; os: rows of M per chunk */
+	int64_t kpart, nparts;          /* os: K streamed per part, parts per fold (ws/is: 0) */
 	bool keep_s, keep_x;            /* see above */
 	int s_buf, x_buf;               /* enum sram_buf of S and X (os: A and B) */
 
@@ -82,14 +86,15 @@ enum tile_kind { TI_LOAD, TI_FOLD, TI_STORE };
 
 struct tile_ins {
 	enum tile_kind kind;
-	int operand;                    /* TI_LOAD: OPND_A or OPND_B; TI_STORE: OPND_C */
+	int operand;                    /* TI_LOAD: OPND_A or OPND_B; TI_STORE: OPND_C;
+					   TI_FOLD: 1 when it continues the previous fold (os parts) */
 	int64_t bytes;                  /* TI_LOAD, TI_STORE */
 	int64_t sr, sc, t;              /* TI_FOLD */
 };
 
 struct sched_iter {
 	const struct sched *s;          /* borrowed */
-	int64_t rep, i0, i1, i2;        /* loop indices, outer to inner */
+	int64_t rep, i0, i1, i2, i3;    /* loop indices, outer to inner */
 	bool done;
 	struct tile_ins q[4];           /* instructions of the current step */
 	int qn, qi;

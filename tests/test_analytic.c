@@ -187,7 +187,7 @@ START_TEST(closed_form_matches_walk)
 		sched_iter_init(&it, &sc);
 		while (sched_next(&it, &ins))
 			if (ins.kind == TI_FOLD)
-				array_chain_fold(&ch, ins.sr, ins.sc, ins.t);
+				array_chain_fold(&ch, ins.sr, ins.sc, ins.t, ins.operand);
 		ck_assert_msg(array_chain_end(&ch) == analytic_gemm_cycles(&sc),
 			      "case %d: df %d M %lld K %lld N %lld x%lld on %lldx%lld: walk %lld, closed form %lld", i, df,
 			      (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat,

@@ -105,7 +105,8 @@ END_TEST
 /*
  * os with a 1 KiB input buffer: A is 16 x 128 = 2048 B, so it is kept in chunks
  * of 1024 / 128 = 8 rows (a multiple of the 4 array rows) across both column
- * blocks of N = 8; B (128 x 8 = 1024 B) stays whole. Everything is read once.
+ * blocks of N = 8, and read once. B's column panels (128 x 4) stay across the
+ * row blocks of a chunk, so B (1024 B) is read once per chunk: twice.
  */
 START_TEST(os_chunks)
 {
@@ -119,8 +120,33 @@ START_TEST(os_chunks)
 	ck_assert_int_eq(s.chunk, 8);
 	ck_assert_int_eq(s.nchunks, 2);
 	ck_assert_int_eq(s.read_bytes[OPND_A], 2048);
-	ck_assert_int_eq(s.read_bytes[OPND_B], 1024);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 2 * 1024);
 	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 1024);
+	ck_assert_int_eq(s.kpart, 128);
+}
+END_TEST
+
+/*
+ * os where nothing can stay: 1 KiB weight and input buffers, K = 1024. Parts
+ * of K must fit two 4-row tiles of A (2 x 4 x kpart <= 1024) and two 4-column
+ * tiles of B: kpart = 128, 8 parts per fold. A is read once per column block
+ * (2), B once per row block (4).
+ */
+START_TEST(os_parts)
+{
+	const char *sets[] = { "sram.inputs.kib=1", "sram.weights.kib=1", NULL };
+	struct config c;
+	struct sched s;
+	struct op o = gemm(16, 1024, 8, 1);
+	th_config(&c, "lab_4x4", sets);
+	plan(&s, &o, &c, DF_OS);
+	ck_assert(!s.keep_s && !s.keep_x);
+	ck_assert_int_eq(s.kpart, 128);
+	ck_assert_int_eq(s.nparts, 8);
+	ck_assert_int_eq(s.read_bytes[OPND_A], 2 * 16 * 1024);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 4 * 1024 * 8);
+	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 1024);
+	ck_assert_int_eq(s.footprint[SRAM_WEIGHTS], 1024);
 }
 END_TEST
 
@@ -237,7 +263,7 @@ START_TEST(program_matches_plan)
 			else if (ins.kind == TI_STORE)
 				wr += ins.bytes;
 			else {
-				folds++;
+				folds += !ins.operand;      /* os parts continue a fold */
 				ck_assert(ins.sr >= 1 && ins.sr <= s.R && ins.sc >= 1 && ins.sc <= s.C);
 				macs += ins.sr * ins.sc * ins.t;
 			}
@@ -262,6 +288,7 @@ Suite *schedule_suite(void)
 	tcase_add_test(t, inputs_exactly_full);
 	tcase_add_test(t, weights_halved_refetch);
 	tcase_add_test(t, os_chunks);
+	tcase_add_test(t, os_parts);
 	tcase_add_test(t, conv_reads_its_input_once);
 	tcase_add_test(t, too_small_names_the_key);
 	tcase_add_test(t, program_matches_plan);
