@@ -55,9 +55,9 @@ void array_chain_init(struct array_chain *c, const struct array_params *p, int d
 {
 	c->p = p;
 	c->df = df;
-	c->cycles = 0;
+	c->s = c->e = c->drained = 0;
 	c->folds = 0;
-	c->last_sr = c->last_sc = c->last_t = 0;
+	c->last_sr = c->last_sc = 0;
 }
 
 static int64_t max64(int64_t a, int64_t b)
@@ -65,48 +65,62 @@ static int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
-/* os: a fold after the first streams at least R cycles, the drain of the fold before it. */
-static int64_t os_drain_pad(const struct array_chain *c)
-{
-	return c->p->weight_double_buffer && c->folds >= 2 && c->last_t < c->p->rows ? c->p->rows - c->last_t : 0;
-}
-
 void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t, bool cont)
 {
 	const struct array_params *p = c->p;
+	int64_t R = p->rows;
 	SIM_ASSERT(sr >= 1 && sr <= p->rows && sc >= 1 && sc <= p->cols && t >= 1);
 	SIM_ASSERT(!cont || (c->df == DF_OS && c->folds > 0));
 
 	if (cont) {
-		c->cycles += t;
-		c->last_t += t;
+		c->e += t;
 		return;
 	}
 	if (!p->weight_double_buffer) {
 		/* Serial: each fold loads, streams, fills and drains on its own. */
-		if (c->df == DF_OS)
-			c->cycles += t + sr + sc - 2 + p->rows;
-		else
-			c->cycles += sr + t + p->rows + sc - 2;
+		if (c->df == DF_OS) {
+			if (c->folds)
+				c->e += c->last_sr + c->last_sc - 2 + R;     /* the previous fold's drain */
+			c->s = c->e;
+		} else {
+			c->s = c->e + sr;
+		}
+		c->e = c->s + t;
+		if (c->df != DF_OS)
+			c->e += R + sc - 2;
+		c->drained = c->e;
 	} else if (c->df == DF_OS) {
-		/* Fold f streams while fold f-1's outputs drain from the shadow registers. */
-		c->cycles += os_drain_pad(c) + t;
+		/*
+		 * Fold f streams while fold f-1's outputs drain from the shadow
+		 * registers (R cycles); those outputs are out once the drain is done,
+		 * skewed by their position.
+		 */
+		int64_t s = c->folds == 0 ? 0 : c->folds >= 2 ? max64(c->e, c->s + R) : c->e;
+		if (c->folds)
+			c->drained = max64(c->drained, s + c->last_sr + c->last_sc - 2 + R);
+		c->s = s;
+		c->e = s + t;
 	} else {
-		/* This fold's tile shifts in (sr cycles) while the previous fold streams. */
-		c->cycles += c->folds == 0 ? sr : max64(c->last_t, sr);
+		/* This fold's tile shifts in (sr cycles) once the previous fold has started streaming. */
+		c->s = c->folds == 0 ? sr : max64(c->e, c->s + sr);
+		c->e = c->s + t;
+		c->drained = max64(c->drained, c->e + R + sc - 2);
 	}
 	c->folds++;
 	c->last_sr = sr;
 	c->last_sc = sc;
-	c->last_t = t;
 }
 
 int64_t array_chain_end(const struct array_chain *c)
 {
 	const struct array_params *p = c->p;
-	if (c->folds == 0 || !p->weight_double_buffer)
-		return c->cycles;
-	if (c->df == DF_OS)
-		return c->cycles + os_drain_pad(c) + c->last_sr + c->last_sc - 2 + p->rows;
-	return c->cycles + c->last_t + p->rows + c->last_sc - 2;
+	if (c->folds == 0)
+		return 0;
+	if (!p->weight_double_buffer)
+		return c->df == DF_OS ? c->e + c->last_sr + c->last_sc - 2 + p->rows : c->e;
+	if (c->df == DF_OS) {
+		int64_t out = (c->folds >= 2 ? max64(c->e, c->s + p->rows) : c->e) + c->last_sr + c->last_sc - 2 + p->rows;
+		return max64(out, c->drained);
+	}
+	return c->drained;
 }

@@ -20,6 +20,10 @@
  * Without array.weight_double_buffer every fold pays everything in turn:
  * ws/is Sr + T + R + Sc - 2, os T + Sr + Sc - 2 + R.
  *
+ * A chain ends when the last outputs have left the array: usually the last
+ * fold's, but an earlier, wider fold can still be draining then, and the
+ * chain waits for it.
+ *
  * SCALE-Sim compatible mode (array.scalesim_compat) reproduces SCALE-Sim v2's
  * compute model: every fold costs 2R + C + T - 2 (ws, is) or R + C + T - 2
  * (os) with the array's full R and C even for a partial fold, folds never
@@ -65,9 +69,10 @@ int64_t array_scalesim_fold_cycles(const struct array_params *p, int df, int64_t
 struct array_chain {
 	const struct array_params *p;   /* borrowed */
 	int df;
-	int64_t cycles;                 /* cycles committed so far */
+	int64_t s, e;                   /* stream start of the current fold, stream end of the last fold or part */
+	int64_t drained;                /* the latest cycle any finished fold's outputs left the array */
 	int64_t folds;
-	int64_t last_sr, last_sc, last_t;   /* last_t: the whole fold's stream, all its parts */
+	int64_t last_sr, last_sc;
 };
 
 void array_chain_init(struct array_chain *c, const struct array_params *p, int df);

@@ -11,6 +11,11 @@ static int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
 
 /* Pipelined ws/is: the sum of array_chain over the fold order of schedule.h. */
 static int64_t wsis_pipelined(const struct sched *s, int64_t rep)
@@ -22,8 +27,20 @@ static int64_t wsis_pipelined(const struct sched *s, int64_t rep)
 	/* Within one (column, chunk) block: fold r overlaps the shift of fold r+1. */
 #define INNER(T) (nr >= 2 ? (nr - 2) * max64((T), R) + max64((T), rk) : 0)
 	int64_t sum = nfull * (INNER(tt) + max64(tt, sr0)) + nlast * INNER(tl) + (nlast - 1) * max64(tl, sr0);
+	int64_t e_last = sr0 + sum + tl;     /* the last fold's stream ends */
+	/*
+	 * The op ends when its last partial sums leave the array. The last column
+	 * block may be narrower than the one before it, whose last sums cross C
+	 * columns: that block's streams ended P cycles before the last one's,
+	 * P being one column block's span of streams.
+	 */
+	int64_t width = sc_last;
+	if (s->nc >= 2) {
+		int64_t p = max64(tl, sr0) + (nt - 1) * max64(tt, sr0) + (nt - 1) * INNER(tt) + INNER(tl);
+		width = max64(width, s->C - p);
+	}
 #undef INNER
-	return sr0 + sum + tl + R + sc_last - 2;
+	return e_last + R + width - 2;
 }
 
 static int64_t wsis_serial(const struct sched *s, int64_t rep)
@@ -34,11 +51,31 @@ static int64_t wsis_serial(const struct sched *s, int64_t rep)
 
 static int64_t os_cycles(const struct sched *s, int64_t rep)
 {
-	int64_t R = s->R, K = s->t, f = s->nr * s->nc;
+	int64_t R = s->R, C = s->C, K = s->t, f = s->nr * s->nc;
 	if (!s->dbuf)
 		return rep * (f * (K + R - 2) + s->nc * s->rows + s->nr * s->cols);
-	int64_t sr_last = s->rows - (s->nr - 1) * R, sc_last = s->cols - (s->nc - 1) * s->C;
-	return K + (rep * f - 1) * max64(K, R) + sr_last + sc_last - 2 + R;
+	int64_t sr_last = s->rows - (s->nr - 1) * R, sc_last = s->cols - (s->nc - 1) * C;
+	int64_t last = rep * f - 1, end = K + last * max64(K, R) + sr_last + sc_last - 2 + R;
+	/*
+	 * An earlier, larger fold can finish draining after the last one: fold g's
+	 * outputs leave when fold g + 1 has started (at K + g max(K, R)) plus its
+	 * skew and an R-cycle drain. The latest fold of each shape lies in the last
+	 * two row blocks of the last two column blocks of the last two chunks.
+	 */
+	int64_t per_chunk = s->chunk / R, nch = s->nchunks, base = (rep - 1) * f;
+	for (int64_t i0 = nch >= 2 ? nch - 2 : 0; i0 < nch; i0++) {
+		int64_t rows0 = i0 * s->chunk, nrc = (min64(s->chunk, s->rows - rows0) + R - 1) / R;
+		for (int64_t i1 = s->nc >= 2 ? s->nc - 2 : 0; i1 < s->nc; i1++) {
+			for (int64_t i2 = nrc >= 2 ? nrc - 2 : 0; i2 < nrc; i2++) {
+				int64_t g = base + i0 * per_chunk * s->nc + i1 * nrc + i2;
+				if (g >= last)
+					continue;
+				int64_t sr = min64(R, s->rows - rows0 - i2 * R), sc = min64(C, s->cols - i1 * C);
+				end = max64(end, K + g * max64(K, R) + sr + sc - 2 + R);
+			}
+		}
+	}
+	return end;
 }
 
 int64_t analytic_gemm_cycles(const struct sched *s)
@@ -60,10 +97,44 @@ static int64_t memory_cycles(const struct arch *a, int64_t bytes, bool ideal)
 	return (int64_t)ceil((double)bytes / hbm_bytes_per_cycle(&a->hbm, a->clock_ghz));
 }
 
+int64_t analytic_stream_cycles(const struct sched *s)
+{
+	/* ws/is: every (column, row) pair of blocks streams all of T once; os: every fold streams K. */
+	return s->op->repeat * s->nr * s->nc * s->t;
+}
+
+/*
+ * SRAM traffic of a planned GEMM, fold by fold summed in closed form: the
+ * stationary tile shifted in, the streamed operand, partial sums written (and
+ * read back to accumulate after the first row block), results read out to
+ * the stores, and every HBM load written in.
+ */
+static void gemm_sram(const struct sched *s, struct result *r)
+{
+	const struct op *o = s->op;
+	int64_t rep = o->repeat, eb = s->eb, ab = s->ab, mn = o->m * o->n;
+	int64_t *rd = r->sram_read_bytes, *wr = r->sram_write_bytes;
+	if (s->df == DF_OS) {
+		rd[SRAM_INPUTS] += rep * s->nc * o->m * o->k * eb;
+		rd[SRAM_WEIGHTS] += rep * s->nr * o->k * o->n * eb;
+		wr[SRAM_OUTPUTS] += rep * mn * ab;
+	} else {
+		enum sram_buf sb = s->s_buf, xb = s->x_buf;
+		rd[sb] += rep * s->nchunks * s->rows * s->cols * eb;     /* each stationary tile, once per chunk */
+		rd[xb] += rep * s->nc * s->rows * s->t * eb;             /* the stream, once per column block */
+		wr[SRAM_OUTPUTS] += rep * s->nr * mn * ab;
+		rd[SRAM_OUTPUTS] += rep * (s->nr - 1) * mn * ab;
+	}
+	rd[SRAM_OUTPUTS] += s->write_bytes;
+	wr[SRAM_INPUTS] += s->read_bytes[OPND_A];
+	wr[SRAM_WEIGHTS] += s->read_bytes[OPND_B];
+}
+
 int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal, struct result *r,
 		struct err *e)
 {
 	const struct arch *a = &cfg->arch;
+	int excess_cat;
 	memset(r, 0, sizeof *r);
 	if (o->kind == OP_GEMM) {
 		struct sched s;
@@ -71,31 +142,27 @@ int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal
 			return -1;
 		r->macs = op_macs(o);
 		r->compute_cycles = analytic_gemm_cycles(&s);
+		r->cat[CAT_COMPUTE] = analytic_stream_cycles(&s);
+		r->cat[CAT_FILL_DRAIN] = r->compute_cycles - r->cat[CAT_COMPUTE];
 		r->hbm_read_bytes = s.read_bytes[OPND_A] + s.read_bytes[OPND_B];
 		r->hbm_write_bytes = s.write_bytes;
 		r->folds = s.folds;
 		r->gemm_ops = 1;
+		gemm_sram(&s, r);
+		/* Memory time beyond compute waits on the operand that moves the most bytes. */
+		excess_cat = s.read_bytes[OPND_B] >= s.read_bytes[OPND_A] && s.read_bytes[OPND_B] >= s.write_bytes ?
+			     CAT_WEIGHTS : s.read_bytes[OPND_A] >= s.write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
 	} else {
 		int64_t eb = array_elem_bytes(a->array.dtype);
 		r->compute_cycles = vector_cycles(&a->vector, o->lane_ops);
+		r->cat[CAT_VECTOR] = r->compute_cycles;
 		r->hbm_read_bytes = o->in_elems * eb;
 		r->hbm_write_bytes = o->out_elems * eb;
 		r->vector_ops = 1;
+		excess_cat = r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
 	}
 	r->memory_cycles = memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes, ideal);
 	r->cycles = max64(r->compute_cycles, r->memory_cycles);
+	r->cat[excess_cat] += r->cycles - r->compute_cycles;
 	return 0;
-}
-
-void result_add(struct result *a, const struct result *b)
-{
-	a->macs += b->macs;
-	a->cycles += b->cycles;
-	a->compute_cycles += b->compute_cycles;
-	a->memory_cycles += b->memory_cycles;
-	a->hbm_read_bytes += b->hbm_read_bytes;
-	a->hbm_write_bytes += b->hbm_write_bytes;
-	a->folds += b->folds;
-	a->gemm_ops += b->gemm_ops;
-	a->vector_ops += b->vector_ops;
 }

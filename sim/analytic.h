@@ -17,17 +17,7 @@
 #include "config.h"
 #include "lower.h"
 #include "schedule.h"
-
-/* What one op (or a sum of ops) cost. */
-struct result {
-	int64_t macs;
-	int64_t cycles;                 /* wall cycles */
-	int64_t compute_cycles;         /* array (or vector unit) busy, fill and drain included */
-	int64_t memory_cycles;          /* HBM bytes at full bandwidth */
-	int64_t hbm_read_bytes, hbm_write_bytes;
-	int64_t folds;
-	int64_t gemm_ops, vector_ops;
-};
+#include "stats.h"
 
 /* Compute cycles of a planned GEMM. */
 int64_t analytic_gemm_cycles(const struct sched *s);
@@ -36,7 +26,7 @@ int64_t analytic_gemm_cycles(const struct sched *s);
 int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal, struct result *r,
 		struct err *e);
 
-/* a += b */
-void result_add(struct result *a, const struct result *b);
+/* Cycles the array streams (the sum of T over folds) of a planned GEMM: its compute category. */
+int64_t analytic_stream_cycles(const struct sched *s);
 
 #endif

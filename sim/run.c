@@ -6,26 +6,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
+
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e)
 {
+	engine *en = NULL;
 	memset(out, 0, sizeof *out);
-	if (o->model != MODEL_ANALYTIC)
-		return err_input(e, "--model: expected analytic, found cycle (the cycle-level engine is not built yet)");
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
 	if (!out->layers)
 		return err_input(e, "out of memory");
 	out->n = w->n;
+	if (o->model == MODEL_CYCLE && !(en = engine_new(cfg, o->ideal_memory, e)))
+		goto fail;
 	for (size_t i = 0; i < ops->n; i++) {
 		struct result r;
-		if (analytic_op(cfg, &ops->v[i], o->dataflow, o->ideal_memory, &r, e) < 0) {
-			run_release(out);
-			return -1;
-		}
+		int rc = en ? engine_op(en, &ops->v[i], o->dataflow, &r, e)
+			    : analytic_op(cfg, &ops->v[i], o->dataflow, o->ideal_memory, &r, e);
+		if (rc < 0)
+			goto fail;
 		result_add(&out->layers[ops->v[i].layer], &r);
 		result_add(&out->total, &r);
 	}
+	engine_free(en);
 	return 0;
+fail:
+	engine_free(en);
+	run_release(out);
+	return -1;
 }
 
 void run_release(struct run *r)

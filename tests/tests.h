@@ -24,6 +24,7 @@ Suite *analytic_suite(void);
 Suite *errors_suite(void);
 Suite *e2e_suite(void);
 Suite *scw_suite(void);
+Suite *engine_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);

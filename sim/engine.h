@@ -1,0 +1,47 @@
+/*
+ * engine.h - the cycle-level machine: a tile program executed by concurrent
+ * SystemC threads, decoupled access and execute as in the TPU.
+ *
+ *   load queue    walks the program's loads in order; a streaming tile waits
+ *                 for a free slot in its buffer (slots = what the buffer holds
+ *                 beyond what the plan keeps resident: TPU v1's 256 KiB weight
+ *                 buffer holds four 64 KiB tiles, its weight FIFO); then HBM
+ *                 (models/hbm) says when the tile has arrived.
+ *   matrix unit   runs each fold when its operands have arrived, its shadow
+ *                 tile is free and an accumulator tile is free, with the fold
+ *                 timing of models/array; streaming from a buffer whose port
+ *                 cannot feed the array's edge stretches the stream.
+ *   store queue   writes each finished output block to HBM; its accumulator
+ *                 tile is free again once the write has completed.
+ *   vector unit   vector ops in chunks: load, compute, store, overlapped.
+ *
+ * Threads hand each other counts through semaphores (loads issued, blocks
+ * finished, blocks stored) and completion cycles through small rings; each
+ * thread waits in multi-cycle steps (a fold, a transfer), so the cost is
+ * O(tiles), not O(cycles x PEs). The matrix unit sorts every cycle of the op
+ * into the categories of stats.h as it goes. With ideal memory (unbounded
+ * buffers, instant HBM) the engine's cycles equal the analytic model's.
+ *
+ * Ops run one after another: an op's first loads start when the previous op
+ * has finished (no prefetch across ops).
+ */
+#ifndef TPUSIM_ENGINE_H
+#define TPUSIM_ENGINE_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "err.h"
+#include "lower.h"
+#include "stats.h"
+
+typedef struct engine engine;
+
+/* An engine for cfg (borrowed; must outlive it). ideal: unbounded buffers, instant HBM. */
+engine *engine_new(const struct config *cfg, bool ideal, struct err *e);
+void engine_free(engine *en);                /* NULL is a no-op */
+
+/* Simulates one op with dataflow df; fills r. */
+int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e);
+
+#endif
