@@ -6,72 +6,81 @@
 #include <math.h>
 #include <string.h>
 
+/* Cycle sums in 128 bits: a tiny array on a huge GEMM passes 64 bits before the checks see it. */
+typedef __int128 wide;
+
+static wide wmax(wide a, wide b)
+{
+	return a > b ? a : b;
+}
+
+static wide wmin(wide a, wide b)
+{
+	return a < b ? a : b;
+}
+
 static int64_t max64(int64_t a, int64_t b)
 {
 	return a > b ? a : b;
 }
 
-static int64_t min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
 
 
 /* Pipelined ws/is: the sum of array_chain over the fold order of schedule.h. */
-static int64_t wsis_pipelined(const struct sched *s, int64_t rep)
+static wide wsis_pipelined(const struct sched *s, wide rep)
 {
-	int64_t R = s->R, nr = s->nr, rk = s->rows - (nr - 1) * R, sr0 = nr == 1 ? rk : R;
-	int64_t nt = s->nchunks, tt = s->chunk, tl = s->t - (nt - 1) * tt;
-	int64_t sc_last = s->cols - (s->nc - 1) * s->C;
-	int64_t nfull = rep * s->nc * (nt - 1), nlast = rep * s->nc;
+	wide R = s->R, nr = s->nr, rk = s->rows - (nr - 1) * R, sr0 = nr == 1 ? rk : R;
+	wide nt = s->nchunks, tt = s->chunk, tl = s->t - (nt - 1) * tt;
+	wide sc_last = s->cols - (s->nc - 1) * s->C;
+	wide nfull = rep * s->nc * (nt - 1), nlast = rep * s->nc;
 	/* Within one (column, chunk) block: fold r overlaps the shift of fold r+1. */
-#define INNER(T) (nr >= 2 ? (nr - 2) * max64((T), R) + max64((T), rk) : 0)
-	int64_t sum = nfull * (INNER(tt) + max64(tt, sr0)) + nlast * INNER(tl) + (nlast - 1) * max64(tl, sr0);
-	int64_t e_last = sr0 + sum + tl;     /* the last fold's stream ends */
+#define INNER(T) (nr >= 2 ? (nr - 2) * wmax((T), R) + wmax((T), rk) : 0)
+	wide sum = nfull * (INNER(tt) + wmax(tt, sr0)) + nlast * INNER(tl) + (nlast - 1) * wmax(tl, sr0);
+	wide e_last = sr0 + sum + tl;     /* the last fold's stream ends */
 	/*
 	 * The op ends when its last partial sums leave the array. The last column
 	 * block may be narrower than the one before it, whose last sums cross C
 	 * columns: that block's streams ended P cycles before the last one's,
 	 * P being one column block's span of streams.
 	 */
-	int64_t width = sc_last;
+	wide width = sc_last;
 	if (s->nc >= 2) {
-		int64_t p = max64(tl, sr0) + (nt - 1) * max64(tt, sr0) + (nt - 1) * INNER(tt) + INNER(tl);
-		width = max64(width, s->C - p);
+		wide p = wmax(tl, sr0) + (nt - 1) * wmax(tt, sr0) + (nt - 1) * INNER(tt) + INNER(tl);
+		width = wmax(width, s->C - p);
 	}
 #undef INNER
 	return e_last + R + width - 2;
 }
 
-static int64_t wsis_serial(const struct sched *s, int64_t rep)
+static wide wsis_serial(const struct sched *s, wide rep)
 {
-	int64_t nt = s->nchunks, f = s->nr * s->nc * nt;
+	wide nt = s->nchunks, f = s->nr * s->nc * nt;
 	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t + nt * s->nr * s->cols + f * (s->R - 2));
 }
 
-static int64_t os_cycles(const struct sched *s, int64_t rep)
+static wide os_cycles(const struct sched *s, wide rep)
 {
-	int64_t R = s->R, C = s->C, K = s->t, f = s->nr * s->nc;
+	wide R = s->R, C = s->C, K = s->t, f = s->nr * s->nc;
 	if (!s->dbuf)
 		return rep * (f * (K + R - 2) + s->nc * s->rows + s->nr * s->cols);
-	int64_t sr_last = s->rows - (s->nr - 1) * R, sc_last = s->cols - (s->nc - 1) * C;
-	int64_t last = rep * f - 1, end = K + last * max64(K, R) + sr_last + sc_last - 2 + R;
+	wide sr_last = s->rows - (s->nr - 1) * R, sc_last = s->cols - (s->nc - 1) * C;
+	wide last = rep * f - 1, end = K + last * wmax(K, R) + sr_last + sc_last - 2 + R;
 	/*
 	 * An earlier, larger fold can finish draining after the last one: fold g's
 	 * outputs leave when fold g + 1 has started (at K + g max(K, R)) plus its
 	 * skew and an R-cycle drain. The latest fold of each shape lies in the last
 	 * two row blocks of the last two column blocks of the last two chunks.
 	 */
-	int64_t per_chunk = s->chunk / R, nch = s->nchunks, base = (rep - 1) * f;
-	for (int64_t i0 = nch >= 2 ? nch - 2 : 0; i0 < nch; i0++) {
-		int64_t rows0 = i0 * s->chunk, nrc = (min64(s->chunk, s->rows - rows0) + R - 1) / R;
-		for (int64_t i1 = s->nc >= 2 ? s->nc - 2 : 0; i1 < s->nc; i1++) {
-			for (int64_t i2 = nrc >= 2 ? nrc - 2 : 0; i2 < nrc; i2++) {
-				int64_t g = base + i0 * per_chunk * s->nc + i1 * nrc + i2;
+	wide per_chunk = s->chunk / R, nch = s->nchunks, base = (rep - 1) * f;
+	for (wide i0 = nch >= 2 ? nch - 2 : 0; i0 < nch; i0++) {
+		wide rows0 = i0 * s->chunk, nrc = (wmin(s->chunk, s->rows - rows0) + R - 1) / R;
+		for (wide i1 = s->nc >= 2 ? s->nc - 2 : 0; i1 < s->nc; i1++) {
+			for (wide i2 = nrc >= 2 ? nrc - 2 : 0; i2 < nrc; i2++) {
+				wide g = base + i0 * per_chunk * s->nc + i1 * nrc + i2;
 				if (g >= last)
 					continue;
-				int64_t sr = min64(R, s->rows - rows0 - i2 * R), sc = min64(C, s->cols - i1 * C);
-				end = max64(end, K + g * max64(K, R) + sr + sc - 2 + R);
+				wide sr = wmin(R, s->rows - rows0 - i2 * R), sc = wmin(C, s->cols - i1 * C);
+				end = wmax(end, K + g * wmax(K, R) + sr + sc - 2 + R);
 			}
 		}
 	}
@@ -80,21 +89,31 @@ static int64_t os_cycles(const struct sched *s, int64_t rep)
 
 int64_t analytic_gemm_cycles(const struct sched *s)
 {
-	int64_t rep = s->op->repeat;
+	wide rep = s->op->repeat, c;
 	if (s->compat) {
+		/*
+		 * SCALE-Sim: folds x per-fold cycles, minus one per layer; the minus
+		 * one is dropped where a fold has no overhead to take it from (a 1x1
+		 * os array), so that no MAC takes zero cycles.
+		 */
 		struct array_params p = { .rows = s->R, .cols = s->C };
-		return rep * (s->nr * s->nc * array_scalesim_fold_cycles(&p, s->df, s->t) - 1);
+		wide per = array_scalesim_fold_cycles(&p, s->df, s->t);
+		c = rep * ((wide)s->nr * s->nc * per - (per > s->t ? 1 : 0));
+	} else if (s->df == DF_OS) {
+		c = os_cycles(s, rep);
+	} else {
+		c = s->dbuf ? wsis_pipelined(s, rep) : wsis_serial(s, rep);
 	}
-	if (s->df == DF_OS)
-		return os_cycles(s, rep);
-	return s->dbuf ? wsis_pipelined(s, rep) : wsis_serial(s, rep);
+	return c > INT64_MAX ? INT64_MAX : (int64_t)c;
 }
 
 static int64_t memory_cycles(const struct arch *a, int64_t bytes, bool ideal)
 {
+	double c;
 	if (ideal || bytes == 0)
 		return 0;
-	return (int64_t)ceil((double)bytes / hbm_bytes_per_cycle(&a->hbm, a->clock_ghz));
+	c = ceil((double)bytes / hbm_bytes_per_cycle(&a->hbm, a->clock_ghz));
+	return c > (double)ANALYTIC_MAX_CYCLES ? INT64_MAX : (int64_t)c;
 }
 
 int64_t analytic_stream_cycles(const struct sched *s)
@@ -163,6 +182,12 @@ int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal
 	}
 	r->memory_cycles = memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes, ideal);
 	r->cycles = max64(r->compute_cycles, r->memory_cycles);
+	if (r->cycles > ANALYTIC_MAX_CYCLES) {
+		char path[64];
+		snprintf(path, sizeof path, "layers[%zu]", o->layer);
+		return err_at(e, o->pos, path, "expected ops that take at most 2^50 cycles, found %s taking more "
+			      "(a larger array, buffer or bandwidth would do)", o->name);
+	}
 	r->cat[excess_cat] += r->cycles - r->compute_cycles;
 	return 0;
 }

@@ -19,7 +19,10 @@
 #include "schedule.h"
 #include "stats.h"
 
-/* Compute cycles of a planned GEMM. */
+/* Longest op either model simulates: 2^50 cycles (13 days at 1 GHz). */
+#define ANALYTIC_MAX_CYCLES (INT64_C(1) << 50)
+
+/* Compute cycles of a planned GEMM (INT64_MAX when past 64 bits). */
 int64_t analytic_gemm_cycles(const struct sched *s);
 
 /* Evaluates one op. */

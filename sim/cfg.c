@@ -3,6 +3,7 @@
  */
 #include "cfg.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -84,9 +85,10 @@ static int bad_value(const struct cfg_key *k, const char *name, const char *text
 	char exp[256];
 	bool typed = k->type == CFG_INT || k->type == CFG_DOUBLE || k->type == CFG_BOOL;
 	cfg_expected(k, exp, sizeof exp);
+	char q[300];
 	if (!*text)
 		return err_at(e, at, name, "expected %s, found an empty value", exp);
-	return err_at(e, at, name, "expected %s, found \"%.60s\"%s%s%s", exp, text,
+	return err_at(e, at, name, "expected %s, found \"%s\"%s%s%s", exp, err_quote(q, sizeof q, text, 60),
 		      why ? " (" : quoted && typed ? " (quoted, so a string)" : "", why ? why : "", why ? ")" : "");
 }
 
@@ -103,7 +105,7 @@ int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bo
 	switch (k->type) {
 	case CFG_INT: {
 		long long v;
-		if (quoted || !*text)
+		if (quoted || !(isdigit((unsigned char)text[0]) || (text[0] == '-' && isdigit((unsigned char)text[1]))))
 			return bad_value(k, name, text, quoted, NULL, at, e);
 		errno = 0;
 		v = strtoll(text, &end, 10);
@@ -118,11 +120,11 @@ int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bo
 	}
 	case CFG_DOUBLE: {
 		double v;
-		if (quoted || !*text)
+		if (quoted || !(isdigit((unsigned char)text[0]) || text[0] == '-' || text[0] == '.'))
 			return bad_value(k, name, text, quoted, NULL, at, e);
 		errno = 0;
 		v = strtod(text, &end);
-		if (*end || !isfinite(v) || errno == ERANGE || v < k->min || v > k->max)
+		if (*end || !isfinite(v) || v < k->min || v > k->max)
 			return bad_value(k, name, text, quoted, NULL, at, e);
 		*(double *)f = v;
 		return 0;
@@ -221,8 +223,8 @@ static int unknown_key(const struct cfg_schema *s, const char *shown, const char
 		       struct err *e)
 {
 	const char *hint = cfg_suggest(s, full);
-	char path[CFG_NAME_MAX * 3];
-	snprintf(path, sizeof path, "%s%s", shown, full);
+	char path[CFG_NAME_MAX * 3], q[300];
+	snprintf(path, sizeof path, "%s%s", shown, err_quote(q, sizeof q, full, 60));
 	if (hint)
 		return err_at(e, at, path, "expected a known key, found an unknown key (did you mean %s%s?)", shown, hint);
 	return err_at(e, at, path, "expected a known key, found an unknown key");

@@ -72,11 +72,20 @@ int config_set(struct config *c, const char *assignment, struct err *e)
 	struct pos at = { "--set", 1, 1 };
 	int i;
 
-	if (!eq || eq == assignment)
-		return err_at(e, at, assignment, "expected key.path=value, found no '='");
-	snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
+	if (!eq || eq == assignment) {
+		char q[300];
+		return err_at(e, at, err_quote(q, sizeof q, assignment, 60), "expected key.path=value, found no key before '='");
+	}
+	char raw[CFG_NAME_MAX * 2];
+	snprintf(raw, sizeof raw, "%.*s", (int)(eq - assignment), assignment);
+	err_quote(key, sizeof key, raw, CFG_NAME_MAX);
 	i = cfg_find(s, key);
 	if (i < 0) {
+		char sec[CFG_NAME_MAX * 2 + 1];
+		snprintf(sec, sizeof sec, "%s.", key);
+		for (size_t j = 0; j < s->n; j++)
+			if (!strncmp(s->e[j].name, sec, strlen(sec)))
+				return err_at(e, at, key, "expected a key, found a section (did you mean %s?)", s->e[j].name);
 		const char *hint = cfg_suggest(s, key);
 		if (hint)
 			return err_at(e, at, key, "expected a known key, found an unknown key (did you mean %s?)", hint);

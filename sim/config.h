@@ -34,7 +34,7 @@ struct arch {
 
 struct config {
 	struct arch arch;
-	char file[512];                       /* "defaults" when no file was loaded */
+	char file[4096];                      /* "defaults" when no file was loaded */
 	struct pos origin[CONFIG_MAX_KEYS];   /* where each schema entry got its value */
 };
 

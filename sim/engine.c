@@ -226,8 +226,14 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 	if (s->compat || !s->dbuf) {
 		/* Serial: each fold loads (or preloads), streams, then fills and drains on its own. */
 		int64_t pre = s->df == DF_OS ? 0 : s->compat ? R : f->sr;
-		int64_t post = s->compat ? R + C - 2 - (last_of_instance ? 1 : 0) :
-			       s->df == DF_OS ? f->sr + f->sc - 2 + R : R + f->sc - 2;
+		int64_t post = s->compat ? R + C - 2 : s->df == DF_OS ? f->sr + f->sc - 2 + R : R + f->sc - 2;
+		if (s->compat && last_of_instance && pre + post > 0) {
+			/* SCALE-Sim counts one cycle less per layer (see analytic_gemm_cycles). */
+			if (post > 0)
+				post--;
+			else
+				pre--;
+		}
 		if (!cont && m->pending_tail) {
 			charge(g, CAT_FILL_DRAIN, m->e_prev, m->e_prev + m->pending_tail);
 			m->e_prev += m->pending_tail;
@@ -544,6 +550,10 @@ static int vector_op(engine *en, const struct op *o, struct result *r, struct er
 int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e)
 {
 	const struct arch *a = &en->cfg->arch;
+	struct result bound;
+	/* The closed form checks the op first: its plan, and that its time fits the kernel's clock. */
+	if (analytic_op(en->cfg, o, df, en->ideal, &bound, e) < 0)
+		return -1;
 	int rc = o->kind == OP_GEMM ? gemm_op(en, o, df, r, e) : vector_op(en, o, r, e);
 	if (rc < 0)
 		return -1;

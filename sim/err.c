@@ -20,7 +20,7 @@ static int vset(struct err *e, enum err_kind kind, const char *prefix, const cha
 
 int err_at(struct err *e, struct pos p, const char *path, const char *fmt, ...)
 {
-	char prefix[600];
+	char prefix[ERR_MSG_MAX];
 	va_list ap;
 	const char *file = p.file ? p.file : "<input>";
 
@@ -56,6 +56,22 @@ int err_sim(struct err *e, const char *fmt, ...)
 	vset(e, ERR_SIM, NULL, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+const char *err_quote(char *buf, size_t size, const char *text, size_t max)
+{
+	size_t n = 0, i;
+	for (i = 0; text[i] && i < max && n + 5 < size; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c >= 0x20 && c < 0x7f)
+			buf[n++] = (char)c;
+		else
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+	}
+	if (text[i] && n + 4 < size)
+		n += (size_t)snprintf(buf + n, size - n, "...");
+	buf[n < size ? n : size - 1] = '\0';
+	return buf;
 }
 
 void sim_assert_fail(const char *what, const char *file, int line)

@@ -13,12 +13,13 @@
 #define TPUSIM_ERR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define ERR_MSG_MAX 1024
+#define ERR_MSG_MAX 8192
 
 enum err_kind {
 	ERR_NONE = 0,
@@ -46,6 +47,12 @@ int err_input(struct err *e, const char *fmt, ...) __attribute__((format(printf,
 
 /* Sets a simulation error. Returns -1. */
 int err_sim(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Writes text into buf as it may appear in a message: bytes outside printable
+ * ASCII become \xNN, and text longer than max bytes ends in "...". Returns buf.
+ */
+const char *err_quote(char *buf, size_t size, const char *text, size_t max);
 
 /* Programmer bugs: abort with file:line. Never used for user input. */
 #define SIM_ASSERT(c) ((c) ? (void)0 : sim_assert_fail(#c, __FILE__, __LINE__))

@@ -8,8 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every product stays below this, so bytes (x4) and sums never overflow int64. */
+/*
+ * Every product, and the workload's total of all of them, stays below this,
+ * so bytes (x4) and every sum over the workload fit in int64.
+ */
 #define LOWER_LIMIT (INT64_C(1) << 58)
+#define LOWER_MAX_OPS 1000000           /* ops per workload */
+#define LOWER_MAX_BLOCKS 4096           /* causal blocks per attention layer */
 
 struct ctx {
 	const struct workload *w;
@@ -18,8 +23,15 @@ struct ctx {
 	struct oplist *out;
 	struct err *e;
 	bool overflow;
-	int64_t total_macs;
+	int64_t total;                  /* MACs, elements and operand sizes over the workload */
 };
+
+/* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
+static bool count(struct ctx *c, int64_t x)
+{
+	c->total += x;
+	return c->total <= LOWER_LIMIT;
+}
 
 /* a*b, remembering an overflow past LOWER_LIMIT in c. */
 static int64_t mul(struct ctx *c, int64_t a, int64_t b)
@@ -51,6 +63,8 @@ static struct op *push(struct ctx *c, const char *suffix)
 {
 	struct oplist *l = c->out;
 	struct op *o;
+	if (l->n >= LOWER_MAX_OPS)
+		return NULL;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
 		struct op *v = realloc(l->v, cap * sizeof *v);
@@ -63,6 +77,7 @@ static struct op *push(struct ctx *c, const char *suffix)
 	memset(o, 0, sizeof *o);
 	snprintf(o->name, sizeof o->name, "%s%s%s", c->l->name, *suffix ? "." : "", suffix);
 	o->layer = c->idx;
+	o->pos = c->l->pos;
 	return o;
 }
 
@@ -72,18 +87,17 @@ static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t
 	struct op *o;
 	repeat = mul(c, repeat, c->l->repeat);
 	/* Operand sizes and MACs must all fit; bytes are at most 4x these. */
-	mul(c, mul(c, m, k), repeat);
-	mul(c, mul(c, k, n), repeat);
-	mul(c, mul(c, m, n), repeat);
+	int64_t sa = mul(c, mul(c, m, k), repeat), sb = mul(c, mul(c, k, n), repeat), sc = mul(c, mul(c, m, n), repeat);
 	int64_t macs = mul(c, mul(c, mul(c, m, k), n), repeat);
 	if (c->overflow)
 		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s%s%s",
 				 c->l->name, *suffix ? "." : "", suffix);
-	c->total_macs += macs;
-	if (c->total_macs > LOWER_LIMIT)
-		return shape_err(c, NULL, "expected a workload whose total MACs fit in 58 bits, found more");
+	if (!count(c, macs) || !count(c, sa) || !count(c, sb) || !count(c, sc))
+		return shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
 	if (!(o = push(c, suffix)))
-		return err_input(c->e, "out of memory");
+		return c->out->n >= LOWER_MAX_OPS ? shape_err(c, NULL, "expected at most %d ops in a workload, found more",
+							     LOWER_MAX_OPS)
+						  : err_input(c->e, "out of memory");
 	o->kind = OP_GEMM;
 	o->m = m;
 	o->k = k;
@@ -104,8 +118,12 @@ static int vec(struct ctx *c, const char *suffix, int kind, int64_t in, int64_t 
 	if (c->overflow)
 		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s%s%s",
 				 c->l->name, *suffix ? "." : "", suffix);
+	if (!count(c, in) || !count(c, out) || !count(c, lane_ops))
+		return shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
 	if (!(o = push(c, suffix)))
-		return err_input(c->e, "out of memory");
+		return c->out->n >= LOWER_MAX_OPS ? shape_err(c, NULL, "expected at most %d ops in a workload, found more",
+							     LOWER_MAX_OPS)
+						  : err_input(c->e, "out of memory");
 	o->kind = OP_VEC;
 	o->vec = kind;
 	o->in_elems = in;
@@ -224,7 +242,11 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	if (l->causal && l->mode == ATTN_PREFILL && q > l->causal_block) {
 		/* (A causal prefill of one block computes the whole block, masked half included.) */
 		/* Block i of queries sees keys [0, i*cb + rows_i): later key blocks are skipped. */
-		int64_t cb = l->causal_block, nb = (q + cb - 1) / cb;
+		int64_t cb = l->causal_block, nb = q / cb + (q % cb != 0);
+		if (nb > LOWER_MAX_BLOCKS)
+			return shape_err(c, "causal_block", "expected at least %lld (at most %d blocks of the %lld queries), "
+					 "found %lld", (long long)(q / LOWER_MAX_BLOCKS + (q % LOWER_MAX_BLOCKS != 0)),
+					 LOWER_MAX_BLOCKS, (long long)q, (long long)cb);
 		for (int64_t i = 0; i < nb; i++) {
 			int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = i * cb + r;
 			snprintf(sfx, sizeof sfx, "qk[%lld]", (long long)i);
@@ -294,6 +316,9 @@ static int lower_layer(struct ctx *c)
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
 	struct ctx c = { w, NULL, 0, out, e, false, 0 };
+	if (w->n > LOWER_MAX_OPS)
+		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",
+			      LOWER_MAX_OPS, w->n);
 	for (size_t i = 0; i < w->n; i++) {
 		c.l = &w->layers[i];
 		c.idx = i;

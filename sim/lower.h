@@ -37,6 +37,7 @@ enum op_kind { OP_GEMM, OP_VEC };
 struct op {
 	char name[96];
 	size_t layer;               /* index into the workload's layers */
+	struct pos pos;             /* where that layer was given */
 	enum op_kind kind;
 	/* OP_GEMM */
 	int64_t m, k, n, repeat;

@@ -9,6 +9,7 @@
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +59,12 @@ static int fail(const struct err *e)
 
 static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *found)
 {
-	return err_input(e, "%s: %s, found \"%s\"", opt, fmt, found);
+	char q[300];
+	return err_input(e, "%s: %s, found \"%s\"", opt, fmt, err_quote(q, sizeof q, found, 60));
 }
+
+static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
+				      "--model", "--batch", NULL };
 
 static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 {
@@ -80,6 +85,14 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->dump = true, takes = false;
 		if (!takes)
 			continue;
+		bool known = false;
+		for (int k = 0; valued[k]; k++)
+			known |= !strcmp(o, valued[k]);
+		if (!known) {
+			char q[300];
+			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown option",
+					 err_quote(q, sizeof q, o, 60), a->cmd);
+		}
 		if (!v)
 			return err_input(e, "%s: expected a value after it, found the end of the command line", o);
 		if (!strcmp(o, "-c") || !strcmp(o, "--config"))
@@ -110,7 +123,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			char *end;
 			errno = 0;
 			long long b = strtoll(v, &end, 10);
-			if (!*v || *end || errno || b < 1 || b > (1 << 20))
+			if (!isdigit((unsigned char)*v) || *end || errno || b < 1 || b > (1 << 20))
 				return bad_arg(e, o, "expected an integer in [1, 1048576]", v);
 			a->batch = b;
 		} else {
@@ -223,7 +236,16 @@ int main(int argc, char **argv)
 		rc = cmd_lower(&a, &e);
 	else if (!strcmp(a.cmd, "config"))
 		rc = cmd_config(&a, &e);
-	else
-		rc = err_input(&e, "expected a command (run, lower, config), found \"%s\"; try tpusim --help", a.cmd);
-	return rc < 0 ? fail(&e) : 0;
+	else {
+		char q[300];
+		rc = err_input(&e, "expected a command (run, lower, config), found \"%s\"; try tpusim --help",
+			       err_quote(q, sizeof q, a.cmd, 60));
+	}
+	if (rc < 0)
+		return fail(&e);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "standard output: expected to write the results, found %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
 }

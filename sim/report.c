@@ -194,30 +194,47 @@ static int write_tmp(const char *dir, const char *base, void (*fn)(FILE *, const
 
 int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 {
-	char t1[4096], t2[4096], f1[4096], f2[4096];
+	static const char *const names[2] = { "layers.csv", "summary.json" };
+	char tmp[2][8192], dst[2][8192];
 	struct stat st;
+	bool made = false;
 
+	if (strlen(dir) > 4000)
+		return err_input(e, "-o: expected a directory path of at most 4000 bytes, found %zu", strlen(dir));
 	if (stat(dir, &st) == 0) {
 		if (!S_ISDIR(st.st_mode))
 			return err_input(e, "%s: expected a directory for the reports, found a file", dir);
 	} else if (mkdir(dir, 0755) != 0) {
 		return err_input(e, "%s: expected a directory that can be created, found %s", dir, strerror(errno));
+	} else {
+		made = true;
 	}
-	if (write_tmp(dir, "layers.csv", write_csv, c, t1, sizeof t1, e) < 0)
-		return -1;
-	if (write_tmp(dir, "summary.json", write_json, c, t2, sizeof t2, e) < 0) {
-		unlink(t1);
-		return -1;
+	/* Nothing is renamed unless both files can be. */
+	for (int i = 0; i < 2; i++) {
+		snprintf(dst[i], sizeof dst[i], "%s/%s", dir, names[i]);
+		if (stat(dst[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			err_input(e, "%s: expected a file or nothing there, found a directory", dst[i]);
+			goto fail;
+		}
 	}
-	snprintf(f1, sizeof f1, "%s/layers.csv", dir);
-	snprintf(f2, sizeof f2, "%s/summary.json", dir);
-	if (rename(t1, f1) != 0 || rename(t2, f2) != 0) {
+	if (write_tmp(dir, names[0], write_csv, c, tmp[0], sizeof tmp[0], e) < 0)
+		goto fail;
+	if (write_tmp(dir, names[1], write_json, c, tmp[1], sizeof tmp[1], e) < 0) {
+		unlink(tmp[0]);
+		goto fail;
+	}
+	if (rename(tmp[0], dst[0]) != 0 || rename(tmp[1], dst[1]) != 0) {
 		int err = errno;
-		unlink(t1);
-		unlink(t2);
-		return err_input(e, "%s: expected to rename the reports into place, found %s", dir, strerror(err));
+		unlink(tmp[0]);
+		unlink(tmp[1]);
+		err_input(e, "%s: expected to rename the reports into place, found %s", dir, strerror(err));
+		goto fail;
 	}
 	return 0;
+fail:
+	if (made)
+		rmdir(dir);
+	return -1;
 }
 
 void report_lower(FILE *out, const struct workload *w, const struct oplist *ops, const struct arch *a, bool csv)

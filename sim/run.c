@@ -25,6 +25,10 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 			    : analytic_op(cfg, &ops->v[i], o->dataflow, o->ideal_memory, &r, e);
 		if (rc < 0)
 			goto fail;
+		if (r.cycles > RUN_MAX_CYCLES - out->total.cycles) {
+			err_input(e, "%s: expected a workload that takes at most 2^62 cycles in all, found more", w->file);
+			goto fail;
+		}
 		result_add(&out->layers[ops->v[i].layer], &r);
 		result_add(&out->total, &r);
 	}

@@ -17,6 +17,9 @@
 
 enum model { MODEL_ANALYTIC, MODEL_CYCLE };
 
+/* Longest run, in cycles, so that every sum of a run's counts fits in int64. */
+#define RUN_MAX_CYCLES (INT64_C(1) << 62)
+
 struct run_opts {
 	int dataflow;                   /* enum dataflow */
 	int model;                      /* enum model */

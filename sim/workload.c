@@ -148,7 +148,7 @@ void workload_release(struct workload *w)
 {
 	free(w->layers);
 	w->layers = NULL;
-	w->n = 0;
+	w->n = w->cap = 0;
 }
 
 struct pos workload_key_pos(const struct layer *l, const char *key)
@@ -161,12 +161,17 @@ struct pos workload_key_pos(const struct layer *l, const char *key)
 
 static struct layer *add_layer(struct workload *w, struct err *e)
 {
-	struct layer *v = realloc(w->layers, (w->n + 1) * sizeof *v);
-	if (!v) {
-		err_input(e, "%s: out of memory", w->file);
-		return NULL;
+	struct layer *v = w->layers;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		v = realloc(w->layers, cap * sizeof *v);
+		if (!v) {
+			err_input(e, "%s: out of memory", w->file);
+			return NULL;
+		}
+		w->layers = v;
+		w->cap = cap;
 	}
-	w->layers = v;
 	memset(&v[w->n], 0, sizeof v[w->n]);
 	return &v[w->n++];
 }
@@ -254,13 +259,14 @@ static int load_yaml(struct workload *w, const char *path, struct err *e)
 		}
 		i = cfg_find(ts, k->str);
 		if (i < 0) {
-			const char *hint = cfg_suggest(ts, k->str);
+			char q[300];
+			const char *hint = cfg_suggest(ts, k->str), *key = err_quote(q, sizeof q, k->str, 60);
 			if (!hint && strlen(k->str) > 3 && strncmp(k->str, "layer", 5) == 0)
 				hint = "layers";
 			if (hint)
-				err_at(e, k->pos, k->str, "expected a known key, found an unknown key (did you mean %s?)", hint);
+				err_at(e, k->pos, key, "expected a known key, found an unknown key (did you mean %s?)", hint);
 			else
-				err_at(e, k->pos, k->str, "expected a known key (name, batch, layers), found an unknown key");
+				err_at(e, k->pos, key, "expected a known key (name, batch, layers), found an unknown key");
 			goto out;
 		}
 		if (v->kind != Y_SCALAR) {
@@ -339,8 +345,10 @@ static int csv_int(struct workload *w, long line, const struct field *f, const c
 	struct pos at = { w->file, line, f->col };
 	errno = 0;
 	v = strtoll(f->s, &end, 10);
-	if (!*f->s || *end || errno == ERANGE || v < 1 || v > (1LL << 40))
-		return err_at(e, at, what, "expected an integer in [1, 1099511627776], found \"%.40s\"", f->s);
+	char q[300];
+	if (!isdigit((unsigned char)f->s[0]) || *end || errno == ERANGE || v < 1 || v > (1LL << 40))
+		return err_at(e, at, what, "expected an integer in [1, 1099511627776], found \"%s\"",
+			      err_quote(q, sizeof q, f->s, 40));
 	*out = v;
 	return 0;
 }
@@ -416,6 +424,14 @@ static int load_csv(struct workload *w, const char *path, struct err *e)
 		}
 		l->pos = (struct pos){ w->file, lineno, 1 };
 		snprintf(l->name, sizeof l->name, "%.*s", (int)sizeof l->name - 1, f[0].s);
+		for (const char *ch = f[0].s; *ch; ch++) {
+			if (*ch < 0x20 || *ch > 0x7e || *ch == '"' || *ch == '\\') {
+				char q[300];
+				fclose(fp);
+				return err_at(e, l->pos, "layer name", "expected printable characters without quotes, found \"%s\"",
+					      err_quote(q, sizeof q, f[0].s, 60));
+			}
+		}
 		if (!l->name[0]) {
 			fclose(fp);
 			return err_at(e, l->pos, "layer name", "expected a name, found an empty field");

@@ -61,11 +61,11 @@ struct layer {
 
 struct workload {
 	char name[CFG_STR_MAX];
-	char file[512];
+	char file[4096];
 	int64_t batch;
 	struct pos batch_pos;
 	struct layer *layers;              /* owned */
-	size_t n;
+	size_t n, cap;
 };
 
 extern const char *const layer_type_names[];

@@ -15,6 +15,8 @@
 struct builder {
 	struct ydoc *doc;
 	struct err *e;
+	const char *text;       /* the whole input, for positions of reader errors */
+	size_t len;
 };
 
 static struct ynode *node_new(struct ydoc *d, enum ynode_kind kind, yaml_mark_t m)
@@ -66,8 +68,16 @@ static int parse_error(struct builder *b, yaml_parser_t *p)
 {
 	struct pos at = { b->doc->file, (long)p->problem_mark.line + 1, (long)p->problem_mark.column + 1 };
 	const char *what = p->problem ? p->problem : "malformed input";
-	if (p->error == YAML_READER_ERROR)
-		at.line = 0;
+	if (p->error == YAML_READER_ERROR) {
+		/* The reader reports a byte offset: count lines and columns up to it. */
+		at.line = 1, at.col = 1;
+		for (size_t i = 0; i < p->problem_offset && i < b->len; i++) {
+			if (b->text[i] == '\n')
+				at.line++, at.col = 1;
+			else
+				at.col++;
+		}
+	}
 	if (p->context)
 		return err_at(b->e, at, NULL, "expected well-formed YAML, found a syntax error: %s (%s)", what, p->context);
 	return err_at(b->e, at, NULL, "expected well-formed YAML, found a syntax error: %s", what);
@@ -89,6 +99,10 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 		n = node_new(d, Y_SCALAR, ev->start_mark);
 		if (!n || !(n->str = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length)))
 			goto oom;
+		if (strlen(n->str) != ev->data.scalar.length) {
+			err_at(b->e, n->pos, path, "expected text, found a NUL character in it");
+			goto fail;
+		}
 		n->quoted = ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
 			    ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 		return n;
@@ -132,7 +146,9 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 				snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->str);
 				for (size_t i = 0; i < n->n; i++) {
 					if (strcmp(n->keys[i]->str, k->str) == 0) {
-						err_at(b->e, k->pos, sub, "expected each key once, found it again (first at line %ld)",
+						char q[600];
+						err_at(b->e, k->pos, err_quote(q, sizeof q, sub, 200),
+						       "expected each key once, found it again (first at line %ld)",
 						       n->keys[i]->pos.line);
 						node_free(k);
 						goto fail;
@@ -171,10 +187,10 @@ fail:
 	return NULL;
 }
 
-static struct ydoc *parse(const char *name, yaml_parser_t *p, struct err *e)
+static struct ydoc *parse(const char *name, yaml_parser_t *p, const char *text, size_t len, struct err *e)
 {
 	struct ydoc *d = calloc(1, sizeof *d);
-	struct builder b = { d, e };
+	struct builder b = { d, e, text, len };
 	yaml_event_t ev;
 	int docs = 0;
 
@@ -219,22 +235,38 @@ struct ydoc *ydoc_parse(const char *name, const char *text, size_t len, struct e
 {
 	yaml_parser_t p;
 	struct ydoc *d;
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		struct pos at = { name, 1, 1 };
+		for (const char *c = text; c < nul; c++) {
+			if (*c == '\n')
+				at.line++, at.col = 1;
+			else
+				at.col++;
+		}
+		err_at(e, at, NULL, "expected text, found a NUL byte");
+		return NULL;
+	}
 	if (!yaml_parser_initialize(&p)) {
 		err_input(e, "%s: out of memory", name);
 		return NULL;
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	d = parse(name, &p, e);
+	d = parse(name, &p, text, len, e);
 	yaml_parser_delete(&p);
 	return d;
 }
+
+/* Inputs larger than this are not configs or workloads. */
+#define YDOC_MAX_BYTES (64u << 20)
 
 struct ydoc *ydoc_load(const char *path, struct err *e)
 {
 	struct stat st;
 	struct pos whole = { path, 0, 0 };
-	yaml_parser_t p;
 	struct ydoc *d;
+	size_t len = 0, cap = 65536;
+	char *text;
 	FILE *f;
 
 	if (stat(path, &st) != 0) {
@@ -250,15 +282,32 @@ struct ydoc *ydoc_load(const char *path, struct err *e)
 		err_at(e, whole, NULL, "expected a readable file, found %s", strerror(errno));
 		return NULL;
 	}
-	if (!yaml_parser_initialize(&p)) {
+	text = malloc(cap);
+	while (text) {
+		size_t r = fread(text + len, 1, cap - len, f);
+		len += r;
+		if (len < cap)
+			break;
+		if (cap >= YDOC_MAX_BYTES) {
+			free(text);
+			fclose(f);
+			err_at(e, whole, NULL, "expected a file of at most %u MiB, found a larger one", YDOC_MAX_BYTES >> 20);
+			return NULL;
+		}
+		char *t = realloc(text, cap *= 2);
+		if (!t)
+			free(text);
+		text = t;
+	}
+	if (!text || ferror(f)) {
+		free(text);
 		fclose(f);
-		err_input(e, "%s: out of memory", path);
+		err_at(e, whole, NULL, "expected a readable file, found %s", text ? strerror(errno) : "no memory");
 		return NULL;
 	}
-	yaml_parser_set_input_file(&p, f);
-	d = parse(path, &p, e);
-	yaml_parser_delete(&p);
 	fclose(f);
+	d = ydoc_parse(path, text, len, e);
+	free(text);
 	return d;
 }
 
@@ -291,7 +340,9 @@ const char *ynode_describe(const struct ynode *n, char *buf, size_t size)
 		snprintf(buf, size, "a sequence");
 	else if (n->str[0] == '\0')
 		snprintf(buf, size, "an empty value");
-	else
-		snprintf(buf, size, "\"%.60s%s\"", n->str, strlen(n->str) > 60 ? "..." : "");
+	else {
+		char q[300];
+		snprintf(buf, size, "\"%s\"", err_quote(q, sizeof q, n->str, 60));
+	}
 	return buf;
 }

@@ -114,6 +114,26 @@ static const struct bad cases[] = {
 	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, lower, config), found \"rn\"; try tpusim --help" },
 	{ NULL, NULL, NULL, { RUN, "--fast" }, "--fast: expected an option of tpusim run (see tpusim --help), "
 	  "found an unknown option" },
+	/* text that cannot be shown as it is */
+	{ "name: \"a\\x01b\"\n", NULL, NULL, { RUN },
+	  "c.yaml:1:7: name: expected a name of 1 to 63 printable characters without quotes or backslashes, "
+	  "found \"a\\x01b\"" },
+	{ "name: x\001y\n", NULL, NULL, { RUN },
+	  "c.yaml:1:8: expected well-formed YAML, found a syntax error: control characters are not allowed" },
+	{ "array:\n  rows: |\n    a\n    b\n", NULL, NULL, { RUN },
+	  "c.yaml:2:9: array.rows: expected an integer in [1, 4096], found \"a\\x0ab\\x0a\"" },
+	{ NULL, NULL, NULL, { RUN, "--set", "sram.weights=1" },
+	  "--set:1:1: sram.weights: expected a key, found a section (did you mean sram.weights.kib?)" },
+	{ NULL, NULL, NULL, { RUN, "--set", "array.rows=+4" },
+	  "--set:1:12: array.rows: expected an integer in [1, 4096], found \"+4\"" },
+	/* work that cannot be counted in 64 bits, or would never end */
+	{ NULL, "layers:\n  - {name: a, type: attention, seq: 100000, d_model: 8, heads: 1, causal: true, causal_block: 1}\n",
+	  NULL, { RUN }, "w.yaml:2:95: layers[0].causal_block: expected at least 25 (at most 4096 blocks of the 100000 "
+	  "queries), found 1" },
+	{ NULL, "name: t\nbatch: 1048576\nlayers:\n  - {name: m, type: matmul, m: 1, k: 1, n: 1, b: activation, "
+	  "repeat: 1000000000}\n", NULL, { RUN, "--set", "array.scalesim_compat=true" },
+	  "w.yaml:4:5: layers[0]: expected ops that take at most 2^50 cycles, found m taking more (a larger array, buffer "
+	  "or bandwidth would do)" },
 	/* a buffer too small for the smallest tile */
 	{ NULL, "layers:\n  - {name: f, type: fc, in_features: 8, out_features: 512}\n", NULL,
 	  { RUN, "--set", "array.rows=256", "--set", "array.cols=256", "--set", "sram.outputs.kib=1" },
@@ -158,12 +178,38 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* A report file that cannot be replaced: neither file is written, and a new directory is removed again. */
+START_TEST(report_all_or_nothing)
+{
+	char *dir = th_tmpdir(), *out, *err, *p[2], path[4200];
+	struct stat st;
+	const char *argv[] = { RUN, "-o", "out", NULL };
+	p[0] = th_write(dir, "c.yaml", CFG_OK);
+	p[1] = th_write(dir, "w.yaml", WL_OK);
+	snprintf(path, sizeof path, "%s/out", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/out/summary.json", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+	ck_assert_str_eq(err, "out/summary.json: expected a file or nothing there, found a directory\n");
+	snprintf(path, sizeof path, "%s/out/layers.csv", dir);
+	ck_assert_int_ne(stat(path, &st), 0);
+	free(out);
+	free(err);
+	free(p[0]);
+	free(p[1]);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *errors_suite(void)
 {
 	Suite *s = suite_create("errors");
 	TCase *t = tcase_create("errors");
 	tcase_set_timeout(t, 30);
 	tcase_add_loop_test(t, bad_input, 0, (int)(sizeof cases / sizeof *cases));
+	tcase_add_test(t, report_all_or_nothing);
 	suite_add_tcase(s, t);
 	return s;
 }
