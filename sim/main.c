@@ -1,7 +1,7 @@
 /*
  * main.c - the tpusim command line.
  *
- *   tpusim run -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model analytic]
+ *   tpusim run -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]
  *              [--ideal-memory] [--batch N] [--set key.path=value ...]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
@@ -39,7 +39,7 @@ static const char usage[] =
 	"usage: tpusim <command> [options]\n"
 	"\n"
 	"commands:\n"
-	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model analytic]\n"
+	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]\n"
 	"          [--ideal-memory] [--batch N] [--set key.path=value]...\n"
 	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
 	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json\n"
@@ -70,6 +70,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 {
 	memset(a, 0, sizeof *a);
 	a->dataflow = -1;
+	a->model = MODEL_CYCLE;
 	if (argc < 2)
 		return err_input(e, "expected a command (run, lower, config), found none; try tpusim --help");
 	a->cmd = argv[1];

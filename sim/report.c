@@ -29,6 +29,20 @@ static const char *layer_type(const struct workload *w, size_t i)
 	return layer_type_names[w->layers[i].type];
 }
 
+/* One row of the summary table: counts, then where the cycles went, in percent. */
+static void summary_row(FILE *out, const struct report_ctx *c, const char *name, const char *type,
+			const struct result *x)
+{
+	struct metrics m;
+	report_metrics(&c->cfg->arch, x, c->opts->ideal_memory, &m);
+	fprintf(out, "%-24.24s %-9s %14lld %12lld %6.2f ", name, type, (long long)x->macs, (long long)x->cycles,
+		100 * m.utilization);
+	for (int k = 0; k < CAT_N; k++)
+		fprintf(out, " %5.1f", x->cycles ? 100.0 * (double)x->cat[k] / (double)x->cycles : 0.0);
+	fprintf(out, " %12lld %12lld %9.1f %8.3f %8.3f\n", (long long)x->hbm_read_bytes, (long long)x->hbm_write_bytes,
+		m.intensity, m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12);
+}
+
 void report_summary(FILE *out, const struct report_ctx *c)
 {
 	const struct arch *a = &c->cfg->arch;
@@ -37,32 +51,33 @@ void report_summary(FILE *out, const struct report_ctx *c)
 	double peak = 2 * arch_peak_macs_per_s(a);
 	struct metrics m;
 	static const char *const models[] = { "analytic", "cycle" };
+	static const char *const dtypes[] = { "int8", "bf16", "fp16", "fp32" };
 
 	fprintf(out, "%s (batch %lld) on %s: %lldx%lld %s %s at %.3g GHz, %.4g GB/s; %s model%s\n", w->name,
 		(long long)w->batch, a->name, (long long)a->array.rows, (long long)a->array.cols,
-		array_dataflow_names[c->opts->dataflow], a->array.dtype == DT_INT8 ? "int8" :
-		a->array.dtype == DT_BF16 ? "bf16" : a->array.dtype == DT_FP16 ? "fp16" : "fp32",
-		a->clock_ghz, a->hbm.gbps, models[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
+		array_dataflow_names[c->opts->dataflow], dtypes[a->array.dtype], a->clock_ghz, a->hbm.gbps,
+		models[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
 	fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12, a->hbm.gbps,
 		peak / arch_hbm_bytes_per_s(a));
-	fprintf(out, "%-24s %-9s %14s %14s %7s %12s %12s %9s %9s %9s\n", "layer", "type", "MACs", "cycles", "util%",
-		"HBM rd B", "HBM wr B", "ops/B", "TOPS", "bound");
-	for (size_t i = 0; i < r->n; i++) {
-		const struct result *x = &r->layers[i];
-		report_metrics(a, x, c->opts->ideal_memory, &m);
-		fprintf(out, "%-24.24s %-9s %14lld %14lld %7.2f %12lld %12lld %9.1f %9.3f %9.3f\n", w->layers[i].name,
-			layer_type(w, i), (long long)x->macs, (long long)x->cycles, 100 * m.utilization,
-			(long long)x->hbm_read_bytes, (long long)x->hbm_write_bytes, m.intensity,
-			m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12);
-	}
+	fprintf(out, "%-24s %-9s %14s %12s %6s  %5s %5s %5s %5s %5s %5s %12s %12s %9s %8s %8s\n", "layer", "type", "MACs",
+		"cycles", "util%", "comp%", "wgt%", "inp%", "out%", "vec%", "f/d%", "HBM rd B", "HBM wr B", "ops/B", "TOPS",
+		"bound");
+	for (size_t i = 0; i < r->n; i++)
+		summary_row(out, c, w->layers[i].name, layer_type(w, i), &r->layers[i]);
+	summary_row(out, c, "total", "", &r->total);
 	report_metrics(a, &r->total, c->opts->ideal_memory, &m);
-	fprintf(out, "%-24s %-9s %14lld %14lld %7.2f %12lld %12lld %9.1f %9.3f %9.3f\n", "total", "",
-		(long long)r->total.macs, (long long)r->total.cycles, 100 * m.utilization,
-		(long long)r->total.hbm_read_bytes, (long long)r->total.hbm_write_bytes, m.intensity,
-		m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12);
 	fprintf(out, "\n%lld cycles = %.4g ms at %.3g GHz; %lld MACs; utilization %.2f%%; %.3f TOPS achieved\n",
 		(long long)r->total.cycles, (double)r->total.cycles / (a->clock_ghz * 1e6), a->clock_ghz,
 		(long long)r->total.macs, 100 * m.utilization, m.achieved_ops_per_s / 1e12);
+	fprintf(out, "cycles by category:");
+	for (int k = 0; k < CAT_N; k++)
+		fprintf(out, " %s %lld (%.1f%%)%s", cat_names[k], (long long)r->total.cat[k],
+			r->total.cycles ? 100.0 * (double)r->total.cat[k] / (double)r->total.cycles : 0.0,
+			k + 1 < CAT_N ? "," : "\n");
+	fprintf(out, "SRAM bytes read/written:");
+	for (int b = 0; b < SRAM_NBUF; b++)
+		fprintf(out, " %s %lld/%lld%s", sram_buf_names[b], (long long)r->total.sram_read_bytes[b],
+			(long long)r->total.sram_write_bytes[b], b + 1 < SRAM_NBUF ? "," : "\n");
 }
 
 /* ---- files ---- */
@@ -112,11 +127,21 @@ static void json_result(FILE *f, const struct arch *a, bool ideal, const char *n
 		   "%s  \"macs\": %lld,\n%s  \"ops\": %.17g,\n%s  \"utilization\": %.17g,\n"
 		   "%s  \"hbm_read_bytes\": %lld,\n%s  \"hbm_write_bytes\": %lld,\n"
 		   "%s  \"arithmetic_intensity\": %.17g,\n%s  \"achieved_ops_per_s\": %.17g,\n"
-		   "%s  \"attainable_ops_per_s\": %.17g,\n%s  \"folds\": %lld\n%s}",
+		   "%s  \"attainable_ops_per_s\": %.17g,\n%s  \"folds\": %lld",
 		indent, (long long)r->cycles, indent, (long long)r->compute_cycles, indent, (long long)r->memory_cycles,
 		indent, (long long)r->macs, indent, m.ops, indent, m.utilization, indent, (long long)r->hbm_read_bytes,
 		indent, (long long)r->hbm_write_bytes, indent, m.intensity, indent, m.achieved_ops_per_s, indent,
-		m.attainable_ops_per_s, indent, (long long)r->folds, indent);
+		m.attainable_ops_per_s, indent, (long long)r->folds);
+	fprintf(f, ",\n%s  \"cycles_by_category\": {", indent);
+	for (int k = 0; k < CAT_N; k++)
+		fprintf(f, "%s\"%s\": %lld", k ? ", " : "", cat_names[k], (long long)r->cat[k]);
+	fprintf(f, "},\n%s  \"sram_read_bytes\": {", indent);
+	for (int b = 0; b < SRAM_NBUF; b++)
+		fprintf(f, "%s\"%s\": %lld", b ? ", " : "", sram_buf_names[b], (long long)r->sram_read_bytes[b]);
+	fprintf(f, "},\n%s  \"sram_write_bytes\": {", indent);
+	for (int b = 0; b < SRAM_NBUF; b++)
+		fprintf(f, "%s\"%s\": %lld", b ? ", " : "", sram_buf_names[b], (long long)r->sram_write_bytes[b]);
+	fprintf(f, "}\n%s}", indent);
 }
 
 static void write_json(FILE *f, const struct report_ctx *c)
@@ -153,17 +178,27 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 {
 	const struct arch *a = &c->cfg->arch;
 	fprintf(f, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,hbm_read_bytes,hbm_write_bytes,"
-		   "ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds\n");
+		   "ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds");
+	for (int k = 0; k < CAT_N; k++)
+		fprintf(f, ",cycles_%s", cat_names[k]);
+	for (int b = 0; b < SRAM_NBUF; b++)
+		fprintf(f, ",sram_%s_read_bytes,sram_%s_write_bytes", sram_buf_names[b], sram_buf_names[b]);
+	fputc('\n', f);
 	for (size_t i = 0; i < c->run->n; i++) {
 		const struct result *r = &c->run->layers[i];
 		struct metrics m;
 		report_metrics(a, r, c->opts->ideal_memory, &m);
 		csv_str(f, c->w->layers[i].name);
-		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g,%.17g,%lld\n", layer_type(c->w, i),
+		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g,%.17g,%lld", layer_type(c->w, i),
 			(long long)r->macs, (long long)r->cycles, (long long)r->compute_cycles,
 			(long long)r->memory_cycles, m.utilization, (long long)r->hbm_read_bytes,
 			(long long)r->hbm_write_bytes, m.ops, m.intensity, m.achieved_ops_per_s,
 			m.attainable_ops_per_s, (long long)r->folds);
+		for (int k = 0; k < CAT_N; k++)
+			fprintf(f, ",%lld", (long long)r->cat[k]);
+		for (int b = 0; b < SRAM_NBUF; b++)
+			fprintf(f, ",%lld,%lld", (long long)r->sram_read_bytes[b], (long long)r->sram_write_bytes[b]);
+		fputc('\n', f);
 	}
 }
 

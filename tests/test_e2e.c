@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "tests.h"
 
 static const char *const presets[] = { "tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4" };
@@ -65,7 +66,10 @@ START_TEST(preset_by_workload)
 	csv = slurp_file(path);
 	line = strtok_r(csv, "\n", &save);
 	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,hbm_read_bytes,"
-			       "hbm_write_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds");
+			       "hbm_write_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,"
+			       "cycles_compute,cycles_weights,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,"
+			       "sram_weights_read_bytes,sram_weights_write_bytes,sram_inputs_read_bytes,"
+			       "sram_inputs_write_bytes,sram_outputs_read_bytes,sram_outputs_write_bytes");
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		char name[128], type[32];
 		long long macs, cycles, comp, mem, rd, wr;
@@ -75,7 +79,22 @@ START_TEST(preset_by_workload)
 		ck_assert_msg(cycles > 0, "%s: %s has no cycles", preset, name);
 		ck_assert_msg(cycles * pes >= macs, "%s: %s: %lld cycles for %lld MACs on %lld PEs", preset, name, cycles,
 			      macs, pes);
-		ck_assert_msg(cycles >= comp && cycles >= mem, "%s: %s", preset, name);
+		/* The categories (fields 15 to 20) sum to the cycles. */
+		{
+			const char *p = line;
+			long long cat_sum = 0;
+			for (int field = 1; field <= 20; field++) {
+				if (field >= 15)
+					cat_sum += atoll(p);
+				p = strchr(p, ',');
+				ck_assert_ptr_nonnull(p);
+				p++;
+			}
+			ck_assert_msg(cat_sum == cycles, "%s: %s: categories sum to %lld, cycles %lld", preset, name, cat_sum,
+				      cycles);
+		}
+		/* The cycle model is never faster than the array's own time without memory stalls. */
+		ck_assert_msg(cycles >= comp, "%s: %s", preset, name);
 		if (macs > 0) {
 			ck_assert_msg(util > 0 && util <= 1, "%s: %s: utilization %g", preset, name, util);
 			/* no layer above its roofline bound (1e-9 for rounding) */
@@ -99,6 +118,12 @@ START_TEST(preset_by_workload)
 		ck_assert_int_gt(json_int(total, "hbm_read_bytes"), 0);
 		ck_assert_int_gt(json_int(total, "hbm_write_bytes"), 0);
 		ck_assert_int_ge(json_int(total, "cycles") * pes, macs_sum);
+		const char *cats = strstr(total, "\"cycles_by_category\": {");
+		long long sum_cats = 0;
+		ck_assert_ptr_nonnull(cats);
+		for (int k = 0; cat_names[k]; k++)
+			sum_cats += json_int(cats, cat_names[k]);
+		ck_assert_int_eq(sum_cats, sum);
 	}
 	free(csv);
 	free(json);
@@ -126,7 +151,7 @@ Suite *e2e_suite(void)
 {
 	Suite *s = suite_create("e2e");
 	TCase *t = tcase_create("e2e");
-	tcase_set_timeout(t, 60);
+	tcase_set_timeout(t, 600);
 	tcase_add_loop_test(t, preset_by_workload, 0, (int)(sizeof presets / sizeof *presets) * NW);
 	tcase_add_test(t, lower_lists_ops);
 	suite_add_tcase(s, t);
