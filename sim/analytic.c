@@ -41,11 +41,14 @@ static wide wsis_pipelined(const struct sched *s, wide rep)
 	 * The op ends when its last partial sums leave the array. The last column
 	 * block may be narrower than the one before it, whose last sums cross C
 	 * columns: that block's streams ended P cycles before the last one's,
-	 * P being one column block's span of streams.
+	 * P being the span of the last column's blocks (all its chunks when
+	 * columns are the outer loop, only the last chunk when chunks are).
 	 */
 	wide width = sc_last;
 	if (s->nc >= 2) {
-		wide p = wmax(tl, sr0) + (nt - 1) * wmax(tt, sr0) + (nt - 1) * INNER(tt) + INNER(tl);
+		wide p = wmax(tl, sr0) + INNER(tl);
+		if (s->order == ORDER_CT)
+			p += (nt - 1) * wmax(tt, sr0) + (nt - 1) * INNER(tt);
 		width = wmax(width, s->C - p);
 	}
 #undef INNER

@@ -15,6 +15,7 @@
 #include "vector.h"
 
 #define RING 4096            /* loads or blocks in flight between two threads */
+#define LOAD_WINDOW 16       /* loads the load queue may issue ahead of the matrix unit */
 #define MAX_SLOTS 64         /* deepest prefetch of one operand, in tiles */
 #define VEC_CHUNK_ROWS 1024  /* vector unit: lane-rows per chunk */
 
@@ -141,20 +142,45 @@ static void charge(struct gemm_run *g, int c, int64_t from, int64_t to)
 		g->cat[c] += to - from;
 }
 
-/* Charges a stall [from, to) to whichever of the waits ended last. */
-static void charge_stall(struct gemm_run *g, int64_t from, int64_t to, const int64_t *ready, const int *cats, int n)
+/*
+ * Charges a stall [from, to). Data that arrived late shares it in proportion
+ * to the bytes this fold loaded of each operand (a memory queue delays
+ * everything behind the bytes in it, whichever tile is last out); with no
+ * late data, the wait that ended last takes it all.
+ */
+static void charge_stall(struct gemm_run *g, int64_t from, int64_t to, const int64_t *ready, const int *cats,
+			 const int64_t *bytes, int n)
 {
+	int64_t total = 0, left = to - from, share[3] = { 0 };
 	int best = 0;
-	for (int i = 1; i < n; i++)
+	if (to <= from)
+		return;
+	for (int i = 0; i < n; i++) {
 		if (ready[i] > ready[best])
 			best = i;
-	charge(g, cats[best], from, to);
+		if (ready[i] > from)
+			total += bytes[i];
+	}
+	if (total == 0) {
+		charge(g, cats[best], from, to);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (ready[i] > from) {
+			share[i] = (int64_t)((__int128)(to - from) * bytes[i] / total);
+			left -= share[i];
+		}
+	}
+	share[best] += left;
+	for (int i = 0; i < n; i++)
+		g->cat[cats[i]] += share[i];
 }
 
 /* What the matrix unit knows about the fold at hand. */
 struct fold_in {
 	struct tile_ins f;
 	int64_t ready[2];            /* arrival of this fold's A and B tiles */
+	int64_t bytes[2];            /* bytes it loaded of A and B */
 	int64_t ready_o;             /* its accumulator tile is free */
 	bool first_in_block;
 };
@@ -185,7 +211,8 @@ static int64_t stream_cycles(struct gemm_run *g, const struct fold_in *in, int *
 	}
 	if ((x = sram_stream_cycles(sr, s->x_buf, t, f->sr * t * s->eb)) > best)
 		best = x, *slow_cat = s->x_buf == SRAM_INPUTS ? CAT_INPUTS : CAT_WEIGHTS;
-	if ((x = sram_stream_cycles(sr, SRAM_OUTPUTS, t, f->sc * t * s->ab * (in->first_in_block ? 1 : 2))) > best)
+	/* Accumulating reads and writes Sc partial sums a cycle, on separate read and write ports. */
+	if ((x = sram_stream_cycles(sr, SRAM_OUTPUTS, t, f->sc * t * s->ab)) > best)
 		best = x, *slow_cat = CAT_OUTPUTS;
 	return best;
 }
@@ -242,7 +269,8 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 		int64_t rdy[3] = { in->ready[OPND_A], in->ready[OPND_B], in->ready_o };
 		static const int cats[3] = { CAT_INPUTS, CAT_WEIGHTS, CAT_OUTPUTS };
 		int64_t go = max64(m->e_prev, max64(max64(rdy[0], rdy[1]), rdy[2]));
-		charge_stall(g, m->e_prev, go, rdy, cats, 3);
+		int64_t by[3] = { in->bytes[OPND_A], in->bytes[OPND_B], 0 };
+		charge_stall(g, m->e_prev, go, rdy, cats, by, 3);
 		charge(g, CAT_FILL_DRAIN, go, go + pre);
 		start = go + pre;
 		tp = stream_cycles(g, in, &slow);
@@ -272,7 +300,8 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 			base = g->t0;
 		start = max64(base, max64(max64(rdy[0], rdy[1]), cont ? 0 : rdy[2]));
 		charge(g, CAT_FILL_DRAIN, m->e_prev, base);
-		charge_stall(g, base, start, rdy, cats, cont ? 2 : 3);
+		int64_t by[3] = { in->bytes[OPND_A], in->bytes[OPND_B], 0 };
+		charge_stall(g, base, start, rdy, cats, by, cont ? 2 : 3);
 	} else {
 		/* The next tile shifts into the shadow once the previous fold has started streaming. */
 		int so = g->s_opnd;
@@ -283,7 +312,8 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 		base = max64(m->e_prev, shadow + f->sr);
 		start = max64(base, max64(max64(rdy[0], rdy[1]), rdy[2]));
 		charge(g, CAT_FILL_DRAIN, m->e_prev, base);
-		charge_stall(g, base, start, rdy, cats, 3);
+		int64_t by[3] = { in->bytes[so], in->bytes[xo], 0 };
+		charge_stall(g, base, start, rdy, cats, by, 3);
 	}
 	tp = stream_cycles(g, in, &slow);
 	charge(g, CAT_COMPUTE, start, start + f->t);
@@ -328,6 +358,7 @@ static void matrix_thread(void *arg)
 	struct matrix_state m = { 0 };
 	struct fold_in in;
 	int lops[2], nl = 0;
+	int64_t lbytes[2] = { 0 };
 	int64_t j = 0, blocks = 0, per_inst = s->folds / s->op->repeat, nfold = 0;
 	bool block_open = false;
 
@@ -338,6 +369,7 @@ static void matrix_thread(void *arg)
 		if (ins.kind == TI_LOAD) {
 			SIM_ASSERT(nl < 2);
 			lops[nl++] = ins.operand;
+			lbytes[ins.operand] += ins.bytes;
 			continue;
 		}
 		if (ins.kind == TI_STORE) {
@@ -350,6 +382,8 @@ static void matrix_thread(void *arg)
 		/* A fold: its loads have been issued, and when they arrive is known. */
 		in.f = ins;
 		in.ready[0] = in.ready[1] = g->t0;
+		in.bytes[0] = lbytes[0], in.bytes[1] = lbytes[1];
+		lbytes[0] = lbytes[1] = 0;
 		scw_sem_take(g->issued, nl);
 		for (int i = 0; i < nl; i++, j++)
 			in.ready[lops[i]] = max64(in.ready[lops[i]], g->done[j % RING]);
@@ -423,7 +457,7 @@ static int gemm_op(engine *en, const struct op *o, int df, struct result *r, str
 			    max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) / (s->chunk * cc * s->ab)));
 	}
 	g->issued = scw_sem_new(0);
-	g->room = scw_sem_new(RING);
+	g->room = scw_sem_new(LOAD_WINDOW);
 	g->finished = scw_sem_new(0);
 	g->stored = scw_sem_new(0);
 	if (!g->slots[0] || !g->slots[1] || !g->issued || !g->room || !g->finished || !g->stored) {

@@ -28,6 +28,13 @@ static int64_t a_share(const struct sched *s, int64_t im2col)
 	return (int64_t)((x + full - 1) / full);
 }
 
+/* Bytes in memory of `chunk` of the t rows of X, rounded up. */
+static int64_t x_share(const struct sched *s, int64_t chunk, int64_t x_bytes)
+{
+	return (int64_t)(((unsigned __int128)x_bytes * (unsigned __int128)chunk + (unsigned __int128)s->t - 1) /
+			 (unsigned __int128)s->t);
+}
+
 /* Capacity view of the buffers for one plan. */
 struct caps {
 	bool unified, ideal;
@@ -37,6 +44,7 @@ struct caps {
 /* A candidate plan: what it keeps, its chunk, footprint and traffic. */
 struct cand {
 	bool ok, keep_s, keep_x;
+	int order;
 	int64_t chunk, kpart, traffic;
 	int64_t fp[SRAM_NBUF];
 };
@@ -56,15 +64,15 @@ static bool better(const struct cand *a, const struct cand *b)
  * ws/is: S panel kdim x cc (kept) or two Sr x Sc tiles (streamed); X whole
  * (kept) or two Sr x chunk tiles; outputs two chunk x cc accumulator tiles.
  */
-static struct cand plan_wsis(const struct sched *s, const struct caps *cp, bool ks, bool kx,
+static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int order, bool ks, bool kx,
 			     int64_t s_bytes, int64_t x_bytes, int64_t c_bytes)
 {
-	struct cand c = { .keep_s = ks, .keep_x = kx };
+	struct cand c = { .keep_s = ks, .keep_x = kx, .order = order };
 	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
 	int64_t cap_s = s->s_buf == SRAM_WEIGHTS ? cp->w : cp->i, cap_x = s->x_buf == SRAM_WEIGHTS ? cp->w : cp->i;
-	/* S's column panel: kdim x cc elements, its share of S's bytes in memory */
+	/* Kept S: its column panel (kdim x cc) when columns are outer, all of it when chunks are. */
 	int64_t panel = s->df == DF_IS ? a_share(s, s->rows * cc * s->eb) : s->rows * cc * s->eb;
-	int64_t need_s = ks ? panel : 2 * rr * cc * s->eb, need_x, avail_x, chunk = s->t;
+	int64_t need_s = ks ? (order == ORDER_CT ? panel : s_bytes) : 2 * rr * cc * s->eb, need_x, avail_x, chunk = s->t;
 
 	if (s->compat && !ks)
 		need_s = 0;                         /* SCALE-Sim's compute ignores buffer sizes */
@@ -81,13 +89,16 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, bool 
 			chunk = min64(chunk, cp->o / (2 * cc * s->ab));
 			if (!kx)
 				chunk = min64(chunk, avail_x / (2 * rr * s->eb));
+			else if (order == ORDER_TC)   /* the chunk of X (chunk x kdim) stays across the columns */
+				chunk = min64(chunk, (int64_t)((unsigned __int128)avail_x * (unsigned __int128)s->t /
+							       (unsigned __int128)x_bytes));
 		}
-		if (kx && x_bytes > avail_x)
+		if (kx && order == ORDER_CT && x_bytes > avail_x)
 			return c;
 		if (chunk < 1)
 			return c;
 	}
-	need_x = kx ? x_bytes : s->compat ? 0 : 2 * rr * chunk * s->eb;
+	need_x = kx ? (order == ORDER_CT ? x_bytes : x_share(s, chunk, x_bytes)) : s->compat ? 0 : 2 * rr * chunk * s->eb;
 	int64_t nt = ceil_div(s->t, chunk);
 	c.ok = true;
 	c.chunk = chunk;
@@ -238,17 +249,19 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	s->nr = ceil_div(s->rows, s->R);
 	s->nc = ceil_div(s->cols, s->C);
 
-	for (int ks = 0; ks < 2; ks++) {
-		for (int kx = 0; kx < 2; kx++) {
-			struct cand c;
-			if (df == DF_OS)
-				c = plan_os(s, &cp, ks, kx, a_bytes, b_bytes, c_bytes);
-			else if (df == DF_WS)
-				c = plan_wsis(s, &cp, ks, kx, b_bytes, a_bytes, c_bytes);
-			else
-				c = plan_wsis(s, &cp, ks, kx, a_bytes, b_bytes, c_bytes);
-			if (better(&c, &best))
-				best = c;
+	for (int order = 0; order < (df == DF_OS ? 1 : 2); order++) {
+		for (int ks = 0; ks < 2; ks++) {
+			for (int kx = 0; kx < 2; kx++) {
+				struct cand c;
+				if (df == DF_OS)
+					c = plan_os(s, &cp, ks, kx, a_bytes, b_bytes, c_bytes);
+				else if (df == DF_WS)
+					c = plan_wsis(s, &cp, order, ks, kx, b_bytes, a_bytes, c_bytes);
+				else
+					c = plan_wsis(s, &cp, order, ks, kx, a_bytes, b_bytes, c_bytes);
+				if (better(&c, &best))
+					best = c;
+			}
 		}
 	}
 	if (!best.ok)
@@ -256,6 +269,7 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 
 	s->keep_s = best.keep_s;
 	s->keep_x = best.keep_x;
+	s->order = best.order;
 	s->chunk = best.chunk;
 	memcpy(s->footprint, best.fp, sizeof s->footprint);
 	if (df == DF_OS) {
@@ -343,21 +357,22 @@ static void step(struct sched_iter *it)
 		}
 		return;
 	}
-	/* ws/is. i0: column block of S, i1: chunk of T, i2: row block of kdim. */
+	/* ws/is. i0, i1: column block of S and chunk of T (in the plan's order), i2: row block of kdim. */
 	int so = s->df == DF_WS ? OPND_B : OPND_A, xo = s->df == DF_WS ? OPND_A : OPND_B;
-	int64_t sr = min64(s->R, s->rows - it->i2 * s->R), sc = min64(s->C, s->cols - it->i0 * s->C);
-	int64_t t = min64(s->chunk, s->t - it->i1 * s->chunk);
-	if (it->i1 == 0 || !s->keep_s)
+	int64_t ci = s->order == ORDER_CT ? it->i0 : it->i1, ti = s->order == ORDER_CT ? it->i1 : it->i0;
+	int64_t sr = min64(s->R, s->rows - it->i2 * s->R), sc = min64(s->C, s->cols - ci * s->C);
+	int64_t t = min64(s->chunk, s->t - ti * s->chunk);
+	if (ti == 0 || !s->keep_s)
 		emit(it, TI_LOAD, so, sr * sc * eb, 0, 0, 0);
-	if (it->i0 == 0 || !s->keep_x)
+	if (ci == 0 || !s->keep_x)
 		emit(it, TI_LOAD, xo, sr * t * eb, 0, 0, 0);
 	emit(it, TI_FOLD, 0, 0, sr, sc, t);
 	if (++it->i2 == s->nr) {
 		emit(it, TI_STORE, OPND_C, t * sc * eb, 0, 0, 0);
 		it->i2 = 0;
-		if (++it->i1 == s->nchunks) {
+		if (++it->i1 == (s->order == ORDER_CT ? s->nchunks : s->nc)) {
 			it->i1 = 0;
-			if (++it->i0 == s->nc) {
+			if (++it->i0 == (s->order == ORDER_CT ? s->nc : s->nchunks)) {
 				it->i0 = 0;
 				if (++it->rep == o->repeat)
 					it->done = true;

@@ -5,16 +5,19 @@
  * operands are tiled in the SRAM buffers, and so what crosses HBM.
  *
  *   ws, is: a stationary operand S (kdim x cols: ws B = K x N, is A^T = K x M)
- *           and a streaming operand X (kdim x T: ws A^T, is B). Loop order:
+ *           and a streaming operand X (kdim x T: ws A^T, is B). Loop order
+ *           ORDER_CT:
  *             for each column block c of S      (C columns of the array)
  *               for each chunk t of T           (tt rows of streaming data)
  *                 for each row block r of kdim  (R rows of the array)
  *                   fold(Sr, Sc, T_t)
- *           Partial sums of one (c, t) stay in the output buffer across r
- *           (tt x Sc accumulators, double buffered), then leave once.
- *           S tiles are re-read for every chunk unless S's column panel
- *           (kdim x Sc) stays in its buffer (keep_s); X is re-read for every
- *           column block unless all of X stays in its buffer (keep_x).
+ *           or ORDER_TC, with the c and t loops swapped. Partial sums of one
+ *           (c, t) stay in the output buffer across r (tt x Sc accumulators,
+ *           double buffered), then leave once. S tiles are re-read for every
+ *           chunk unless S stays (keep_s: its column panel kdim x Sc in
+ *           ORDER_CT, all of it in ORDER_TC); X is re-read for every column
+ *           block unless X stays (keep_x: all of it in ORDER_CT, the chunk in
+ *           ORDER_TC).
  *   os:     output blocks of R x C stay in the PEs; A (M x K) streams from
  *           the input buffer, B (K x N) from the weight buffer. Loop order:
  *             for each chunk of `chunk` rows of M (a multiple of R)
@@ -50,6 +53,7 @@
 #include "lower.h"
 
 enum operand { OPND_A, OPND_B, OPND_C };
+enum order { ORDER_CT, ORDER_TC };     /* ws/is loop nest: columns outside chunks, or chunks outside columns */
 
 struct sched {
 	const struct op *op;            /* borrowed */
@@ -64,6 +68,7 @@ struct sched {
 	int64_t chunk, nchunks;         /* ws/is: T per chunk; os: rows of M per chunk */
 	int64_t kpart, nparts;          /* os: K streamed per part, parts per fold (ws/is: 0) */
 	bool keep_s, keep_x;            /* see above */
+	int order;                      /* ws/is: ORDER_CT or ORDER_TC */
 	int s_buf, x_buf;               /* enum sram_buf of S and X (os: A and B) */
 
 	int64_t a_unique;               /* bytes of A in memory, per instance (conv: the input, not im2col) */

@@ -8,6 +8,7 @@
 
 #include "analytic.h"
 #include "engine.h"
+#include "hbm.h"
 #include "tests.h"
 
 static struct op gemm(int64_t m, int64_t k, int64_t n, int64_t rep)
@@ -118,6 +119,137 @@ START_TEST(ideal_vector_equals_analytic)
 }
 END_TEST
 
+static struct result run1(const char *preset, const char *const *sets, struct op o, int df, bool ideal)
+{
+	struct config c;
+	struct result r;
+	struct err e = { 0 };
+	engine *en;
+	th_config(&c, preset, sets);
+	en = engine_new(&c, ideal, &e);
+	ck_assert_ptr_nonnull(en);
+	ck_assert_msg(engine_op(en, &o, df, &r, &e) == 0, "%s", e.msg);
+	engine_free(en);
+	ck_assert_int_eq(cat_sum(&r), r.cycles);
+	return r;
+}
+
+/*
+ * 4x4 array, one fold, ws, M = 10 rows of K = 4 times a 4 x 4 weight tile.
+ * The weights shift in during cycles 0-3; input row i enters array row 0 at
+ * cycle 4 + i and crosses one row and one column per cycle, so the last row
+ * (i = 9) reaches the last column of the last row at 4 + 9 + 3 + 3 = 19 and its
+ * sum leaves the array at the end of cycle 19: 20 cycles. 19 fails, 20 holds.
+ */
+START_TEST(boundary_one_fold)
+{
+	struct result r = run1("lab_4x4", NULL, gemm(10, 4, 4, 1), DF_WS, true);
+	ck_assert(!(r.cycles <= 19));
+	ck_assert(r.cycles <= 20);
+	ck_assert_int_eq(r.cat[CAT_COMPUTE], 10);
+	ck_assert_int_eq(r.cat[CAT_FILL_DRAIN], 10);   /* 4 to shift, 4 + 4 - 2 to drain */
+}
+END_TEST
+
+/*
+ * Two folds (K = 8): with the shadow tile, fold 2's weights shift in while
+ * fold 1 streams, so fold 2 streams right after: 4 + 10 + 10 + 6 = 30.
+ * Without it each fold pays its own shift and drain: 2 x 20 = 40.
+ */
+START_TEST(boundary_double_buffer)
+{
+	const char *serial[] = { "array.weight_double_buffer=false", NULL };
+	struct result r = run1("lab_4x4", NULL, gemm(10, 8, 4, 1), DF_WS, true);
+	ck_assert(!(r.cycles <= 29));
+	ck_assert(r.cycles <= 30);
+	r = run1("lab_4x4", serial, gemm(10, 8, 4, 1), DF_WS, true);
+	ck_assert(!(r.cycles <= 39));
+	ck_assert(r.cycles <= 40);
+}
+END_TEST
+
+/*
+ * One 64 KiB weight tile from TPU v1's DDR3: 34 GB/s at 700 MHz is
+ * 34 / 0.7 = 48.57 B per cycle, so 65,536 B take 65,536 / 48.57 = 1,349.3
+ * cycles, plus the 100 ns (70 cycle) access latency.
+ */
+START_TEST(tpu_v1_weight_tile)
+{
+	struct config c;
+	hbm *h;
+	int64_t done;
+	th_config(&c, "tpu_v1", NULL);
+	h = hbm_new(&c.arch.hbm, c.arch.clock_ghz, false);
+	done = hbm_transfer(h, 0, 0, 65536, false);
+	ck_assert_int_ge(done - 70, 1349);
+	ck_assert_int_le(done - 70, 1350);
+	/* A second tile behind it waits for the bandwidth, not for another latency. */
+	ck_assert_int_le(hbm_transfer(h, 0, 65536, 65536, false) - done, 1350);
+	hbm_free(h);
+}
+END_TEST
+
+/*
+ * A matrix-vector product (M = 1, K = N = 4096) on TPU v1 moves 16 MiB of
+ * weights for 16 M MACs: far left of the ridge. It runs at the bandwidth
+ * bound, bytes / 48.57 B per cycle, within 2%, waiting on weights.
+ */
+START_TEST(gemv_at_bandwidth_bound)
+{
+	struct result r = run1("tpu_v1", NULL, gemm(1, 4096, 4096, 1), DF_WS, false);
+	double bound = (double)(4096 * 4096 + 4096 + 4096) / (34.0 / 0.7);
+	ck_assert_msg(fabs((double)r.cycles / bound - 1) < 0.02, "%lld cycles against a bound of %.0f",
+		      (long long)r.cycles, bound);
+	ck_assert_int_gt(r.cat[CAT_WEIGHTS], r.cycles / 2);
+}
+END_TEST
+
+/*
+ * On one TPU v4 MXU (ridge 229 ops/B): halving the bandwidth nearly doubles
+ * a memory-bound matrix-vector product. A 2048 x 2048 x 16384 product (about
+ * 1,000 ops/B, its inputs kept in a 16 MiB buffer) runs within 5% of its
+ * ideal-memory time, the array's peak times its mapping utilisation, and
+ * barely moves at half the bandwidth: only its cold start, while the inputs
+ * first stream in, waits on memory.
+ */
+START_TEST(halving_bandwidth)
+{
+	const char *half[] = { "hbm.gbps=75", NULL };
+	const char *big[] = { "sram.inputs.kib=16384", NULL };
+	const char *big_half[] = { "sram.inputs.kib=16384", "hbm.gbps=75", NULL };
+	struct result m1 = run1("tpu_v4_mxu", NULL, gemm(1, 4096, 4096, 1), DF_WS, false);
+	struct result m2 = run1("tpu_v4_mxu", half, gemm(1, 4096, 4096, 1), DF_WS, false);
+	double ratio = (double)m2.cycles / (double)m1.cycles;
+	ck_assert_msg(ratio > 1.8 && ratio < 2.05, "memory-bound: %lld -> %lld", (long long)m1.cycles, (long long)m2.cycles);
+	struct result c0 = run1("tpu_v4_mxu", big, gemm(2048, 2048, 16384, 1), DF_WS, true);
+	struct result c1 = run1("tpu_v4_mxu", big, gemm(2048, 2048, 16384, 1), DF_WS, false);
+	struct result c2 = run1("tpu_v4_mxu", big_half, gemm(2048, 2048, 16384, 1), DF_WS, false);
+	ck_assert_msg((double)c1.cycles / (double)c0.cycles < 1.05, "%lld vs ideal %lld", (long long)c1.cycles,
+		      (long long)c0.cycles);
+	ratio = (double)c2.cycles / (double)c1.cycles;
+	ck_assert_msg(ratio < 1.1, "compute-bound: %lld -> %lld", (long long)c1.cycles, (long long)c2.cycles);
+}
+END_TEST
+
+/*
+ * 4x4 array, M = 64 in two chunks of 32 (a 1 KiB accumulator buffer), K = 512,
+ * N = 64. A 2 KiB weight buffer keeps each 512 x 4 column panel of B across
+ * both chunks; halve it and each panel crosses HBM once per chunk: 32 KiB more
+ * weight traffic, and with memory slow enough to matter (0.25 B per cycle)
+ * the weight stalls and the cycles grow.
+ */
+START_TEST(smaller_buffer_more_traffic_and_stalls)
+{
+	const char *full[] = { "sram.outputs.kib=1", "sram.weights.kib=2", "hbm.gbps=0.25", NULL };
+	const char *half[] = { "sram.outputs.kib=1", "sram.weights.kib=1", "hbm.gbps=0.25", NULL };
+	struct result a = run1("lab_4x4", full, gemm(64, 512, 64, 1), DF_WS, false);
+	struct result b = run1("lab_4x4", half, gemm(64, 512, 64, 1), DF_WS, false);
+	ck_assert_int_eq(b.hbm_read_bytes - a.hbm_read_bytes, 512 * 64);
+	ck_assert_int_gt(b.cat[CAT_WEIGHTS], a.cat[CAT_WEIGHTS]);
+	ck_assert_int_gt(b.cycles, a.cycles);
+}
+END_TEST
+
 Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -125,6 +257,12 @@ Suite *engine_suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, ideal_engine_equals_analytic);
 	tcase_add_test(t, ideal_vector_equals_analytic);
+	tcase_add_test(t, boundary_one_fold);
+	tcase_add_test(t, boundary_double_buffer);
+	tcase_add_test(t, tpu_v1_weight_tile);
+	tcase_add_test(t, gemv_at_bandwidth_bound);
+	tcase_add_test(t, halving_bandwidth);
+	tcase_add_test(t, smaller_buffer_more_traffic_and_stalls);
 	suite_add_tcase(s, t);
 	return s;
 }

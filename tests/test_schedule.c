@@ -50,8 +50,9 @@ END_TEST
 
 /*
  * ws keeps all of A (M x K) in a 1 KiB input buffer when it fits: M = 64, K = 16
- * is exactly 1024 B, read once. One row more (1040 B) does not fit and A is
- * read again for each of the 2 column blocks of N = 8.
+ * is exactly 1024 B, read once. One row more (1040 B) does not fit: then the
+ * cheapest plan swaps the loops, keeps A in chunks of 1024 x 65 / 1040 = 64
+ * rows across both column blocks of N = 8, and keeps all of B (128 B).
  */
 START_TEST(inputs_exactly_full)
 {
@@ -65,11 +66,12 @@ START_TEST(inputs_exactly_full)
 	ck_assert_int_eq(s.read_bytes[OPND_A], 1024);
 	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 1024);
 	plan(&s, &over, &c, DF_WS);
-	ck_assert(!s.keep_x);
-	ck_assert_int_eq(s.read_bytes[OPND_A], 2 * 1040);
+	ck_assert(s.keep_x);
+	ck_assert_int_eq(s.order, ORDER_TC);
+	ck_assert_int_eq(s.chunk, 64);
+	ck_assert_int_eq(s.read_bytes[OPND_A], 1040);
 	ck_assert_int_eq(s.read_bytes[OPND_B], 16 * 8);
-	/* streaming tiles of 4 rows x 65 columns, double buffered */
-	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 2 * 4 * 65);
+	ck_assert_int_eq(s.footprint[SRAM_INPUTS], 1024);
 }
 END_TEST
 
