@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "config.h"
 #include "lower.h"
@@ -31,8 +33,9 @@ struct args {
 	int nsets;
 	int dataflow;              /* -1: the config's */
 	int model;
-	bool ideal, csv, dump;
+	bool ideal, csv, dump, timing;
 	int64_t batch;
+	struct timespec start;     /* when tpusim started, for --timing */
 };
 
 static const char usage[] =
@@ -40,7 +43,7 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]\n"
-	"          [--ideal-memory] [--batch N] [--set key.path=value]...\n"
+	"          [--ideal-memory] [--batch N] [--timing] [--set key.path=value]...\n"
 	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
 	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json\n"
 	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
@@ -69,6 +72,7 @@ static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o"
 static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 {
 	memset(a, 0, sizeof *a);
+	clock_gettime(CLOCK_MONOTONIC, &a->start);
 	a->dataflow = -1;
 	a->model = MODEL_CYCLE;
 	if (argc < 2)
@@ -84,6 +88,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->csv = true, takes = false;
 		else if (!strcmp(o, "--dump"))
 			a->dump = true, takes = false;
+		else if (!strcmp(o, "--timing"))
+			a->timing = true, takes = false;
 		if (!takes)
 			continue;
 		bool known = false;
@@ -207,6 +213,15 @@ static int cmd_run(const struct args *a, struct err *e)
 	report_summary(stdout, &ctx);
 	if (a->out)
 		printf("wrote %s/layers.csv and %s/summary.json\n", a->out, a->out);
+	if (a->timing) {
+		struct timespec t1;
+		struct rusage ru;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		getrusage(RUSAGE_SELF, &ru);
+		double wall = (double)(t1.tv_sec - a->start.tv_sec) + 1e-9 * (double)(t1.tv_nsec - a->start.tv_nsec);
+		printf("timing: %.3f s wall, %.3g simulated cycles/s, peak RSS %.1f MiB\n", wall,
+		       wall > 0 ? (double)r.total.cycles / wall : 0.0, (double)ru.ru_maxrss / 1024.0);
+	}
 	rc = 0;
 out:
 	run_release(&r);

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Speed of the cycle-level engine on real networks: wall time, simulated
+# cycles per second and peak memory, one tpusim process per line.
+#   scripts/bench.sh [path/to/tpusim]
+set -euo pipefail
+bin=${1:-build/tpusim}
+printf '%-44s %-22s %14s %10s %14s %10s\n' workload config cycles "wall s" "cycles/s" "RSS MiB"
+run() {
+	local cfg=$1 wl=$2; shift 2
+	local out cycles timing
+	out=$("$bin" run -c "$cfg" -w "$wl" --timing "$@")
+	cycles=$(printf '%s\n' "$out" | awk '/ cycles = /{print $1; exit}')
+	timing=$(printf '%s\n' "$out" | awk '/^timing:/{print $2, $5, $10}')
+	set -- $timing
+	printf '%-44s %-22s %14s %10s %14s %10s\n' "$(basename "$wl")" "$(basename "$cfg" .yaml)" "$cycles" "$1" "$2" "$3"
+}
+run configs/tpu_v4_mxu.yaml configs/workloads/resnet50.yaml
+run configs/tpu_v4_mxu.yaml configs/workloads/llm7b_prefill.yaml
+run configs/tpu_v4_mxu.yaml configs/workloads/bert_base.yaml
+run configs/tpu_v1.yaml configs/workloads/resnet50.yaml
+run configs/edge_32x32.yaml configs/workloads/resnet50.yaml
