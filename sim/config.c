@@ -40,28 +40,39 @@ void config_init(struct config *c)
 		c->origin[i] = (struct pos){ "defaults", 0, 0 };
 }
 
-int config_load(struct config *c, const char *path, struct err *e)
+int config_merge(struct config *c, const char *path, struct err *e)
 {
 	const struct cfg_schema *s = config_schema();
 	struct ydoc *d;
+	char *file;
 	int rc;
 
-	config_init(c);
+	if (c->nfiles == CONFIG_MAX_FILES)
+		return err_input(e, "%s: expected at most %d config files, found more", path, CONFIG_MAX_FILES);
+	file = c->files[c->nfiles];
+	snprintf(file, sizeof c->files[0], "%s", path);
 	d = ydoc_load(path, e);
 	if (!d)
 		return -1;
-	snprintf(c->file, sizeof c->file, "%s", path);
 	if (!d->root) {
 		ydoc_free(d);
-		return err_at(e, (struct pos){ c->file, 0, 0 }, NULL, "expected a mapping of config keys, found an empty file");
+		return err_at(e, (struct pos){ file, 0, 0 }, NULL, "expected a mapping of config keys, found an empty file");
 	}
+	if (c->nfiles++ == 0)
+		snprintf(c->file, sizeof c->file, "%s", path);
 	rc = cfg_load_map(s, &c->arch, d->root, NULL, NULL, c->origin, e);
 	/* Positions must outlive the document: point them at our own copy of the path. */
 	for (size_t i = 0; i < s->n; i++)
 		if (c->origin[i].file == d->file)
-			c->origin[i].file = c->file;
+			c->origin[i].file = file;
 	ydoc_free(d);
 	return rc;
+}
+
+int config_load(struct config *c, const char *path, struct err *e)
+{
+	config_init(c);
+	return config_merge(c, path, e);
 }
 
 int config_set(struct config *c, const char *assignment, struct err *e)
@@ -119,6 +130,9 @@ double arch_hbm_bytes_per_s(const struct arch *a)
 
 void config_dump(const struct config *c, FILE *out)
 {
-	fprintf(out, "# tpusim config, every key resolved (from %s)\n", c->file);
+	fprintf(out, "# tpusim config, every key resolved (from");
+	for (int i = 0; i < c->nfiles; i++)
+		fprintf(out, "%s %s", i ? "," : "", c->files[i]);
+	fprintf(out, "%s)\n", c->nfiles ? "" : " the defaults");
 	cfg_dump(config_schema(), &c->arch, out);
 }

@@ -31,10 +31,13 @@ struct arch {
 };
 
 #define CONFIG_MAX_KEYS 64
+#define CONFIG_MAX_FILES 8
 
 struct config {
 	struct arch arch;
-	char file[4096];                      /* "defaults" when no file was loaded */
+	char file[4096];                      /* the first file; "defaults" when none was loaded */
+	char files[CONFIG_MAX_FILES][4096];   /* every file merged, in order */
+	int nfiles;
 	struct pos origin[CONFIG_MAX_KEYS];   /* where each schema entry got its value */
 };
 
@@ -46,6 +49,13 @@ void config_init(struct config *c);
 
 /* config_init, then overlays the YAML file at path. */
 int config_load(struct config *c, const char *path, struct err *e);
+
+/*
+ * Overlays one more file: the keys it gives replace the values so far (so
+ * `-c configs/tpu_v4_mxu.yaml -c configs/memory/hbm3.yaml` puts HBM3 under
+ * a TPU v4 MXU).
+ */
+int config_merge(struct config *c, const char *path, struct err *e);
 
 /* Applies one "key.path=value" override, checked like the file. */
 int config_set(struct config *c, const char *assignment, struct err *e);

@@ -1,7 +1,7 @@
 /*
  * main.c - the tpusim command line.
  *
- *   tpusim run -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]
+ *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]
  *              [--ideal-memory] [--batch N] [--set key.path=value ...]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
@@ -28,7 +28,8 @@
 
 struct args {
 	const char *cmd;
-	const char *config, *workload, *out;
+	const char *configs[CONFIG_MAX_FILES], *workload, *out;
+	int nconfigs;
 	const char *sets[MAX_SETS];
 	int nsets;
 	int dataflow;              /* -1: the config's */
@@ -51,7 +52,8 @@ static const char usage[] =
 	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
 	"          print every config key with its resolved value, unit and doc\n"
 	"\n"
-	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV.\n"
+	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
+	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
 	"exit status: 0 ok, 1 simulation error, 2 bad input\n";
 
 static int fail(const struct err *e)
@@ -102,8 +104,11 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 		}
 		if (!v)
 			return err_input(e, "%s: expected a value after it, found the end of the command line", o);
-		if (!strcmp(o, "-c") || !strcmp(o, "--config"))
-			a->config = v;
+		if (!strcmp(o, "-c") || !strcmp(o, "--config")) {
+			if (a->nconfigs == CONFIG_MAX_FILES)
+				return err_input(e, "%s: expected at most %d config files, found more", o, CONFIG_MAX_FILES);
+			a->configs[a->nconfigs++] = v;
+		}
 		else if (!strcmp(o, "-w") || !strcmp(o, "--workload"))
 			a->workload = v;
 		else if (!strcmp(o, "-o") || !strcmp(o, "--out"))
@@ -144,12 +149,10 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 
 static int load_config(const struct args *a, struct config *c, struct err *e)
 {
-	if (a->config) {
-		if (config_load(c, a->config, e) < 0)
+	config_init(c);
+	for (int i = 0; i < a->nconfigs; i++)
+		if (config_merge(c, a->configs[i], e) < 0)
 			return -1;
-	} else {
-		config_init(c);
-	}
 	for (int i = 0; i < a->nsets; i++)
 		if (config_set(c, a->sets[i], e) < 0)
 			return -1;
@@ -196,7 +199,7 @@ static int cmd_run(const struct args *a, struct err *e)
 	struct run_opts o;
 	int rc = -1;
 
-	if (!a->config)
+	if (!a->nconfigs)
 		return err_input(e, "run: expected -c CONFIG, found none");
 	if (!a->workload)
 		return err_input(e, "run: expected -w WORKLOAD, found none");

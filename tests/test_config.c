@@ -110,6 +110,29 @@ START_TEST(set_overrides_and_checks)
 }
 END_TEST
 
+/* A memory preset laid over an accelerator replaces its hbm keys and nothing else. */
+START_TEST(memory_overlay)
+{
+	struct config base, c;
+	struct err e = { 0 };
+	th_config(&base, "tpu_v4_mxu", NULL);
+	th_config(&c, "tpu_v4_mxu", NULL);
+	ck_assert_msg(config_merge(&c, "configs/memory/hbm3.yaml", &e) == 0, "%s", e.msg);
+	ck_assert(c.arch.hbm.gbps == 819);            /* JESD238: 1024 pins x 6.4 Gb/s / 8 */
+	ck_assert_int_eq(c.arch.hbm.channels, 32);
+	ck_assert_int_eq(c.arch.hbm.type, HBM_HBM3);
+	ck_assert_int_eq(c.arch.array.rows, 128);
+	ck_assert_int_eq(c.arch.array.dtype, DT_BF16);
+	ck_assert_str_eq(config_origin(&c, "hbm.gbps").file, "configs/memory/hbm3.yaml");
+	ck_assert_str_eq(config_origin(&c, "array.rows").file, "configs/tpu_v4_mxu.yaml");
+	c.arch.hbm = base.arch.hbm;
+	ck_assert(cfg_equal(config_schema(), &c.arch, &base.arch));
+	/* DDR3 as on the TPU v1 */
+	ck_assert_msg(config_merge(&c, "configs/memory/ddr3.yaml", &e) == 0, "%s", e.msg);
+	ck_assert(c.arch.hbm.gbps == 34);
+}
+END_TEST
+
 /* Gemmini shares one scratchpad between weights and inputs: 128 + 128 KiB. */
 START_TEST(gemmini_unified)
 {
@@ -131,6 +154,7 @@ Suite *config_suite(void)
 	tcase_add_test(t, defaults_fill_unset_keys);
 	tcase_add_test(t, set_overrides_and_checks);
 	tcase_add_test(t, gemmini_unified);
+	tcase_add_test(t, memory_overlay);
 	suite_add_tcase(s, t);
 	return s;
 }
