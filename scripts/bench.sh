@@ -19,3 +19,5 @@ run configs/tpu_v4_mxu.yaml configs/workloads/llm7b_prefill.yaml
 run configs/tpu_v4_mxu.yaml configs/workloads/bert_base.yaml
 run configs/tpu_v1.yaml configs/workloads/resnet50.yaml
 run configs/edge_32x32.yaml configs/workloads/resnet50.yaml
+# The engine's cost follows the number of tiles: a 4x4 array has 1,024 times as many folds as 128x128.
+run configs/lab_4x4.yaml configs/workloads/resnet50.yaml

@@ -180,6 +180,9 @@ int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal
 		r->cat[CAT_VECTOR] = r->compute_cycles;
 		r->hbm_read_bytes = o->in_elems * eb;
 		r->hbm_write_bytes = o->out_elems * eb;
+		/* Operands land in the input buffer and are read once; results pass through the output buffer. */
+		r->sram_write_bytes[SRAM_INPUTS] = r->sram_read_bytes[SRAM_INPUTS] = r->hbm_read_bytes;
+		r->sram_write_bytes[SRAM_OUTPUTS] = r->sram_read_bytes[SRAM_OUTPUTS] = r->hbm_write_bytes;
 		r->vector_ops = 1;
 		excess_cat = r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
 	}

@@ -114,6 +114,11 @@ START_TEST(ideal_vector_equals_analytic)
 		ck_assert_int_eq(g.cycles, (o.lane_ops + 255) / 256);
 		ck_assert_int_eq(g.cycles, a.cycles);
 		ck_assert_int_eq(g.cat[CAT_VECTOR], g.cycles);
+		for (int b = 0; b < SRAM_NBUF; b++) {
+			ck_assert_int_eq(g.sram_read_bytes[b], a.sram_read_bytes[b]);
+			ck_assert_int_eq(g.sram_write_bytes[b], a.sram_write_bytes[b]);
+		}
+		ck_assert_int_eq(g.hbm_read_bytes, a.hbm_read_bytes);
 		engine_free(en);
 	}
 }
