@@ -154,3 +154,25 @@ const struct op *th_op(const struct oplist *ops, const char *name)
 	ck_abort_msg("no op named %s", name);
 	return NULL;
 }
+
+struct op th_gemm(int64_t m, int64_t k, int64_t n, int64_t rep)
+{
+	struct op o;
+	memset(&o, 0, sizeof o);
+	snprintf(o.name, sizeof o.name, "g");
+	o.kind = OP_GEMM;
+	o.m = m, o.k = k, o.n = n, o.repeat = rep;
+	o.b_weight = true;
+	o.a_elems = m * k;
+	return o;
+}
+
+int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi)
+{
+	uint64_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return lo + (int64_t)(x % (uint64_t)(hi - lo + 1));
+}

@@ -10,18 +10,6 @@
 #include "schedule.h"
 #include "tests.h"
 
-static struct op gemm(int64_t m, int64_t k, int64_t n)
-{
-	struct op o;
-	memset(&o, 0, sizeof o);
-	snprintf(o.name, sizeof o.name, "g");
-	o.kind = OP_GEMM;
-	o.m = m, o.k = k, o.n = n, o.repeat = 1;
-	o.b_weight = true;
-	o.a_elems = m * k;
-	return o;
-}
-
 static int64_t cycles(const char *preset, const char *const *sets, struct op o, int df)
 {
 	struct config c;
@@ -42,10 +30,10 @@ static int64_t cycles(const char *preset, const char *const *sets, struct op o, 
  */
 START_TEST(ws_by_hand)
 {
-	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(10, 6, 5), DF_WS), 47);
+	ck_assert_int_eq(cycles("lab_4x4", NULL, th_gemm(10, 6, 5, 1), DF_WS), 47);
 	/* No shadow tile: each fold pays Sr + T + R + Sc - 2: 20 + 18 + 17 + 15 = 70 */
 	const char *serial[] = { "array.weight_double_buffer=false", NULL };
-	ck_assert_int_eq(cycles("lab_4x4", serial, gemm(10, 6, 5), DF_WS), 70);
+	ck_assert_int_eq(cycles("lab_4x4", serial, th_gemm(10, 6, 5, 1), DF_WS), 70);
 }
 END_TEST
 
@@ -56,7 +44,7 @@ END_TEST
  */
 START_TEST(ws_shift_bound)
 {
-	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(2, 8, 4), DF_WS), 16);
+	ck_assert_int_eq(cycles("lab_4x4", NULL, th_gemm(2, 8, 4, 1), DF_WS), 16);
 }
 END_TEST
 
@@ -70,8 +58,8 @@ END_TEST
 START_TEST(os_by_hand)
 {
 	const char *serial[] = { "array.weight_double_buffer=false", NULL };
-	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(10, 6, 5), DF_OS), 41);
-	ck_assert_int_eq(cycles("lab_4x4", serial, gemm(10, 6, 5), DF_OS), 83);
+	ck_assert_int_eq(cycles("lab_4x4", NULL, th_gemm(10, 6, 5, 1), DF_OS), 41);
+	ck_assert_int_eq(cycles("lab_4x4", serial, th_gemm(10, 6, 5, 1), DF_OS), 83);
 }
 END_TEST
 
@@ -81,7 +69,7 @@ END_TEST
  */
 START_TEST(is_by_hand)
 {
-	ck_assert_int_eq(cycles("lab_4x4", NULL, gemm(10, 6, 5), DF_IS), 38);
+	ck_assert_int_eq(cycles("lab_4x4", NULL, th_gemm(10, 6, 5, 1), DF_IS), 38);
 }
 END_TEST
 
@@ -94,9 +82,9 @@ END_TEST
 START_TEST(scalesim_by_hand)
 {
 	const char *compat[] = { "array.scalesim_compat=true", NULL };
-	ck_assert_int_eq(cycles("lab_4x4", compat, gemm(10, 6, 5), DF_WS), 79);
-	ck_assert_int_eq(cycles("lab_4x4", compat, gemm(10, 6, 5), DF_OS), 71);
-	ck_assert_int_eq(cycles("lab_4x4", compat, gemm(10, 6, 5), DF_IS), 89);
+	ck_assert_int_eq(cycles("lab_4x4", compat, th_gemm(10, 6, 5, 1), DF_WS), 79);
+	ck_assert_int_eq(cycles("lab_4x4", compat, th_gemm(10, 6, 5, 1), DF_OS), 71);
+	ck_assert_int_eq(cycles("lab_4x4", compat, th_gemm(10, 6, 5, 1), DF_IS), 89);
 }
 END_TEST
 
@@ -142,14 +130,6 @@ START_TEST(scalesim_alexnet)
 END_TEST
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-static int64_t rnd(int64_t lo, int64_t hi)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
-}
-
 /*
  * The closed form equals a fold-by-fold walk of the tile program through the
  * array's chain timing, on 1,000 random GEMMs, arrays and buffers (fixed seed),
@@ -167,15 +147,15 @@ START_TEST(closed_form_matches_walk)
 		struct tile_ins ins;
 		struct array_chain ch;
 		struct err e = { 0 };
-		struct op o = gemm(rnd(1, 200), rnd(1, 200), rnd(1, 200));
-		int df = (int)rnd(0, 2);
-		o.repeat = rnd(1, 3);
-		snprintf(s[0], 64, "array.rows=%lld", (long long)rnd(1, 20));
-		snprintf(s[1], 64, "array.cols=%lld", (long long)rnd(1, 20));
-		snprintf(s[2], 64, "sram.outputs.kib=%lld", (long long)rnd(1, 4));
-		snprintf(s[3], 64, "sram.inputs.kib=%lld", (long long)rnd(1, 4));
-		snprintf(s[4], 64, "sram.weights.kib=%lld", (long long)rnd(1, 4));
-		snprintf(s[5], 64, "array.weight_double_buffer=%s", rnd(0, 1) ? "true" : "false");
+		struct op o = th_gemm(th_rnd(&rng, 1, 200), th_rnd(&rng, 1, 200), th_rnd(&rng, 1, 200), 1);
+		int df = (int)th_rnd(&rng, 0, 2);
+		o.repeat = th_rnd(&rng, 1, 3);
+		snprintf(s[0], 64, "array.rows=%lld", (long long)th_rnd(&rng, 1, 20));
+		snprintf(s[1], 64, "array.cols=%lld", (long long)th_rnd(&rng, 1, 20));
+		snprintf(s[2], 64, "sram.outputs.kib=%lld", (long long)th_rnd(&rng, 1, 4));
+		snprintf(s[3], 64, "sram.inputs.kib=%lld", (long long)th_rnd(&rng, 1, 4));
+		snprintf(s[4], 64, "sram.weights.kib=%lld", (long long)th_rnd(&rng, 1, 4));
+		snprintf(s[5], 64, "array.weight_double_buffer=%s", th_rnd(&rng, 0, 1) ? "true" : "false");
 		for (int j = 0; j < 6; j++)
 			sets[j] = s[j];
 		sets[6] = NULL;
@@ -210,7 +190,7 @@ START_TEST(memory_bound_gemv)
 	struct config c;
 	struct result r, ideal;
 	struct err e = { 0 };
-	struct op o = gemm(1, 4096, 4096);
+	struct op o = th_gemm(1, 4096, 4096, 1);
 	int64_t bytes = 4096 * 4096 + 4096 + 4096;
 	th_config(&c, "tpu_v1", NULL);
 	ck_assert_int_eq(analytic_op(&c, &o, DF_WS, false, &r, &e), 0);

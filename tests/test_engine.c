@@ -11,27 +11,7 @@
 #include "hbm.h"
 #include "tests.h"
 
-static struct op gemm(int64_t m, int64_t k, int64_t n, int64_t rep)
-{
-	struct op o;
-	memset(&o, 0, sizeof o);
-	snprintf(o.name, sizeof o.name, "g");
-	o.kind = OP_GEMM;
-	o.m = m, o.k = k, o.n = n, o.repeat = rep;
-	o.b_weight = true;
-	o.a_elems = m * k;
-	return o;
-}
-
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
-static int64_t rnd(int64_t lo, int64_t hi)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
-}
-
 static int64_t cat_sum(const struct result *r)
 {
 	int64_t s = 0;
@@ -56,16 +36,16 @@ START_TEST(ideal_engine_equals_analytic)
 		struct config c;
 		struct result a, g;
 		struct err e = { 0 };
-		struct op o = gemm(rnd(1, 64), rnd(1, 64), rnd(1, 64), rnd(1, 2));
-		int df = (int)rnd(0, 2);
+		struct op o = th_gemm(th_rnd(&rng, 1, 64), th_rnd(&rng, 1, 64), th_rnd(&rng, 1, 64), th_rnd(&rng, 1, 2));
+		int df = (int)th_rnd(&rng, 0, 2);
 		engine *en;
-		if (rnd(0, 3) == 0)
-			o.a_elems = rnd(1, o.m * o.k);
-		snprintf(s[0], 64, "array.rows=%lld", (long long)rnd(1, 16));
-		snprintf(s[1], 64, "array.cols=%lld", (long long)rnd(1, 16));
-		snprintf(s[2], 64, "array.weight_double_buffer=%s", rnd(0, 3) ? "true" : "false");
-		snprintf(s[3], 64, "array.scalesim_compat=%s", rnd(0, 5) ? "false" : "true");
-		snprintf(s[4], 64, "array.dtype=%s", rnd(0, 1) ? "int8" : "fp32");
+		if (th_rnd(&rng, 0, 3) == 0)
+			o.a_elems = th_rnd(&rng, 1, o.m * o.k);
+		snprintf(s[0], 64, "array.rows=%lld", (long long)th_rnd(&rng, 1, 16));
+		snprintf(s[1], 64, "array.cols=%lld", (long long)th_rnd(&rng, 1, 16));
+		snprintf(s[2], 64, "array.weight_double_buffer=%s", th_rnd(&rng, 0, 3) ? "true" : "false");
+		snprintf(s[3], 64, "array.scalesim_compat=%s", th_rnd(&rng, 0, 5) ? "false" : "true");
+		snprintf(s[4], 64, "array.dtype=%s", th_rnd(&rng, 0, 1) ? "int8" : "fp32");
 		for (int j = 0; j < 5; j++)
 			sets[j] = s[j];
 		sets[5] = NULL;
@@ -106,7 +86,7 @@ START_TEST(ideal_vector_equals_analytic)
 		memset(&o, 0, sizeof o);
 		o.kind = OP_VEC;
 		o.vec = VEC_SOFTMAX;
-		o.out_elems = rnd(1, 3000000);
+		o.out_elems = th_rnd(&rng, 1, 3000000);
 		o.in_elems = o.out_elems;
 		o.lane_ops = 5 * o.out_elems;
 		ck_assert_int_eq(analytic_op(&c, &o, DF_WS, true, &a, &e), 0);
@@ -148,7 +128,7 @@ static struct result run1(const char *preset, const char *const *sets, struct op
  */
 START_TEST(boundary_one_fold)
 {
-	struct result r = run1("lab_4x4", NULL, gemm(10, 4, 4, 1), DF_WS, true);
+	struct result r = run1("lab_4x4", NULL, th_gemm(10, 4, 4, 1), DF_WS, true);
 	ck_assert(!(r.cycles <= 19));
 	ck_assert(r.cycles <= 20);
 	ck_assert_int_eq(r.cat[CAT_COMPUTE], 10);
@@ -164,10 +144,10 @@ END_TEST
 START_TEST(boundary_double_buffer)
 {
 	const char *serial[] = { "array.weight_double_buffer=false", NULL };
-	struct result r = run1("lab_4x4", NULL, gemm(10, 8, 4, 1), DF_WS, true);
+	struct result r = run1("lab_4x4", NULL, th_gemm(10, 8, 4, 1), DF_WS, true);
 	ck_assert(!(r.cycles <= 29));
 	ck_assert(r.cycles <= 30);
-	r = run1("lab_4x4", serial, gemm(10, 8, 4, 1), DF_WS, true);
+	r = run1("lab_4x4", serial, th_gemm(10, 8, 4, 1), DF_WS, true);
 	ck_assert(!(r.cycles <= 39));
 	ck_assert(r.cycles <= 40);
 }
@@ -201,7 +181,7 @@ END_TEST
  */
 START_TEST(gemv_at_bandwidth_bound)
 {
-	struct result r = run1("tpu_v1", NULL, gemm(1, 4096, 4096, 1), DF_WS, false);
+	struct result r = run1("tpu_v1", NULL, th_gemm(1, 4096, 4096, 1), DF_WS, false);
 	double bound = (double)(4096 * 4096 + 4096 + 4096) / (34.0 / 0.7);
 	ck_assert_msg(fabs((double)r.cycles / bound - 1) < 0.02, "%lld cycles against a bound of %.0f",
 		      (long long)r.cycles, bound);
@@ -222,13 +202,13 @@ START_TEST(halving_bandwidth)
 	const char *half[] = { "hbm.gbps=75", NULL };
 	const char *big[] = { "sram.inputs.kib=16384", NULL };
 	const char *big_half[] = { "sram.inputs.kib=16384", "hbm.gbps=75", NULL };
-	struct result m1 = run1("tpu_v4_mxu", NULL, gemm(1, 4096, 4096, 1), DF_WS, false);
-	struct result m2 = run1("tpu_v4_mxu", half, gemm(1, 4096, 4096, 1), DF_WS, false);
+	struct result m1 = run1("tpu_v4_mxu", NULL, th_gemm(1, 4096, 4096, 1), DF_WS, false);
+	struct result m2 = run1("tpu_v4_mxu", half, th_gemm(1, 4096, 4096, 1), DF_WS, false);
 	double ratio = (double)m2.cycles / (double)m1.cycles;
 	ck_assert_msg(ratio > 1.8 && ratio < 2.05, "memory-bound: %lld -> %lld", (long long)m1.cycles, (long long)m2.cycles);
-	struct result c0 = run1("tpu_v4_mxu", big, gemm(2048, 2048, 16384, 1), DF_WS, true);
-	struct result c1 = run1("tpu_v4_mxu", big, gemm(2048, 2048, 16384, 1), DF_WS, false);
-	struct result c2 = run1("tpu_v4_mxu", big_half, gemm(2048, 2048, 16384, 1), DF_WS, false);
+	struct result c0 = run1("tpu_v4_mxu", big, th_gemm(2048, 2048, 16384, 1), DF_WS, true);
+	struct result c1 = run1("tpu_v4_mxu", big, th_gemm(2048, 2048, 16384, 1), DF_WS, false);
+	struct result c2 = run1("tpu_v4_mxu", big_half, th_gemm(2048, 2048, 16384, 1), DF_WS, false);
 	ck_assert_msg((double)c1.cycles / (double)c0.cycles < 1.05, "%lld vs ideal %lld", (long long)c1.cycles,
 		      (long long)c0.cycles);
 	ratio = (double)c2.cycles / (double)c1.cycles;
@@ -247,8 +227,8 @@ START_TEST(smaller_buffer_more_traffic_and_stalls)
 {
 	const char *full[] = { "sram.outputs.kib=1", "sram.weights.kib=2", "hbm.gbps=0.25", NULL };
 	const char *half[] = { "sram.outputs.kib=1", "sram.weights.kib=1", "hbm.gbps=0.25", NULL };
-	struct result a = run1("lab_4x4", full, gemm(64, 512, 64, 1), DF_WS, false);
-	struct result b = run1("lab_4x4", half, gemm(64, 512, 64, 1), DF_WS, false);
+	struct result a = run1("lab_4x4", full, th_gemm(64, 512, 64, 1), DF_WS, false);
+	struct result b = run1("lab_4x4", half, th_gemm(64, 512, 64, 1), DF_WS, false);
 	ck_assert_int_eq(b.hbm_read_bytes - a.hbm_read_bytes, 512 * 64);
 	ck_assert_int_gt(b.cat[CAT_WEIGHTS], a.cat[CAT_WEIGHTS]);
 	ck_assert_int_gt(b.cycles, a.cycles);

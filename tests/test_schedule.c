@@ -8,18 +8,6 @@
 #include "schedule.h"
 #include "tests.h"
 
-static struct op gemm(int64_t m, int64_t k, int64_t n, int64_t rep)
-{
-	struct op o;
-	memset(&o, 0, sizeof o);
-	snprintf(o.name, sizeof o.name, "g");
-	o.kind = OP_GEMM;
-	o.m = m, o.k = k, o.n = n, o.repeat = rep;
-	o.b_weight = true;
-	o.a_elems = m * k;
-	return o;
-}
-
 static void plan(struct sched *s, const struct op *o, const struct config *c, int df)
 {
 	struct err e = { 0 };
@@ -31,7 +19,7 @@ START_TEST(fold_counts)
 {
 	struct config c;
 	struct sched s;
-	struct op o = gemm(10, 6, 5, 3);
+	struct op o = th_gemm(10, 6, 5, 3);
 	th_config(&c, "lab_4x4", NULL);
 	plan(&s, &o, &c, DF_WS);
 	ck_assert_int_eq(s.nr, 2);
@@ -59,7 +47,7 @@ START_TEST(inputs_exactly_full)
 	const char *sets[] = { "sram.inputs.kib=1", NULL };
 	struct config c;
 	struct sched s;
-	struct op fits = gemm(64, 16, 8, 1), over = gemm(65, 16, 8, 1);
+	struct op fits = th_gemm(64, 16, 8, 1), over = th_gemm(65, 16, 8, 1);
 	th_config(&c, "lab_4x4", sets);
 	plan(&s, &fits, &c, DF_WS);
 	ck_assert(s.keep_x);
@@ -87,7 +75,7 @@ START_TEST(weights_halved_refetch)
 	const char *half[] = { "sram.outputs.kib=1", "sram.weights.kib=1", NULL };
 	struct config c;
 	struct sched s;
-	struct op o = gemm(64, 512, 4, 1);
+	struct op o = th_gemm(64, 512, 4, 1);
 	th_config(&c, "lab_4x4", full);
 	plan(&s, &o, &c, DF_WS);
 	ck_assert_int_eq(s.chunk, 32);
@@ -115,7 +103,7 @@ START_TEST(os_chunks)
 	const char *sets[] = { "sram.inputs.kib=1", NULL };
 	struct config c;
 	struct sched s;
-	struct op o = gemm(16, 128, 8, 1);
+	struct op o = th_gemm(16, 128, 8, 1);
 	th_config(&c, "lab_4x4", sets);
 	plan(&s, &o, &c, DF_OS);
 	ck_assert(s.keep_s);
@@ -139,7 +127,7 @@ START_TEST(os_parts)
 	const char *sets[] = { "sram.inputs.kib=1", "sram.weights.kib=1", NULL };
 	struct config c;
 	struct sched s;
-	struct op o = gemm(16, 1024, 8, 1);
+	struct op o = th_gemm(16, 1024, 8, 1);
 	th_config(&c, "lab_4x4", sets);
 	plan(&s, &o, &c, DF_OS);
 	ck_assert(!s.keep_s && !s.keep_x);
@@ -184,7 +172,7 @@ START_TEST(too_small_names_the_key)
 	struct config c;
 	struct sched s;
 	struct err e = { 0 };
-	struct op o = gemm(64, 512, 512, 1);
+	struct op o = th_gemm(64, 512, 512, 1);
 	th_config(&c, "tpu_v1", sets);
 	ck_assert_int_eq(sched_plan(&s, &o, &c, DF_WS, false, &e), -1);
 	/* two accumulator tiles of one row x 256 columns x 4 B = 2048 B */
@@ -196,36 +184,28 @@ START_TEST(too_small_names_the_key)
 END_TEST
 
 static uint64_t rng = 88172645463325252ULL;
-static int64_t rnd(int64_t lo, int64_t hi)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
-}
-
 /* Random small accelerators and GEMMs; buffers small enough that tiling matters. */
 static void random_case(struct config *c, struct op *o, int *df)
 {
 	char s[9][64];
 	const char *sets[10];
-	snprintf(s[0], 64, "array.rows=%lld", (long long)rnd(1, 16));
-	snprintf(s[1], 64, "array.cols=%lld", (long long)rnd(1, 16));
-	snprintf(s[2], 64, "sram.weights.kib=%lld", (long long)rnd(1, 8));
-	snprintf(s[3], 64, "sram.inputs.kib=%lld", (long long)rnd(1, 8));
-	snprintf(s[4], 64, "sram.outputs.kib=%lld", (long long)rnd(2, 8));
-	snprintf(s[5], 64, "sram.unified=%s", rnd(0, 1) ? "true" : "false");
-	snprintf(s[6], 64, "array.weight_double_buffer=%s", rnd(0, 3) ? "true" : "false");
-	snprintf(s[7], 64, "array.dtype=%s", rnd(0, 1) ? "int8" : "bf16");
-	snprintf(s[8], 64, "array.scalesim_compat=%s", rnd(0, 5) ? "false" : "true");
+	snprintf(s[0], 64, "array.rows=%lld", (long long)th_rnd(&rng, 1, 16));
+	snprintf(s[1], 64, "array.cols=%lld", (long long)th_rnd(&rng, 1, 16));
+	snprintf(s[2], 64, "sram.weights.kib=%lld", (long long)th_rnd(&rng, 1, 8));
+	snprintf(s[3], 64, "sram.inputs.kib=%lld", (long long)th_rnd(&rng, 1, 8));
+	snprintf(s[4], 64, "sram.outputs.kib=%lld", (long long)th_rnd(&rng, 2, 8));
+	snprintf(s[5], 64, "sram.unified=%s", th_rnd(&rng, 0, 1) ? "true" : "false");
+	snprintf(s[6], 64, "array.weight_double_buffer=%s", th_rnd(&rng, 0, 3) ? "true" : "false");
+	snprintf(s[7], 64, "array.dtype=%s", th_rnd(&rng, 0, 1) ? "int8" : "bf16");
+	snprintf(s[8], 64, "array.scalesim_compat=%s", th_rnd(&rng, 0, 5) ? "false" : "true");
 	for (int i = 0; i < 9; i++)
 		sets[i] = s[i];
 	sets[9] = NULL;
 	th_config(c, "lab_4x4", sets);
-	*o = gemm(rnd(1, 200), rnd(1, 200), rnd(1, 200), rnd(1, 3));
-	if (rnd(0, 1))
-		o->a_elems = rnd(1, o->m * o->k);   /* a convolution's input, smaller than its im2col matrix */
-	*df = (int)rnd(0, 2);
+	*o = th_gemm(th_rnd(&rng, 1, 200), th_rnd(&rng, 1, 200), th_rnd(&rng, 1, 200), th_rnd(&rng, 1, 3));
+	if (th_rnd(&rng, 0, 1))
+		o->a_elems = th_rnd(&rng, 1, o->m * o->k);   /* a convolution's input, smaller than its im2col matrix */
+	*df = (int)th_rnd(&rng, 0, 2);
 }
 
 /*

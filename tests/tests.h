@@ -45,6 +45,12 @@ int th_cli(const char *dir, const char *const *argv, char **out, char **err);
 /* The path of the tpusim binary, absolute. */
 const char *th_tpusim(void);
 
+/* A GEMM op of M x K times K x N, repeated rep times; B is the weight. */
+struct op th_gemm(int64_t m, int64_t k, int64_t n, int64_t rep);
+
+/* A number in [lo, hi] from a xorshift generator; *state is the seed, updated. */
+int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi);
+
 /* The op named name in ops, or fails the test. */
 const struct op *th_op(const struct oplist *ops, const char *name);
 
