@@ -24,7 +24,23 @@ struct engine {
 	bool ideal;
 	hbm *hbm;
 	sram *sram;
+	/* What engine_trace shows in a VCD: running counts over the whole run. */
+	bool tracing;
+	int64_t tr_op, tr_loads, tr_folds, tr_stores, tr_stall;
 };
+
+int engine_trace(engine *en, const char *path, struct err *e)
+{
+	if (scw_trace_open(path, e) < 0)
+		return -1;
+	en->tracing = true;
+	scw_trace_i64(&en->tr_op, "op");
+	scw_trace_i64(&en->tr_loads, "loads_issued");
+	scw_trace_i64(&en->tr_folds, "folds_done");
+	scw_trace_i64(&en->tr_stores, "stores_issued");
+	scw_trace_i64(&en->tr_stall, "array_waiting");
+	return 0;
+}
 
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 {
@@ -106,6 +122,7 @@ static void load_thread(void *arg)
 		g->done[j++ % RING] = hbm_transfer(g->en->hbm, scw_now(), addr[ins.operand], ins.bytes, false);
 		addr[ins.operand] += (uint64_t)ins.bytes;
 		sram_write(g->en->sram, opnd_buf[ins.operand], ins.bytes);
+		g->en->tr_loads++;
 		scw_sem_give(g->issued, 1);
 	}
 	g->alive--;
@@ -130,6 +147,7 @@ static void store_thread(void *arg)
 		g->last_store = max64(g->last_store, g->store_done[b % RING]);
 		addr += (uint64_t)ins.bytes;
 		b++;
+		g->en->tr_stores++;
 		scw_sem_give(g->stored, 1);
 	}
 	g->alive--;
@@ -187,6 +205,7 @@ struct fold_in {
 
 struct matrix_state {
 	int64_t s_prev, e_prev;      /* stream start of the previous fold, stream end of the previous fold or part */
+	int64_t start;               /* stream start of the fold or part just timed */
 	int64_t folds;               /* folds started (parts not counted) */
 	int64_t pending_tail;        /* serial os: the drain still owed by the previous fold */
 	int64_t last_sc, last_sr;
@@ -244,7 +263,6 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 {
 	const struct sched *s = &g->s;
 	const struct tile_ins *f = &in->f;
-	const struct array_params *ap = &g->en->cfg->arch.array;
 	int64_t R = s->R, C = s->C, base, start, tp;
 	int slow;
 	bool cont = f->operand;
@@ -288,6 +306,7 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 		if (!cont)
 			m->folds++;
 		m->last_sr = f->sr, m->last_sc = f->sc;
+		m->start = start;
 		return start + tp;
 	}
 
@@ -327,7 +346,7 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 	/* os: a fold's outputs drain from the shadow registers once the next fold is under way. */
 	m->block_end = s->df == DF_OS ? (m->folds >= 2 ? max64(m->e_prev, m->s_prev + R) : m->e_prev) + f->sr + f->sc - 2 + R
 				      : m->e_prev + R + f->sc - 2;
-	(void)ap;
+	m->start = start;
 	return start + tp;
 }
 
@@ -400,9 +419,17 @@ static void matrix_thread(void *arg)
 		}
 		if (!ins.operand)
 			nfold++;
+		int64_t before = m.e_prev;
 		int64_t end = run_fold(g, &m, &in, nfold % per_inst == 0 && (s->df != DF_OS || it.i3 == 0));
 		count_sram(g, &in);
+		if (g->en->tracing) {
+			/* For the trace: the array waits from the end of the last stream until this one starts. */
+			g->en->tr_stall = m.start > before;
+			scw_wait_until(m.start);
+			g->en->tr_stall = 0;
+		}
 		scw_wait_until(end);
+		g->en->tr_folds++;
 		for (int i = 0; i < nl; i++)
 			if (!kept(g, lops[i]))
 				scw_sem_give(g->slots[lops[i]], 1);
@@ -584,6 +611,7 @@ static int vector_op(engine *en, const struct op *o, struct result *r, struct er
 int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e)
 {
 	const struct arch *a = &en->cfg->arch;
+	en->tr_op++;
 	struct result bound;
 	/* The closed form checks the op first: its plan, and that its time fits the kernel's clock. */
 	if (analytic_op(en->cfg, o, df, en->ideal, &bound, e) < 0)

@@ -41,6 +41,13 @@ typedef struct engine engine;
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e);
 void engine_free(engine *en);                /* NULL is a no-op */
 
+/*
+ * Writes a VCD trace (path + ".vcd") of the run: the op being simulated and
+ * running counts of loads issued, folds done and stores issued, and whether
+ * the array is waiting. Call before the first engine_op.
+ */
+int engine_trace(engine *en, const char *path, struct err *e);
+
 /* Simulates one op with dataflow df; fills r. */
 int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e);
 

@@ -28,7 +28,7 @@
 
 struct args {
 	const char *cmd;
-	const char *configs[CONFIG_MAX_FILES], *workload, *out;
+	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd;
 	int nconfigs;
 	const char *sets[MAX_SETS];
 	int nsets;
@@ -44,7 +44,7 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]\n"
-	"          [--ideal-memory] [--batch N] [--timing] [--set key.path=value]...\n"
+	"          [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--set key.path=value]...\n"
 	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
 	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json\n"
 	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
@@ -69,7 +69,7 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 }
 
 static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
-				      "--model", "--batch", NULL };
+				      "--model", "--batch", "--vcd", NULL };
 
 static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 {
@@ -113,6 +113,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->workload = v;
 		else if (!strcmp(o, "-o") || !strcmp(o, "--out"))
 			a->out = v;
+		else if (!strcmp(o, "--vcd"))
+			a->vcd = v;
 		else if (!strcmp(o, "--set")) {
 			if (a->nsets == MAX_SETS)
 				return err_input(e, "--set: expected at most %d overrides, found more", MAX_SETS);
@@ -208,6 +210,7 @@ static int cmd_run(const struct args *a, struct err *e)
 	o.dataflow = a->dataflow >= 0 ? a->dataflow : c.arch.array.dataflow;
 	o.model = a->model;
 	o.ideal_memory = a->ideal;
+	o.vcd = a->vcd;
 	if (lower_workload(&w, &ops, e) < 0 || run_workload(&c, &w, &ops, &o, &r, e) < 0)
 		goto out;
 	struct report_ctx ctx = { &c, &w, &r, &o };

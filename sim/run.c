@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "scw.h"
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e)
@@ -18,6 +19,8 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		return err_input(e, "out of memory");
 	out->n = w->n;
 	if (o->model == MODEL_CYCLE && !(en = engine_new(cfg, o->ideal_memory, e)))
+		goto fail;
+	if (en && o->vcd && engine_trace(en, o->vcd, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < ops->n; i++) {
 		struct result r;
@@ -32,6 +35,8 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		result_add(&out->layers[ops->v[i].layer], &r);
 		result_add(&out->total, &r);
 	}
+	if (en && o->vcd)
+		scw_trace_close();
 	engine_free(en);
 	return 0;
 fail:

@@ -24,6 +24,7 @@ struct run_opts {
 	int dataflow;                   /* enum dataflow */
 	int model;                      /* enum model */
 	bool ideal_memory;
+	const char *vcd;                /* cycle model: trace to this path + ".vcd", or NULL */
 };
 
 struct run {

@@ -235,6 +235,70 @@ START_TEST(smaller_buffer_more_traffic_and_stalls)
 }
 END_TEST
 
+/* The engine in SCALE-Sim mode with ideal memory: AlexNet conv1 on 32x32 ws is 112,283 cycles. */
+START_TEST(engine_scalesim_alexnet)
+{
+	const char *compat[] = { "array.scalesim_compat=true", "array.rows=32", "array.cols=32", NULL };
+	struct config c;
+	struct workload w;
+	struct oplist ops = { 0 };
+	struct result r;
+	struct err e = { 0 };
+	engine *en;
+	th_config(&c, "edge_32x32", compat);
+	ck_assert_msg(workload_load(&w, "traces/alexnet.csv", 0, &e) == 0, "%s", e.msg);
+	ck_assert_msg(lower_workload(&w, &ops, &e) == 0, "%s", e.msg);
+	en = engine_new(&c, true, &e);
+	ck_assert_int_eq(engine_op(en, &ops.v[0], DF_WS, &r, &e), 0);
+	ck_assert_int_eq(r.cycles, 112283);
+	engine_free(en);
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
+/* --vcd: the trace counts the folds the run reports, and marks the op being simulated. */
+START_TEST(vcd_counts_folds)
+{
+	char *dir = th_tmpdir(), base[4200], path[4300], line[256], *out, *err;
+	long long last_folds = -1, ops = -1;
+	char folds_id[16] = "", op_id[16] = "";
+	FILE *f;
+	snprintf(base, sizeof base, "%s/t", dir);
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "--vcd", base, NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
+	snprintf(path, sizeof path, "%s.vcd", base);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f)) {
+		char id[16], name[64], bits[80];
+		if (sscanf(line, "$var wire 64 %15s %63s", id, name) == 2) {
+			if (!strcmp(name, "folds_done"))
+				snprintf(folds_id, sizeof folds_id, "%s", id);
+			if (!strcmp(name, "op"))
+				snprintf(op_id, sizeof op_id, "%s", id);
+		}
+		if (sscanf(line, "b%79s %15s", bits, id) == 2) {
+			if (!strcmp(id, folds_id))
+				last_folds = strtoll(bits, NULL, 2);
+			if (!strcmp(id, op_id))
+				ops = strtoll(bits, NULL, 2);
+		}
+	}
+	fclose(f);
+	/*
+	 * mlp.yaml at batch 16 on 4x4: fc1 784 -> 512 is 196 x 128 folds of T = 16,
+	 * fc2 512 -> 256 is 128 x 64, fc3 256 -> 10 is 64 x 3.
+	 */
+	ck_assert_int_eq(last_folds, 196 * 128 + 128 * 64 + 64 * 3);
+	ck_assert_int_eq(ops, 5);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -242,6 +306,8 @@ Suite *engine_suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, ideal_engine_equals_analytic);
 	tcase_add_test(t, ideal_vector_equals_analytic);
+	tcase_add_test(t, engine_scalesim_alexnet);
+	tcase_add_test(t, vcd_counts_folds);
 	tcase_add_test(t, boundary_one_fold);
 	tcase_add_test(t, boundary_double_buffer);
 	tcase_add_test(t, tpu_v1_weight_tile);
