@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "array.h"
+#include "energy.h"
 #include "cfg.h"
 #include "err.h"
 #include "hbm.h"
@@ -28,6 +29,7 @@ struct arch {
 	struct sram_params sram;
 	struct hbm_params hbm;
 	struct vector_params vector;
+	struct energy_params energy;
 };
 
 #define CONFIG_MAX_KEYS 64

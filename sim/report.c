@@ -22,6 +22,10 @@ void report_metrics(const struct arch *a, const struct result *r, bool ideal, st
 	m->intensity = bytes > 0 ? m->ops / bytes : 0;
 	m->achieved_ops_per_s = seconds > 0 ? m->ops / seconds : 0;
 	m->attainable_ops_per_s = bytes > 0 && !ideal ? fmin(peak, arch_hbm_bytes_per_s(a) * m->intensity) : peak;
+	m->energy_pj = result_energy(a, r, m->part);
+	m->pj_per_mac = r->macs ? m->energy_pj / (double)r->macs : 0;
+	m->tops_per_w = m->energy_pj > 0 ? m->ops / m->energy_pj : 0;
+	m->edp_js = m->energy_pj * 1e-12 * seconds;
 }
 
 static const char *layer_type(const struct workload *w, size_t i)
@@ -39,8 +43,9 @@ static void summary_row(FILE *out, const struct report_ctx *c, const char *name,
 		100 * m.utilization);
 	for (int k = 0; k < CAT_N; k++)
 		fprintf(out, " %5.1f", x->cycles ? 100.0 * (double)x->cat[k] / (double)x->cycles : 0.0);
-	fprintf(out, " %12lld %12lld %9.1f %8.3f %8.3f\n", (long long)x->hbm_read_bytes, (long long)x->hbm_write_bytes,
-		m.intensity, m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12);
+	fprintf(out, " %12lld %12lld %9.1f %8.3f %8.3f %10.2f\n", (long long)x->hbm_read_bytes,
+		(long long)x->hbm_write_bytes, m.intensity, m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12,
+		m.energy_pj * 1e-6);
 }
 
 void report_summary(FILE *out, const struct report_ctx *c)
@@ -59,9 +64,9 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		models[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
 	fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12, a->hbm.gbps,
 		peak / arch_hbm_bytes_per_s(a));
-	fprintf(out, "%-24s %-9s %14s %12s %6s  %5s %5s %5s %5s %5s %5s %12s %12s %9s %8s %8s\n", "layer", "type", "MACs",
-		"cycles", "util%", "comp%", "wgt%", "inp%", "out%", "vec%", "f/d%", "HBM rd B", "HBM wr B", "ops/B", "TOPS",
-		"bound");
+	fprintf(out, "%-24s %-9s %14s %12s %6s  %5s %5s %5s %5s %5s %5s %12s %12s %9s %8s %8s %10s\n", "layer", "type",
+		"MACs", "cycles", "util%", "comp%", "wgt%", "inp%", "out%", "vec%", "f/d%", "HBM rd B", "HBM wr B", "ops/B",
+		"TOPS", "bound", "energy uJ");
 	for (size_t i = 0; i < r->n; i++)
 		summary_row(out, c, w->layers[i].name, layer_type(w, i), &r->layers[i]);
 	summary_row(out, c, "total", "", &r->total);
@@ -74,6 +79,10 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		fprintf(out, " %s %lld (%.1f%%)%s", cat_names[k], (long long)r->total.cat[k],
 			r->total.cycles ? 100.0 * (double)r->total.cat[k] / (double)r->total.cycles : 0.0,
 			k + 1 < CAT_N ? "," : "\n");
+	fprintf(out, "energy %.4g uJ (%.3g pJ/MAC, %.3g TOPS/W, EDP %.3g J s):", m.energy_pj * 1e-6, m.pj_per_mac,
+		m.tops_per_w, m.edp_js);
+	for (int k = 0; k < EN_N; k++)
+		fprintf(out, " %s %.4g uJ%s", energy_part_names[k], m.part[k] * 1e-6, k + 1 < EN_N ? "," : "\n");
 	fprintf(out, "SRAM bytes read/written:");
 	for (int b = 0; b < SRAM_NBUF; b++)
 		fprintf(out, " %s %lld/%lld%s", sram_buf_names[b], (long long)r->total.sram_read_bytes[b],
@@ -141,7 +150,11 @@ static void json_result(FILE *f, const struct arch *a, bool ideal, const char *n
 	fprintf(f, "},\n%s  \"sram_write_bytes\": {", indent);
 	for (int b = 0; b < SRAM_NBUF; b++)
 		fprintf(f, "%s\"%s\": %lld", b ? ", " : "", sram_buf_names[b], (long long)r->sram_write_bytes[b]);
-	fprintf(f, "}\n%s}", indent);
+	fprintf(f, "},\n%s  \"energy_pj\": %.17g,\n%s  \"energy_pj_by_component\": {", indent, m.energy_pj, indent);
+	for (int k = 0; k < EN_N; k++)
+		fprintf(f, "%s\"%s\": %.17g", k ? ", " : "", energy_part_names[k], m.part[k]);
+	fprintf(f, "},\n%s  \"pj_per_mac\": %.17g,\n%s  \"tops_per_w\": %.17g,\n%s  \"edp_joule_seconds\": %.17g\n%s}",
+		indent, m.pj_per_mac, indent, m.tops_per_w, indent, m.edp_js, indent);
 }
 
 static void write_json(FILE *f, const struct report_ctx *c)
@@ -183,7 +196,10 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 		fprintf(f, ",cycles_%s", cat_names[k]);
 	for (int b = 0; b < SRAM_NBUF; b++)
 		fprintf(f, ",sram_%s_read_bytes,sram_%s_write_bytes", sram_buf_names[b], sram_buf_names[b]);
-	fputc('\n', f);
+	fprintf(f, ",energy_pj");
+	for (int k = 0; k < EN_N; k++)
+		fprintf(f, ",energy_%s_pj", energy_part_names[k]);
+	fprintf(f, ",pj_per_mac,tops_per_w,edp_joule_seconds\n");
 	for (size_t i = 0; i < c->run->n; i++) {
 		const struct result *r = &c->run->layers[i];
 		struct metrics m;
@@ -198,7 +214,10 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 			fprintf(f, ",%lld", (long long)r->cat[k]);
 		for (int b = 0; b < SRAM_NBUF; b++)
 			fprintf(f, ",%lld,%lld", (long long)r->sram_read_bytes[b], (long long)r->sram_write_bytes[b]);
-		fputc('\n', f);
+		fprintf(f, ",%.17g", m.energy_pj);
+		for (int k = 0; k < EN_N; k++)
+			fprintf(f, ",%.17g", m.part[k]);
+		fprintf(f, ",%.17g,%.17g,%.17g\n", m.pj_per_mac, m.tops_per_w, m.edp_js);
 	}
 }
 

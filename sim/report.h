@@ -7,6 +7,8 @@
  *   intensity     = ops / (HBM bytes read + written)          [ops/B]
  *   achieved      = ops / (cycles / clock)                    [ops/s]
  *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s] (the peak with ideal memory)
+ *   energy        result_energy (stats.h): counts x per-action energies [pJ]
+ *   TOPS/W        ops / energy; EDP = energy [J] x time [s]
  * Files are written atomically: both to temporary names in DIR, then renamed,
  * so a failed run leaves no partial report.
  */
@@ -27,6 +29,11 @@ struct metrics {
 	double intensity;
 	double achieved_ops_per_s;
 	double attainable_ops_per_s;
+	double energy_pj;               /* the sum of part[] */
+	double part[EN_N];              /* by component (enum energy_part) */
+	double pj_per_mac;
+	double tops_per_w;              /* ops per pJ = TOPS/W */
+	double edp_js;                  /* energy x delay, J s */
 };
 
 /* ideal: memory is infinitely fast, so the bound is the peak. */

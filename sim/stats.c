@@ -3,6 +3,8 @@
  */
 #include "stats.h"
 
+#include "config.h"
+
 const char *const cat_names[] = { "compute", "weights", "inputs", "outputs", "vector", "fill_drain", NULL };
 
 void result_add(struct result *a, const struct result *b)
@@ -22,4 +24,30 @@ void result_add(struct result *a, const struct result *b)
 	a->folds += b->folds;
 	a->gemm_ops += b->gemm_ops;
 	a->vector_ops += b->vector_ops;
+}
+
+double result_energy(const struct arch *a, const struct result *r, double part[])
+{
+	const struct energy_params *p = &a->energy;
+	const struct sram_params *sp = &a->sram;
+	double total = 0, kib = 0;
+
+	part[EN_MAC] = (double)r->macs * energy_mac_pj(p, a->array.dtype);
+	part[EN_ARRAY] = (double)r->macs * p->pe_move_pj;
+	for (int b = 0; b < SRAM_NBUF; b++) {
+		/* One bank's size sets the energy per access; weights and inputs share banks when unified. */
+		double bank = (double)sram_bytes(sp, b) / (double)sp->buf[b].banks;
+		if (sp->unified && b != SRAM_OUTPUTS)
+			bank = (double)(sram_bytes(sp, SRAM_WEIGHTS) + sram_bytes(sp, SRAM_INPUTS)) /
+			       (double)(sp->buf[SRAM_WEIGHTS].banks + sp->buf[SRAM_INPUTS].banks);
+		part[EN_SRAM_WEIGHTS + b] = (double)(r->sram_read_bytes[b] + r->sram_write_bytes[b]) *
+					    energy_sram_pj_per_byte(p, bank);
+		kib += (double)sp->buf[b].kib;
+	}
+	part[EN_HBM] = (double)(r->hbm_read_bytes + r->hbm_write_bytes) * 8.0 * p->hbm_pj_per_bit;
+	part[EN_LEAKAGE] = (double)r->cycles *
+			   ((double)a->array.rows * (double)a->array.cols * p->leak_pe_pj + kib * p->leak_sram_pj_per_kib);
+	for (int i = 0; i < EN_N; i++)
+		total += part[i];
+	return total;
 }

@@ -40,4 +40,13 @@ struct result {
 /* a += b */
 void result_add(struct result *a, const struct result *b);
 
+struct arch;
+
+/*
+ * The energy of r on accelerator a, in pJ, by part (enum energy_part of
+ * models/energy.h): the counts in r times a's per-action energies. Returns
+ * the total, which is the sum of the parts.
+ */
+double result_energy(const struct arch *a, const struct result *r, double part[]);
+
 #endif

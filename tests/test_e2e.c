@@ -3,6 +3,7 @@
  * invariants every report must keep: cycles >= MACs / PEs, utilization in
  * (0, 1], bytes > 0, and the layers' cycles summing to the total's.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,10 @@ static long long check_run(const char *preset, const char *wl, const char *model
 			       "hbm_write_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,"
 			       "cycles_compute,cycles_weights,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,"
 			       "sram_weights_read_bytes,sram_weights_write_bytes,sram_inputs_read_bytes,"
-			       "sram_inputs_write_bytes,sram_outputs_read_bytes,sram_outputs_write_bytes");
+			       "sram_inputs_write_bytes,sram_outputs_read_bytes,sram_outputs_write_bytes,energy_pj,"
+			       "energy_mac_pj,energy_array_pj,energy_sram_weights_pj,energy_sram_inputs_pj,"
+			       "energy_sram_outputs_pj,energy_hbm_pj,energy_leakage_pj,pj_per_mac,tops_per_w,"
+			       "edp_joule_seconds");
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		char name[128], type[32];
 		long long macs, cycles, comp, mem, rd, wr;
@@ -93,6 +97,17 @@ static long long check_run(const char *preset, const char *wl, const char *model
 			}
 			ck_assert_msg(cat_sum == cycles, "%s: %s: categories sum to %lld, cycles %lld", preset, name, cat_sum,
 				      cycles);
+			/* Fields 27 to 34: the energy, then its components, which sum to it. */
+			double energy = 0, parts = 0;
+			for (int field = 21; field <= 34; field++) {
+				if (field == 27)
+					energy = atof(p);
+				else if (field > 27)
+					parts += atof(p);
+				p = strchr(p, ',') + 1;
+			}
+			ck_assert_msg(energy > 0 && fabs(parts - energy) <= 1e-9 * energy, "%s: %s: energy %.17g, parts %.17g",
+				      preset, name, energy, parts);
 		}
 		/* The cycle model is never faster than the array's own time without memory stalls. */
 		ck_assert_msg(cycles >= comp, "%s: %s", preset, name);
