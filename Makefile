@@ -3,6 +3,7 @@
 #   make run        build, then simulate ResNet-50 on the TPU v1 preset
 #   make test       build and run every test (SAN=1: under ASan + UBSan)
 #   make bench      speed of the cycle engine on real networks
+#   make plots      the README's pictures, from the shipped configs and workloads
 #   make install    PREFIX=/usr/local
 #
 # Debian packages the build needs are installed on first use when missing.
@@ -14,7 +15,7 @@ RUN_CONFIG   ?= configs/tpu_v1.yaml
 RUN_WORKLOAD ?= configs/workloads/resnet50.yaml
 RUN_OUT      ?= out
 
-DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config
+DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox
 
 CC      ?= cc
 CXX     ?= c++
@@ -45,7 +46,7 @@ BIN        := $(BUILD)/tpusim
 TEST_BIN   := $(BUILD)/test_tpusim
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all run test bench deps install clean
+.PHONY: all run test bench plots deps install clean
 all: $(BIN)
 
 # ---- Debian packages, installed once when missing ----
@@ -87,6 +88,14 @@ test: $(BIN) $(TEST_BIN)
 
 bench: $(BIN)
 	scripts/bench.sh ./$(BIN)
+
+# The pictures in the README, drawn from the shipped files.
+plots: $(BIN)
+	@mkdir -p docs
+	./$(BIN) roofline -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml -o docs/roofline_resnet50_tpu_v1.png
+	./$(BIN) compare -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml -o docs/compare_resnet50_tpu_v1.png > /dev/null
+	./$(BIN) compare -c configs/tpu_v4_mxu.yaml -w configs/workloads/bert_base.yaml -o docs/compare_bert_base_tpu_v4_mxu.png > /dev/null
+	./$(BIN) run -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml --plot docs/resnet50_tpu_v1 > /dev/null
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tpusim

@@ -15,10 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "config.h"
 #include "lower.h"
+#include "plot.h"
 #include "report.h"
 #include "run.h"
 #include "workload.h"
@@ -28,7 +30,7 @@
 
 struct args {
 	const char *cmd;
-	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd;
+	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd, *plot, *dataflows;
 	int nconfigs;
 	const char *sets[MAX_SETS];
 	int nsets;
@@ -47,6 +49,11 @@ static const char usage[] =
 	"          [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--set key.path=value]...\n"
 	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
 	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json\n"
+	"          [--plot DIR]: also DIR/cycles.png (cycles by category) and DIR/roofline.png\n"
+	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
+	"          draw the config's roofline with every layer and two canonical points\n"
+	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]\n"
+	"          the same workload under each dataflow: cycles, stalls, SRAM, HBM, energy\n"
 	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
 	"          print the GEMM and vector ops the workload becomes\n"
 	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
@@ -69,7 +76,7 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 }
 
 static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
-				      "--model", "--batch", "--vcd", NULL };
+				      "--model", "--batch", "--vcd", "--plot", "--dataflows", NULL };
 
 static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 {
@@ -78,7 +85,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	a->dataflow = -1;
 	a->model = MODEL_CYCLE;
 	if (argc < 2)
-		return err_input(e, "expected a command (run, lower, config), found none; try tpusim --help");
+		return err_input(e, "expected a command (run, lower, config, roofline, compare), found none; try tpusim --help");
 	a->cmd = argv[1];
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i];
@@ -115,6 +122,10 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->out = v;
 		else if (!strcmp(o, "--vcd"))
 			a->vcd = v;
+		else if (!strcmp(o, "--plot"))
+			a->plot = v;
+		else if (!strcmp(o, "--dataflows"))
+			a->dataflows = v;
 		else if (!strcmp(o, "--set")) {
 			if (a->nsets == MAX_SETS)
 				return err_input(e, "--set: expected at most %d overrides, found more", MAX_SETS);
@@ -192,33 +203,71 @@ static int cmd_lower(const struct args *a, struct err *e)
 	return 0;
 }
 
+/* Loads the config and workload and lowers it: what every simulating command starts with. */
+static int prepare(const struct args *a, const char *cmd, struct config *c, struct workload *w, struct oplist *ops,
+		   struct err *e)
+{
+	memset(ops, 0, sizeof *ops);
+	memset(w, 0, sizeof *w);
+	if (!a->nconfigs)
+		return err_input(e, "%s: expected -c CONFIG, found none", cmd);
+	if (!a->workload)
+		return err_input(e, "%s: expected -w WORKLOAD, found none", cmd);
+	if (load_config(a, c, e) < 0 || workload_load(w, a->workload, a->batch, e) < 0)
+		return -1;
+	if (lower_workload(w, ops, e) < 0) {
+		oplist_release(ops);
+		workload_release(w);
+		return -1;
+	}
+	return 0;
+}
+
+static struct run_opts opts_for(const struct args *a, const struct config *c, int dataflow)
+{
+	struct run_opts o = { dataflow >= 0 ? dataflow : c->arch.array.dataflow, a->model, a->ideal, a->vcd };
+	return o;
+}
+
+/* DIR/name, in buf. */
+static const char *in_dir(char *buf, size_t size, const char *dir, const char *name)
+{
+	snprintf(buf, size, "%s/%s", dir, name);
+	return buf;
+}
+
 static int cmd_run(const struct args *a, struct err *e)
 {
 	struct config c;
 	struct workload w;
-	struct oplist ops = { 0 };
+	struct oplist ops;
 	struct run r = { 0 };
 	struct run_opts o;
+	char p1[4200], p2[4200];
 	int rc = -1;
 
-	if (!a->nconfigs)
-		return err_input(e, "run: expected -c CONFIG, found none");
-	if (!a->workload)
-		return err_input(e, "run: expected -w WORKLOAD, found none");
-	if (load_config(a, &c, e) < 0 || workload_load(&w, a->workload, a->batch, e) < 0)
+	if (prepare(a, "run", &c, &w, &ops, e) < 0)
 		return -1;
-	o.dataflow = a->dataflow >= 0 ? a->dataflow : c.arch.array.dataflow;
-	o.model = a->model;
-	o.ideal_memory = a->ideal;
-	o.vcd = a->vcd;
-	if (lower_workload(&w, &ops, e) < 0 || run_workload(&c, &w, &ops, &o, &r, e) < 0)
+	o = opts_for(a, &c, a->dataflow);
+	if (run_workload(&c, &w, &ops, &o, &r, e) < 0)
 		goto out;
 	struct report_ctx ctx = { &c, &w, &r, &o };
+	if (a->plot) {
+		if (mkdir(a->plot, 0755) != 0 && errno != EEXIST) {
+			err_input(e, "%s: expected a directory that can be created, found %s", a->plot, strerror(errno));
+			goto out;
+		}
+		if (plot_cycles(in_dir(p1, sizeof p1, a->plot, "cycles.png"), &c, &w, &r, e) < 0 ||
+		    plot_roofline(in_dir(p2, sizeof p2, a->plot, "roofline.png"), &c, &w, &r, &o, e) < 0)
+			goto out;
+	}
 	if (a->out && report_write(a->out, &ctx, e) < 0)
 		goto out;
 	report_summary(stdout, &ctx);
 	if (a->out)
 		printf("wrote %s/layers.csv and %s/summary.json\n", a->out, a->out);
+	if (a->plot)
+		printf("wrote %s and %s\n", p1, p2);
 	if (a->timing) {
 		struct timespec t1;
 		struct rusage ru;
@@ -231,6 +280,85 @@ static int cmd_run(const struct args *a, struct err *e)
 	rc = 0;
 out:
 	run_release(&r);
+	oplist_release(&ops);
+	workload_release(&w);
+	return rc;
+}
+
+static int cmd_roofline(const struct args *a, struct err *e)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct run r = { 0 };
+	struct run_opts o;
+	int rc = -1;
+
+	if (!a->out)
+		return err_input(e, "roofline: expected -o FILE.png or FILE.svg, found none");
+	if (prepare(a, "roofline", &c, &w, &ops, e) < 0)
+		return -1;
+	o = opts_for(a, &c, a->dataflow);
+	if (run_workload(&c, &w, &ops, &o, &r, e) == 0 && plot_roofline(a->out, &c, &w, &r, &o, e) == 0) {
+		printf("wrote %s\n", a->out);
+		rc = 0;
+	}
+	run_release(&r);
+	oplist_release(&ops);
+	workload_release(&w);
+	return rc;
+}
+
+/* "ws,os,is" -> dataflows; each at most once. */
+static int parse_dataflows(const char *list, int *df, int *n, struct err *e)
+{
+	const char *p = list;
+	*n = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int found = -1;
+		for (int d = 0; array_dataflow_names[d]; d++)
+			if (strlen(array_dataflow_names[d]) == len && !strncmp(p, array_dataflow_names[d], len))
+				found = d;
+		for (int j = 0; j < *n; j++)
+			if (df[j] == found)
+				found = -1;
+		if (found < 0 || *n == 3)
+			return bad_arg(e, "--dataflows", "expected a list of distinct ws, os, is separated by commas", list);
+		df[(*n)++] = found;
+		p += len + (p[len] == ',');
+	}
+	if (*n == 0)
+		return bad_arg(e, "--dataflows", "expected a list of distinct ws, os, is separated by commas", list);
+	return 0;
+}
+
+static int cmd_compare(const struct args *a, struct err *e)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct run runs[3] = { { 0 } };
+	int df[3], n, rc = -1, done = 0;
+
+	if (parse_dataflows(a->dataflows ? a->dataflows : "ws,os,is", df, &n, e) < 0)
+		return -1;
+	if (prepare(a, "compare", &c, &w, &ops, e) < 0)
+		return -1;
+	for (; done < n; done++) {
+		struct run_opts o = opts_for(a, &c, df[done]);
+		if (run_workload(&c, &w, &ops, &o, &runs[done], e) < 0)
+			goto out;
+	}
+	if (a->out && plot_compare(a->out, &c, &w, runs, df, n, e) < 0)
+		goto out;
+	report_compare(stdout, &c, &w, runs, df, n, a->csv);
+	if (a->out && !a->csv)
+		printf("wrote %s\n", a->out);
+	rc = 0;
+out:
+	for (int j = 0; j < done; j++)
+		run_release(&runs[j]);
 	oplist_release(&ops);
 	workload_release(&w);
 	return rc;
@@ -258,9 +386,13 @@ int main(int argc, char **argv)
 		rc = cmd_lower(&a, &e);
 	else if (!strcmp(a.cmd, "config"))
 		rc = cmd_config(&a, &e);
+	else if (!strcmp(a.cmd, "roofline"))
+		rc = cmd_roofline(&a, &e);
+	else if (!strcmp(a.cmd, "compare"))
+		rc = cmd_compare(&a, &e);
 	else {
 		char q[300];
-		rc = err_input(&e, "expected a command (run, lower, config), found \"%s\"; try tpusim --help",
+		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare), found \"%s\"; try tpusim --help",
 			       err_quote(q, sizeof q, a.cmd, 60));
 	}
 	if (rc < 0)

@@ -291,6 +291,53 @@ fail:
 	return -1;
 }
 
+void report_compare(FILE *out, const struct config *cfg, const struct workload *w, const struct run *runs,
+		    const int *dataflows, int n, bool csv)
+{
+	if (csv) {
+		fprintf(out, "layer,dataflow,cycles");
+		for (int k = 0; k < CAT_N; k++)
+			fprintf(out, ",cycles_%s", cat_names[k]);
+		for (int b = 0; b < SRAM_NBUF; b++)
+			fprintf(out, ",sram_%s_read_bytes", sram_buf_names[b]);
+		fprintf(out, ",hbm_read_bytes,hbm_write_bytes,energy_pj\n");
+	} else {
+		fprintf(out, "%s on %s: %lldx%lld, %s\n\n%-24s %-3s %13s", w->name, cfg->arch.name,
+			(long long)cfg->arch.array.rows, (long long)cfg->arch.array.cols, "dataflows compared", "layer", "df",
+			"cycles");
+		for (int k = 0; k < CAT_N; k++)
+			fprintf(out, " %11s", cat_names[k]);
+		fprintf(out, " %12s %12s %12s %12s %12s %12s\n", "SRAM W rd B", "SRAM I rd B", "SRAM O rd B", "HBM rd B",
+			"HBM wr B", "energy uJ");
+	}
+	for (size_t i = 0; i <= w->n; i++) {
+		for (int j = 0; j < n; j++) {
+			const struct result *r = i < w->n ? &runs[j].layers[i] : &runs[j].total;
+			const char *name = i < w->n ? w->layers[i].name : "total";
+			struct metrics m;
+			report_metrics(&cfg->arch, r, false, &m);
+			if (csv) {
+				csv_str(out, name);
+				fprintf(out, ",%s,%lld", array_dataflow_names[dataflows[j]], (long long)r->cycles);
+				for (int k = 0; k < CAT_N; k++)
+					fprintf(out, ",%lld", (long long)r->cat[k]);
+				for (int b = 0; b < SRAM_NBUF; b++)
+					fprintf(out, ",%lld", (long long)r->sram_read_bytes[b]);
+				fprintf(out, ",%lld,%lld,%.17g\n", (long long)r->hbm_read_bytes, (long long)r->hbm_write_bytes,
+					m.energy_pj);
+				continue;
+			}
+			fprintf(out, "%-24.24s %-3s %13lld", j ? "" : name, array_dataflow_names[dataflows[j]],
+				(long long)r->cycles);
+			for (int k = 0; k < CAT_N; k++)
+				fprintf(out, " %11lld", (long long)r->cat[k]);
+			fprintf(out, " %12lld %12lld %12lld %12lld %12lld %12.2f\n", (long long)r->sram_read_bytes[0],
+				(long long)r->sram_read_bytes[1], (long long)r->sram_read_bytes[2], (long long)r->hbm_read_bytes,
+				(long long)r->hbm_write_bytes, m.energy_pj * 1e-6);
+		}
+	}
+}
+
 void report_lower(FILE *out, const struct workload *w, const struct oplist *ops, const struct arch *a, bool csv)
 {
 	int64_t eb = array_elem_bytes(a->array.dtype);

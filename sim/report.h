@@ -52,6 +52,10 @@ void report_summary(FILE *out, const struct report_ctx *c);
 /* DIR/layers.csv and DIR/summary.json, atomically; creates DIR if missing. */
 int report_write(const char *dir, const struct report_ctx *c, struct err *e);
 
+/* One table (or CSV) of every layer and the total under each dataflow: cycles by category, SRAM, HBM, energy. */
+void report_compare(FILE *out, const struct config *cfg, const struct workload *w, const struct run *runs,
+		    const int *dataflows, int n, bool csv);
+
 /* The ops of a lowered workload, as a table or CSV, with totals. */
 void report_lower(FILE *out, const struct workload *w, const struct oplist *ops, const struct arch *a, bool csv);
 

@@ -1,0 +1,228 @@
+/*
+ * plot.c - gnuplot scripts for the roofline, stalls and comparisons (see plot.h).
+ */
+#include "plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+
+/* Quotes s for a gnuplot string: no quotes or backslashes survive. */
+static const char *gp_str(char *buf, size_t size, const char *s)
+{
+	size_t n = 0;
+	for (; *s && n + 1 < size; s++)
+		buf[n++] = *s == '"' || *s == '\\' || *s == '\n' ? '_' : *s;
+	buf[n] = '\0';
+	return buf;
+}
+
+static const char *terminal(const char *path, struct err *e)
+{
+	const char *ext = strrchr(path, '.');
+	if (ext && !strcmp(ext, ".png"))
+		return "pngcairo size 1200,800 font 'Sans,11'";
+	if (ext && !strcmp(ext, ".svg"))
+		return "svg size 1200,800 font 'Sans,11'";
+	err_input(e, "%s: expected a file name ending in .png or .svg, found another", path);
+	return NULL;
+}
+
+/*
+ * Runs the script in f (already written, still open) to draw path: gnuplot
+ * writes a temporary file that is renamed into place on success.
+ */
+static int run_gnuplot(FILE *f, const char *script, const char *path, const char *tmp, struct err *e)
+{
+	pid_t pid;
+	int status;
+	if (fflush(f) != 0 || ferror(f)) {
+		fclose(f);
+		unlink(script);
+		return err_input(e, "%s: expected to write the plot script, found %s", script, strerror(errno));
+	}
+	fclose(f);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		unlink(script);
+		unlink(tmp);
+		return err_input(e, "%s: expected to run gnuplot, found %s", path, strerror(errno));
+	}
+	unlink(script);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		unlink(tmp);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+			return err_input(e, "%s: expected gnuplot on the PATH (Debian package gnuplot-nox), found none", path);
+		return err_input(e, "%s: expected gnuplot to draw the plot, found it failed (status %d)", path,
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	if (rename(tmp, path) != 0) {
+		int err = errno;
+		unlink(tmp);
+		return err_input(e, "%s: expected to put the plot in place, found %s", path, strerror(err));
+	}
+	return 0;
+}
+
+/* Opens a temporary script; fills script and tmp (the picture's temporary name). */
+static FILE *open_script(const char *path, char *script, size_t ssize, char *tmp, size_t tsize, struct err *e)
+{
+	int fd;
+	FILE *f;
+	snprintf(script, ssize, "/tmp/tpusim-plot-XXXXXX");
+	fd = mkstemp(script);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		err_input(e, "%s: expected a temporary file for the plot script, found %s", path, strerror(errno));
+		return NULL;
+	}
+	snprintf(tmp, tsize, "%s.tmp%d", path, (int)getpid());
+	return f;
+}
+
+int plot_roofline(const char *path, const struct config *cfg, const struct workload *w, const struct run *r,
+		  const struct run_opts *o, struct err *e)
+{
+	const struct arch *a = &cfg->arch;
+	const char *term = terminal(path, e);
+	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
+	double peak = 2 * arch_peak_macs_per_s(a) / 1e12, bw = arch_hbm_bytes_per_s(a) / 1e12;
+	double eb = array_elem_bytes(a->array.dtype), ridge = peak / bw;
+	double add_i = 1.0 / (3 * eb), mm_i = 2.0 * 8192 / (3 * eb), xmin = add_i / 4, xmax = fmax(mm_i, ridge) * 4;
+	FILE *f;
+
+	if (!term || !(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+		return -1;
+	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
+	fprintf(f, "$layers << EOD\n");
+	for (size_t i = 0; i < r->n; i++) {
+		struct metrics m;
+		if (!r->layers[i].macs)
+			continue;
+		report_metrics(a, &r->layers[i], o->ideal_memory, &m);
+		fprintf(f, "%.9g %.9g\n", m.intensity, m.achieved_ops_per_s / 1e12);
+		if (m.intensity < xmin)
+			xmin = m.intensity / 2;
+		if (m.intensity > xmax)
+			xmax = m.intensity * 2;
+	}
+	fprintf(f, "EOD\n");
+	fprintf(f, "set title \"Roofline: %s on %s (%lldx%lld %s, %.4g GB/s)\"\n", gp_str(name, sizeof name, w->name),
+		gp_str(t, sizeof t, a->name), (long long)a->array.rows, (long long)a->array.cols,
+		array_dataflow_names[o->dataflow], a->hbm.gbps);
+	fprintf(f, "set logscale xy\nset grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
+		   "set xlabel \"arithmetic intensity (ops per byte of HBM traffic)\"\n"
+		   "set ylabel \"performance (TOPS)\"\nset key bottom right box opaque\n"
+		   "set xrange [%g:%g]\nset yrange [%g:%g]\nset samples 400\n",
+		xmin, xmax, fmin(bw * xmin, peak) / 4, peak * 3);
+	fprintf(f, "roof(x) = x * %.9g < %.9g ? x * %.9g : %.9g\n", bw, peak, bw, peak);
+	fprintf(f, "set label 1 sprintf(\"ridge %%.0f ops/B\", %.9g) at %.9g,%.9g offset 1,-1.5\n", ridge, ridge, peak);
+	fprintf(f, "set label 2 \"vector add\" at %.9g,%.9g offset 1,0\n", add_i, bw * add_i);
+	fprintf(f, "set label 3 \"8192x8192x8192 matmul\" at %.9g,%.9g offset -4,1.2\n", mm_i, fmin(peak, bw * mm_i));
+	fprintf(f, "$ridge << EOD\n%.9g %.9g\nEOD\n$canon << EOD\n%.9g %.9g\n%.9g %.9g\nEOD\n", ridge, peak, add_i,
+		fmin(peak, bw * add_i), mm_i, fmin(peak, bw * mm_i));
+	fprintf(f, "plot roof(x) title sprintf(\"roofline: min(%.4g TOPS, %.4g GB/s x intensity)\") lw 3 lc rgb '#333333', "
+		   "$layers using 1:2 title \"layers of %s\" with points pt 7 ps 1.2 lc rgb '#1f77b4', "
+		   "$canon using 1:2 title \"canonical: vector add, large matmul\" with points pt 5 ps 1.6 lc rgb '#d62728', "
+		   "$ridge using 1:2 title \"ridge point\" with points pt 9 ps 2.2 lc rgb '#2ca02c'\n",
+		peak, a->hbm.gbps, gp_str(name, sizeof name, w->name));
+	return run_gnuplot(f, script, path, tmp, e);
+}
+
+int plot_cycles(const char *path, const struct config *cfg, const struct workload *w, const struct run *r,
+		struct err *e)
+{
+	const char *term = terminal(path, e);
+	static const char *const colours[CAT_N] = { "#2ca02c", "#d62728", "#ff7f0e", "#9467bd", "#17becf", "#7f7f7f" };
+	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
+	FILE *f;
+
+	if (!term || !(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+		return -1;
+	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
+	fprintf(f, "$d << EOD\nlayer");
+	for (int k = 0; k < CAT_N; k++)
+		fprintf(f, " %s", cat_names[k]);
+	fprintf(f, "\n");
+	for (size_t i = 0; i < r->n; i++) {
+		fprintf(f, "\"%s\"", gp_str(name, sizeof name, w->layers[i].name));
+		for (int k = 0; k < CAT_N; k++)
+			fprintf(f, " %lld", (long long)r->layers[i].cat[k]);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "EOD\n");
+	fprintf(f, "set title \"Where the cycles go: %s on %s\"\nset style data histograms\n"
+		   "set style histogram rowstacked\nset style fill solid 0.9 border -1\nset boxwidth 0.8\n"
+		   "set ylabel \"cycles\"\nset xtics rotate by 90 right font ',%d'\nset key outside right top\n"
+		   "set grid ytics lc rgb '#dddddd'\nset format y '%%.1s%%c'\n",
+		gp_str(t, sizeof t, w->name), cfg->arch.name, r->n > 60 ? 7 : r->n > 30 ? 8 : 10);
+	fprintf(f, "plot ");
+	for (int k = 0; k < CAT_N; k++)
+		fprintf(f, "%s$d using %d%s title columnheader(%d) lc rgb '%s'", k ? ", " : "", k + 2,
+			k ? "" : ":xtic(1)", k + 2, colours[k]);
+	fprintf(f, "\n");
+	return run_gnuplot(f, script, path, tmp, e);
+}
+
+int plot_compare(const char *path, const struct config *cfg, const struct workload *w, const struct run *runs,
+		 const int *dataflows, int n, struct err *e)
+{
+	const char *term = terminal(path, e);
+	static const char *const colours[3] = { "#1f77b4", "#ff7f0e", "#2ca02c" };
+	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
+	FILE *f;
+
+	if (!term || !(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+		return -1;
+	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
+	fprintf(f, "$d << EOD\nlayer");
+	for (int j = 0; j < n; j++)
+		fprintf(f, " %s", array_dataflow_names[dataflows[j]]);
+	for (int j = 0; j < n; j++)
+		fprintf(f, " %s_uJ", array_dataflow_names[dataflows[j]]);
+	fprintf(f, "\n");
+	for (size_t i = 0; i <= runs[0].n; i++) {
+		const char *lname = i < runs[0].n ? w->layers[i].name : "TOTAL";
+		fprintf(f, "\"%s\"", gp_str(name, sizeof name, lname));
+		for (int j = 0; j < n; j++)
+			fprintf(f, " %lld", (long long)(i < runs[j].n ? runs[j].layers[i].cycles : runs[j].total.cycles));
+		for (int j = 0; j < n; j++) {
+			struct metrics m;
+			report_metrics(&cfg->arch, i < runs[j].n ? &runs[j].layers[i] : &runs[j].total, false, &m);
+			fprintf(f, " %.9g", m.energy_pj * 1e-6);
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "EOD\n");
+	fprintf(f, "set multiplot layout 2,1 title \"Dataflows compared: %s on %s\"\n"
+		   "set style data histograms\nset style histogram clustered gap 1\n"
+		   "set style fill solid 0.9 border -1\nset logscale y\nset grid ytics lc rgb '#dddddd'\n"
+		   "set key outside right top\nset xtics rotate by 90 right font ',%d'\n",
+		gp_str(name, sizeof name, w->name), gp_str(t, sizeof t, cfg->arch.name), runs[0].n > 60 ? 6 : 9);
+	for (int panel = 0; panel < 2; panel++) {
+		fprintf(f, "set ylabel \"%s\"\nplot ", panel ? "energy (uJ)" : "cycles");
+		for (int j = 0; j < n; j++)
+			fprintf(f, "%s$d using %d%s title \"%s\" lc rgb '%s'", j ? ", " : "", 2 + panel * n + j,
+				j ? "" : ":xtic(1)", array_dataflow_names[dataflows[j]], colours[dataflows[j]]);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "unset multiplot\n");
+	return run_gnuplot(f, script, path, tmp, e);
+}
