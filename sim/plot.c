@@ -80,11 +80,18 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 	return 0;
 }
 
-/* Opens a temporary script; fills script and tmp (the picture's temporary name). */
+/*
+ * Opens a temporary script for the picture at path and writes its prologue
+ * (terminal, output); fills script and tmp (the picture's temporary name).
+ */
 static FILE *open_script(const char *path, char *script, size_t ssize, char *tmp, size_t tsize, struct err *e)
 {
+	const char *term = terminal(path, e);
+	char t[200];
 	int fd;
 	FILE *f;
+	if (!term)
+		return NULL;
 	snprintf(script, ssize, "/tmp/tpusim-plot-XXXXXX");
 	fd = mkstemp(script);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
@@ -94,6 +101,7 @@ static FILE *open_script(const char *path, char *script, size_t ssize, char *tmp
 		return NULL;
 	}
 	snprintf(tmp, tsize, "%s.tmp%d", path, (int)getpid());
+	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
 	return f;
 }
 
@@ -101,16 +109,14 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 		  const struct run_opts *o, struct err *e)
 {
 	const struct arch *a = &cfg->arch;
-	const char *term = terminal(path, e);
 	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
 	double peak = 2 * arch_peak_macs_per_s(a) / 1e12, bw = arch_hbm_bytes_per_s(a) / 1e12;
 	double eb = array_elem_bytes(a->array.dtype), ridge = peak / bw;
 	double add_i = 1.0 / (3 * eb), mm_i = 2.0 * 8192 / (3 * eb), xmin = add_i / 4, xmax = fmax(mm_i, ridge) * 4;
 	FILE *f;
 
-	if (!term || !(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
-	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
 	fprintf(f, "$layers << EOD\n");
 	for (size_t i = 0; i < r->n; i++) {
 		struct metrics m;
@@ -149,14 +155,12 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 int plot_cycles(const char *path, const struct config *cfg, const struct workload *w, const struct run *r,
 		struct err *e)
 {
-	const char *term = terminal(path, e);
 	static const char *const colours[CAT_N] = { "#2ca02c", "#d62728", "#ff7f0e", "#9467bd", "#17becf", "#7f7f7f" };
 	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
 	FILE *f;
 
-	if (!term || !(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
-	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
 	fprintf(f, "$d << EOD\nlayer");
 	for (int k = 0; k < CAT_N; k++)
 		fprintf(f, " %s", cat_names[k]);
@@ -184,14 +188,12 @@ int plot_cycles(const char *path, const struct config *cfg, const struct workloa
 int plot_compare(const char *path, const struct config *cfg, const struct workload *w, const struct run *runs,
 		 const int *dataflows, int n, struct err *e)
 {
-	const char *term = terminal(path, e);
 	static const char *const colours[3] = { "#1f77b4", "#ff7f0e", "#2ca02c" };
 	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
 	FILE *f;
 
-	if (!term || !(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
-	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
 	fprintf(f, "$d << EOD\nlayer");
 	for (int j = 0; j < n; j++)
 		fprintf(f, " %s", array_dataflow_names[dataflows[j]]);

@@ -176,3 +176,19 @@ int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi)
 	*state = x;
 	return lo + (int64_t)(x % (uint64_t)(hi - lo + 1));
 }
+
+char *th_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *s;
+	long n;
+	ck_assert_msg(f != NULL, "%s was not written", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	s = calloc(1, (size_t)n + 1);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return s;
+}

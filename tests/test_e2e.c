@@ -19,22 +19,6 @@ static const char *const workloads[] = {
 };
 #define NW (int)(sizeof workloads / sizeof *workloads)
 
-static char *slurp_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s;
-	long n;
-	ck_assert_msg(f != NULL, "%s missing", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	s = malloc((size_t)n + 1);
-	ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-	s[n] = '\0';
-	fclose(f);
-	return s;
-}
-
 /* The integer after "key": in the object that starts at from. */
 static long long json_int(const char *from, const char *key)
 {
@@ -65,7 +49,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	ck_assert_ptr_nonnull(strstr(out, "total"));
 
 	snprintf(path, sizeof path, "%s/layers.csv", dir);
-	csv = slurp_file(path);
+	csv = th_slurp(path);
 	line = strtok_r(csv, "\n", &save);
 	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,hbm_read_bytes,"
 			       "hbm_write_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,"
@@ -125,7 +109,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	ck_assert_int_gt(layers, 0);
 
 	snprintf(path, sizeof path, "%s/summary.json", dir);
-	json = slurp_file(path);
+	json = th_slurp(path);
 	{
 		const char *total = strstr(json, "\"total\": {"), *ls = strstr(json, "\"layers\": [");
 		ck_assert(total && ls && total < ls);

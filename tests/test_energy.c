@@ -27,8 +27,6 @@ START_TEST(tiny_case_by_hand)
 	char *dir = th_tmpdir(), *w = th_write(dir, "w.yaml", "layers:\n  - {name: g, type: matmul, m: 10, k: 6, n: 5}\n");
 	for (int i = 0; i < 2; i++) {
 		char path[4200], *out, *err, *json;
-		FILE *f;
-		long n;
 		const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", w, "-o", dir, "--ideal-memory", "--model",
 				       models[i], "--set", "energy.mac_int8_pj=1", "--set", "energy.pe_move_pj=0.5",
 				       "--set", "energy.sram_8kib_pj=8", "--set", "energy.sram_32kib_pj=8",
@@ -36,14 +34,7 @@ START_TEST(tiny_case_by_hand)
 				       "--set", "energy.leak_pe_pj=0.25", "--set", "energy.leak_sram_pj_per_kib=0", NULL };
 		ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
 		snprintf(path, sizeof path, "%s/summary.json", dir);
-		f = fopen(path, "r");
-		ck_assert_ptr_nonnull(f);
-		fseek(f, 0, SEEK_END);
-		n = ftell(f);
-		rewind(f);
-		json = calloc(1, (size_t)n + 1);
-		ck_assert_int_eq(fread(json, 1, (size_t)n, f), (size_t)n);
-		fclose(f);
+		json = th_slurp(path);
 		const char *total = strstr(json, "\"total\": {");
 		ck_assert_ptr_nonnull(total);
 		ck_assert_ptr_nonnull(strstr(total, "\"cycles\": 47,"));

@@ -53,6 +53,9 @@ struct op th_gemm(int64_t m, int64_t k, int64_t n, int64_t rep);
 /* A number in [lo, hi] from a xorshift generator; *state is the seed, updated. */
 int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi);
 
+/* The whole file at path, NUL-terminated (owned), or fails the test. */
+char *th_slurp(const char *path);
+
 /* The op named name in ops, or fails the test. */
 const struct op *th_op(const struct oplist *ops, const char *name);
 
