@@ -51,7 +51,7 @@ all: $(BIN)
 
 # ---- Debian packages, installed once when missing ----
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP):
+$(DEPS_STAMP): Makefile
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
