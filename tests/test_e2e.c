@@ -31,7 +31,7 @@ static long long json_int(const char *from, const char *key)
 }
 
 /* Runs one model on one pair and checks the report; returns the total folds. */
-static long long check_run(const char *preset, const char *wl, const char *model)
+static long long check_run(const char *preset, const char *wl, const char *model, const char *df)
 {
 	char cfg[256], *dir = th_tmpdir(), path[4200], *out, *err, *csv, *json, *line, *save = NULL;
 	long long folds;
@@ -42,9 +42,9 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	snprintf(cfg, sizeof cfg, "configs/%s.yaml", preset);
 	th_config(&c, preset, NULL);
 	pes = c.arch.array.rows * c.arch.array.cols;
-	const char *argv[] = { "run", "-c", cfg, "-w", wl, "-o", dir, "--model", model, NULL };
+	const char *argv[] = { "run", "-c", cfg, "-w", wl, "-o", dir, "--model", model, "--dataflow", df, NULL };
 	rc = th_cli(".", argv, &out, &err);
-	ck_assert_msg(rc == 0, "%s on %s (%s): exit %d: %s", wl, preset, model, rc, err);
+	ck_assert_msg(rc == 0, "%s on %s (%s, %s): exit %d: %s", wl, preset, model, df, rc, err);
 	ck_assert_str_eq(err, "");
 	ck_assert_ptr_nonnull(strstr(out, "total"));
 
@@ -136,16 +136,18 @@ static long long check_run(const char *preset, const char *wl, const char *model
 }
 
 /*
- * Every preset on every shipped workload: the analytic model always, and the
- * cycle engine where the tile program has at most 20 M folds (all pairs but a
- * 4x4 array on the 2048-token LLM prefill, 577 M folds, which the engine runs
- * in minutes rather than seconds).
+ * Every preset on every shipped workload: the analytic model for ws, os and
+ * is, and the cycle engine (ws) where the tile program has at most 20 M folds
+ * (all pairs but a 4x4 array on the 2048-token LLM prefill, 577 M folds, which
+ * the engine runs in minutes rather than seconds).
  */
 START_TEST(preset_by_workload)
 {
 	const char *preset = presets[_i / NW], *wl = workloads[_i % NW];
-	if (check_run(preset, wl, "analytic") <= 20000000)
-		check_run(preset, wl, "cycle");
+	check_run(preset, wl, "analytic", "os");
+	check_run(preset, wl, "analytic", "is");
+	if (check_run(preset, wl, "analytic", "ws") <= 20000000)
+		check_run(preset, wl, "cycle", "ws");
 }
 END_TEST
 
