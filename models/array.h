@@ -27,7 +27,8 @@
  * SCALE-Sim compatible mode (array.scalesim_compat) reproduces SCALE-Sim v2's
  * compute model: every fold costs 2R + C + T - 2 (ws, is) or R + C + T - 2
  * (os) with the array's full R and C even for a partial fold, folds never
- * overlap, and each layer's total is one cycle less.
+ * overlap, and each layer's total is one cycle less (each repeated instance
+ * counts as a layer, as SCALE-Sim runs a depthwise row per channel).
  *
  * All counts are in array clock cycles.
  */

@@ -14,9 +14,11 @@
 #include "sram.h"
 #include "vector.h"
 
-#define RING 4096            /* loads or blocks in flight between two threads */
+#define RING 16384           /* loads or blocks in flight between two threads: more than the longest
+				drain (R + C - 2 < 8192 blocks at one a cycle) with ideal memory */
 #define LOAD_WINDOW 16       /* loads the load queue may issue ahead of the matrix unit */
-#define MAX_SLOTS 64         /* deepest prefetch of one operand, in tiles */
+#define MAX_SLOTS 64         /* most tiles of one operand in flight (LOAD_WINDOW bounds all loads) */
+#define IDEAL_OSLOTS 8192    /* accumulator tiles with ideal memory: never the constraint */
 #define VEC_CHUNK_ROWS 1024  /* vector unit: lane-rows per chunk */
 
 struct engine {
@@ -169,10 +171,23 @@ static void charge(struct gemm_run *g, int c, int64_t from, int64_t to)
 static void charge_stall(struct gemm_run *g, int64_t from, int64_t to, const int64_t *ready, const int *cats,
 			 const int64_t *bytes, int n)
 {
-	int64_t total = 0, left = to - from, share[3] = { 0 };
+	int64_t total = 0, left, share[3] = { 0 }, data = from;
 	int best = 0;
 	if (to <= from)
 		return;
+	/* Entries with no bytes (the accumulator tile) wait on their own: past the last data, the stall is theirs. */
+	for (int i = 0; i < n; i++)
+		if (bytes[i] > 0 && ready[i] > data)
+			data = ready[i];
+	for (int i = 0; i < n; i++) {
+		if (!bytes[i] && ready[i] > data && ready[i] >= ready[best]) {
+			charge(g, cats[i], data < to ? data : to, to);
+			to = data < to ? data : to;
+		}
+	}
+	if (to <= from)
+		return;
+	left = to - from;
 	for (int i = 0; i < n; i++) {
 		if (ready[i] > ready[best])
 			best = i;
@@ -289,8 +304,12 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 		int64_t go = max64(m->e_prev, max64(max64(rdy[0], rdy[1]), rdy[2]));
 		int64_t by[3] = { in->bytes[OPND_A], in->bytes[OPND_B], 0 };
 		charge_stall(g, m->e_prev, go, rdy, cats, by, 3);
+		/* A preload that the stationary buffer's port stretches waits on that operand. */
+		int64_t port = s->df == DF_OS || s->compat ? pre :
+			       sram_stream_cycles(g->en->sram, s->s_buf, pre, f->sr * f->sc * s->eb);
 		charge(g, CAT_FILL_DRAIN, go, go + pre);
-		start = go + pre;
+		charge(g, opnd_cat[g->s_opnd], go + pre, go + port);
+		start = go + port;
 		tp = stream_cycles(g, in, &slow);
 		charge(g, CAT_COMPUTE, start, start + f->t);
 		charge(g, slow, start + f->t, start + tp);
@@ -322,10 +341,15 @@ static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct
 		int64_t by[3] = { in->bytes[OPND_A], in->bytes[OPND_B], 0 };
 		charge_stall(g, base, start, rdy, cats, by, cont ? 2 : 3);
 	} else {
-		/* The next tile shifts into the shadow once the previous fold has started streaming. */
+		/*
+		 * The next tile shifts into the shadow once the previous fold has
+		 * started streaming: Sr cycles, or longer when the stationary
+		 * buffer's port cannot deliver Sr x Sc elements in that time.
+		 */
 		int so = g->s_opnd;
 		int64_t shadow = m->folds ? m->s_prev : g->t0;
-		int64_t shift_done = max64(shadow, in->ready[so]) + f->sr;
+		int64_t shift = sram_stream_cycles(g->en->sram, s->s_buf, f->sr, f->sr * f->sc * s->eb);
+		int64_t shift_done = max64(shadow, in->ready[so]) + shift;
 		int64_t rdy[3] = { shift_done, in->ready[xo], in->ready_o };
 		int cats[3] = { opnd_cat[so], opnd_cat[xo], CAT_OUTPUTS };
 		base = max64(m->e_prev, shadow + f->sr);
@@ -448,10 +472,16 @@ static int64_t slots_for(const struct gemm_run *g, int operand, int64_t tile)
 	int64_t cap, other = s->footprint[opnd_buf[!operand]];
 	if (g->en->ideal || s->compat)
 		return MAX_SLOTS;
-	cap = sp->unified ? sram_bytes(sp, SRAM_WEIGHTS) + sram_bytes(sp, SRAM_INPUTS) - other
-			  : sram_bytes(sp, opnd_buf[operand]);
 	if (kept(g, operand) || tile <= 0)
 		return MAX_SLOTS;
+	if (sp->unified) {
+		/* Both streams share what the plan leaves free in the pool: half of it each, beyond their two tiles. */
+		int64_t free = sram_bytes(sp, SRAM_WEIGHTS) + sram_bytes(sp, SRAM_INPUTS) - other -
+			       s->footprint[opnd_buf[operand]];
+		cap = 2 * tile + (free > 0 ? free / 2 : 0);
+	} else {
+		cap = sram_bytes(sp, opnd_buf[operand]);
+	}
 	return max64(2, min64(MAX_SLOTS, cap / tile));
 }
 
@@ -473,14 +503,14 @@ static int gemm_op(engine *en, const struct op *o, int df, struct result *r, str
 		int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n);
 		g->slots[OPND_A] = scw_sem_new(slots_for(g, OPND_A, rr * s->kpart * s->eb));
 		g->slots[OPND_B] = scw_sem_new(slots_for(g, OPND_B, s->kpart * cc * s->eb));
-		g->oslots = en->ideal ? MAX_SLOTS : max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) /
+		g->oslots = en->ideal ? IDEAL_OSLOTS : max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) /
 									 (rr * cc * s->ab)));
 	} else {
 		int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
 		int xo = df == DF_WS ? OPND_A : OPND_B;
 		g->slots[g->s_opnd] = scw_sem_new(slots_for(g, g->s_opnd, rr * cc * s->eb));
 		g->slots[xo] = scw_sem_new(slots_for(g, xo, rr * s->chunk * s->eb));
-		g->oslots = en->ideal || s->compat ? MAX_SLOTS :
+		g->oslots = en->ideal || s->compat ? IDEAL_OSLOTS :
 			    max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) / (s->chunk * cc * s->ab)));
 	}
 	g->issued = scw_sem_new(0);
@@ -553,11 +583,7 @@ static void vector_thread(void *arg)
 
 	if (n == 0)
 		n = 1;
-	int64_t *arrive = calloc(2, sizeof *arrive);
-	if (!arrive) {
-		v->finished = true;
-		return;
-	}
+	int64_t arrive[2] = { 0 };
 	for (int64_t i = 0; i < n; i++) {
 		/* Keep one chunk's load in flight ahead of the one being computed. */
 		while (next_load <= i + 1 && next_load < n) {
@@ -586,7 +612,6 @@ static void vector_thread(void *arg)
 	v->end = max64(scw_now(), last_store);
 	v->cat[CAT_OUTPUTS] += v->end - scw_now();
 	scw_wait_until(v->end);
-	free(arrive);
 	v->finished = true;
 }
 

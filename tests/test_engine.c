@@ -299,6 +299,48 @@ START_TEST(vcd_counts_folds)
 }
 END_TEST
 
+/*
+ * The weight buffer's port limits the shift of each tile: on the 4x4 array a
+ * 4 x 4 int8 tile is 16 bytes, so at 1 byte per cycle each of the 16 x 16
+ * folds of M = 4, K = N = 64 waits 16 cycles for its tile instead of
+ * streaming its 4 rows: more than 255 x 16 cycles, mostly waiting on weights.
+ * With the default 4 bytes per cycle the shifts keep up (4 cycles each).
+ */
+START_TEST(weight_port_limits_shift)
+{
+	const char *slow[] = { "sram.weights.bytes_per_cycle=1", "hbm.gbps=100000", "hbm.latency_ns=0", NULL };
+	const char *fast[] = { "hbm.gbps=100000", "hbm.latency_ns=0", NULL };
+	struct result a = run1("lab_4x4", fast, th_gemm(4, 64, 64, 1), DF_WS, false);
+	struct result b = run1("lab_4x4", slow, th_gemm(4, 64, 64, 1), DF_WS, false);
+	ck_assert_int_lt(a.cycles, 256 * 4 + 64);
+	ck_assert_int_gt(b.cycles, 255 * 16);
+	ck_assert_int_gt(b.cat[CAT_WEIGHTS], 255 * 12);
+}
+END_TEST
+
+/*
+ * Large arrays, tiny K and T, ideal memory: hundreds of blocks drain at once;
+ * the engine must not wait on accumulator tiles that ideal memory makes free.
+ */
+START_TEST(ideal_large_array_small_k)
+{
+	static const int64_t shapes[][3] = { { 100000, 3, 4 }, { 5000, 2, 300 }, { 7, 1, 9000 } };
+	for (int i = 0; i < 3; i++) {
+		for (int df = 0; df < 3; df++) {
+			struct config c;
+			struct result a, g;
+			struct err e = { 0 };
+			struct op o = th_gemm(shapes[i][0], shapes[i][1], shapes[i][2], 1);
+			th_config(&c, "tpu_v1", NULL);
+			ck_assert_int_eq(analytic_op(&c, &o, df, true, &a, &e), 0);
+			g = run1("tpu_v1", NULL, o, df, true);
+			ck_assert_msg(g.cycles == a.cycles, "shape %d df %d: engine %lld, analytic %lld", i, df,
+				      (long long)g.cycles, (long long)a.cycles);
+		}
+	}
+}
+END_TEST
+
 Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -307,6 +349,8 @@ Suite *engine_suite(void)
 	tcase_add_test(t, ideal_engine_equals_analytic);
 	tcase_add_test(t, ideal_vector_equals_analytic);
 	tcase_add_test(t, engine_scalesim_alexnet);
+	tcase_add_test(t, ideal_large_array_small_k);
+	tcase_add_test(t, weight_port_limits_shift);
 	tcase_add_test(t, vcd_counts_folds);
 	tcase_add_test(t, boundary_one_fold);
 	tcase_add_test(t, boundary_double_buffer);
