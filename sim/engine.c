@@ -58,6 +58,22 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 	return en;
 }
 
+int engine_instant_memory(engine *en, struct err *e)
+{
+	hbm *h = hbm_new(&en->cfg->arch.hbm, en->cfg->arch.clock_ghz, true);
+	sram *s = sram_new(&en->cfg->arch.sram, true);
+	if (!h || !s) {
+		hbm_free(h);
+		sram_free(s);
+		return err_input(e, "out of memory");
+	}
+	hbm_free(en->hbm);
+	sram_free(en->sram);
+	en->hbm = h;
+	en->sram = s;
+	return 0;
+}
+
 void engine_free(engine *en)
 {
 	if (!en)

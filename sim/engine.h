@@ -48,6 +48,13 @@ void engine_free(engine *en);                /* NULL is a no-op */
  */
 int engine_trace(engine *en, const char *path, struct err *e);
 
+/*
+ * Keeps the configured buffer capacities (and so the schedule) but makes HBM
+ * instant and SRAM ports unbounded: the array's own timing under a real
+ * plan, which must equal the closed form's (a test oracle).
+ */
+int engine_instant_memory(engine *en, struct err *e);
+
 /* Simulates one op with dataflow df; fills r. */
 int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e);
 
