@@ -1,6 +1,7 @@
 /*
  * check_main.c - runs every suite; the exit status says whether all passed.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tests.h"
@@ -22,6 +23,11 @@ int main(void)
 	srunner_add_suite(sr, e2e_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
+	/* A run in which no test ran (a filter that matched nothing) is not a pass. */
+	if (srunner_ntests_run(sr) == 0) {
+		fprintf(stderr, "no test ran\n");
+		failed = 1;
+	}
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
