@@ -30,6 +30,52 @@ static long long json_int(const char *from, const char *key)
 	return atoll(p + strlen(pat));
 }
 
+/* The number after "key": in the object that starts at from. */
+static double json_num(const char *from, const char *key)
+{
+	char pat[64];
+	const char *p;
+	snprintf(pat, sizeof pat, "\"%s\": ", key);
+	p = strstr(from, pat);
+	ck_assert_msg(p != NULL, "no %s", key);
+	return strtod(p + strlen(pat), NULL);
+}
+
+/*
+ * The golden totals (tests/golden/presets.csv, written by scripts/golden.py
+ * before the middle of the simulator was re-cut): every number a refactoring
+ * must keep. A change that moves one on purpose regenerates the file and says
+ * which numbers moved and why.
+ */
+static void check_golden(const char *preset, const char *wl, const char *model, const char *df, const char *total)
+{
+	static const char *const ints[] = { "cycles", "hbm_read_bytes", "hbm_write_bytes", "folds", NULL };
+	char key[512], *csv = th_slurp("tests/golden/presets.csv"), *line, *save = NULL;
+	const char *row = NULL;
+	snprintf(key, sizeof key, "%s,%s,%s,%s,", preset, wl, model, df);
+	for (line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, key, strlen(key)))
+			row = line + strlen(key);
+	ck_assert_msg(row != NULL, "no golden row for %s", key);
+	const char *p = row;
+	for (int i = 0; ints[i]; i++, p = strchr(p, ',') + 1)
+		ck_assert_msg(atoll(p) == json_int(total, ints[i]), "%s: %s: golden %lld, now %lld", key, ints[i],
+			      atoll(p), json_int(total, ints[i]));
+	const char *cats = strstr(total, "\"cycles_by_category\": {");
+	for (int k = 0; cat_names[k]; k++, p = strchr(p, ',') + 1)
+		ck_assert_msg(atoll(p) == json_int(cats, cat_names[k]), "%s: cycles_%s: golden %lld, now %lld", key,
+			      cat_names[k], atoll(p), json_int(cats, cat_names[k]));
+	for (int rw = 0; rw < 2; rw++) {
+		const char *buf = strstr(total, rw ? "\"sram_write_bytes\": {" : "\"sram_read_bytes\": {");
+		for (int b = 0; b < SRAM_NBUF; b++, p = strchr(p, ',') + 1)
+			ck_assert_msg(atoll(p) == json_int(buf, sram_buf_names[b]), "%s: sram %s %s: golden %lld, now %lld",
+				      key, rw ? "write" : "read", sram_buf_names[b], atoll(p), json_int(buf, sram_buf_names[b]));
+	}
+	double energy = strtod(p, NULL), now = json_num(total, "energy_pj");
+	ck_assert_msg(fabs(energy - now) <= 1e-9 * energy, "%s: energy_pj: golden %.17g, now %.17g", key, energy, now);
+	free(csv);
+}
+
 /* Runs one model on one pair and checks the report; returns the total folds. */
 static long long check_run(const char *preset, const char *wl, const char *model, const char *df)
 {
@@ -119,6 +165,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 		ck_assert_int_gt(json_int(total, "hbm_write_bytes"), 0);
 		ck_assert_int_ge(json_int(total, "cycles") * pes, macs_sum);
 		folds = json_int(total, "folds");
+		check_golden(preset, wl, model, df, total);
 		const char *cats = strstr(total, "\"cycles_by_category\": {");
 		long long sum_cats = 0;
 		ck_assert_ptr_nonnull(cats);

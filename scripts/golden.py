@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""Regenerates tests/golden/presets.csv: the totals of every shipped preset on
+every shipped workload, as the e2e suite runs them (analytic ws, os, is; the
+cycle engine on ws where the program has at most 20 M folds).
+
+The file is a regression fence, not a proof of correctness: a change that
+moves a number on purpose regenerates it and says which numbers moved and why.
+
+    scripts/golden.py [build/tpusim] > tests/golden/presets.csv
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PRESETS = ["tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4"]
+WORKLOADS = [
+    "configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml",
+    "configs/workloads/bert_base.yaml", "configs/workloads/llm7b_prefill.yaml",
+    "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
+    "traces/alexnet.csv", "traces/gemm_example.csv",
+]
+CATS = ["compute", "weights", "inputs", "outputs", "vector", "fill_drain"]
+BUFS = ["weights", "inputs", "outputs"]
+ENGINE_MAX_FOLDS = 20_000_000
+
+
+def run(binary, preset, wl, model, df):
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([binary, "run", "-c", f"configs/{preset}.yaml", "-w", wl, "-o", d,
+                        "--model", model, "--dataflow", df],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(d, "summary.json")) as f:
+            return json.load(f)["total"]
+
+
+def row(preset, wl, model, df, t):
+    cols = [preset, wl, model, df, t["cycles"], t["hbm_read_bytes"], t["hbm_write_bytes"], t["folds"]]
+    cols += [t["cycles_by_category"][c] for c in CATS]
+    cols += [t["sram_read_bytes"][b] for b in BUFS] + [t["sram_write_bytes"][b] for b in BUFS]
+    cols += ["%.17g" % t["energy_pj"]]
+    return ",".join(str(c) for c in cols)
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else "build/tpusim"
+    print("preset,workload,model,dataflow,cycles,hbm_read_bytes,hbm_write_bytes,folds,"
+          + ",".join("cycles_" + c for c in CATS) + ","
+          + ",".join("sram_%s_read_bytes" % b for b in BUFS) + ","
+          + ",".join("sram_%s_write_bytes" % b for b in BUFS) + ",energy_pj")
+    for p in PRESETS:
+        for wl in WORKLOADS:
+            folds = 0
+            for df in ["os", "is", "ws"]:
+                t = run(binary, p, wl, "analytic", df)
+                print(row(p, wl, "analytic", df, t))
+                folds = t["folds"]
+            if folds <= ENGINE_MAX_FOLDS:
+                print(row(p, wl, "cycle", "ws", run(binary, p, wl, "cycle", "ws")))
+
+
+if __name__ == "__main__":
+    main()
