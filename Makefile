@@ -1,5 +1,6 @@
 # tpusim - a cycle-level simulator of TPU-style systolic-array accelerators.
 #
+#   make            build/tpusim, and build/libtpusim.so with the header sim/tpusim.h
 #   make run        build, then simulate ResNet-50 on the TPU v1 preset
 #   make test       build and run every test (SAN=1: under ASan + UBSan)
 #   make bench      speed of the cycle engine on real networks
@@ -17,12 +18,16 @@ RUN_OUT      ?= out
 
 DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox
 
+PYTHON  := /usr/bin/python3
 CC      ?= cc
 CXX     ?= c++
 CXXFLAGS_STRICT := -std=c++17 -Wall -Wextra -Wshadow -Werror
 CFLAGS_STRICT := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation -Werror
 CPPFLAGS := -D_GNU_SOURCE -Isim -Imodels -MMD -MP
 OPT     := -O2 -g
+# Position-independent, so that the same objects make the CLI and the library;
+# only the names tpusim.h marks are exported from the library.
+PIC     := -fPIC -fvisibility=hidden
 
 ifeq ($(SAN),1)
 BUILD   := build/san
@@ -31,8 +36,8 @@ else
 BUILD   := build
 endif
 
-CFLAGS  += $(CFLAGS_STRICT) $(OPT)
-CXXFLAGS += $(CXXFLAGS_STRICT) $(OPT)
+CFLAGS  += $(CFLAGS_STRICT) $(OPT) $(PIC)
+CXXFLAGS += $(CXXFLAGS_STRICT) $(OPT) $(PIC)
 LDFLAGS += $(OPT)
 LIBS    := -lsystemc -lyaml -lz -lm -lpthread
 TEST_LIBS = $(shell pkg-config --libs check) $(LIBS)
@@ -43,11 +48,13 @@ MAIN_OBJ   := $(BUILD)/obj/sim/main.o
 TEST_SRC   := $(wildcard tests/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 BIN        := $(BUILD)/tpusim
+LIB        := $(BUILD)/libtpusim.so
+BENCH_LIB  := $(BUILD)/bench_lib
 TEST_BIN   := $(BUILD)/test_tpusim
 DEPS_STAMP := build/.deps-ok
 
 .PHONY: all run test bench plots deps install clean
-all: $(BIN)
+all: $(BIN) $(LIB)
 
 # ---- Debian packages, installed once when missing ----
 deps: $(DEPS_STAMP)
@@ -65,16 +72,23 @@ $(DEPS_STAMP): Makefile
 	@mkdir -p $(@D) && touch $@
 
 # ---- build ----
-$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/obj/%.o: %.c Makefile | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/sim/scw.o: sim/scw.cpp | $(DEPS_STAMP)
+$(BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
 $(BIN): $(SIM_OBJ) $(MAIN_OBJ)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(LIB): $(SIM_OBJ)
+	$(CXX) $(LDFLAGS) -shared -Wl,-soname,libtpusim.so -o $@ $^ $(LIBS)
+
+# Times ResNet-50 through the library, in one process.
+$(BENCH_LIB): scripts/bench_lib.c sim/tpusim.h $(LIB)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ scripts/bench_lib.c -L$(BUILD) -ltpusim -Wl,-rpath,$(abspath $(BUILD))
 
 $(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ)
 	$(CXX) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
@@ -83,11 +97,12 @@ $(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ)
 run: $(BIN)
 	./$(BIN) run -c $(RUN_CONFIG) -w $(RUN_WORKLOAD) -o $(RUN_OUT)
 
-test: $(BIN) $(TEST_BIN)
+test: $(BIN) $(LIB) $(TEST_BIN)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
+	TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
 
-bench: $(BIN)
-	scripts/bench.sh ./$(BIN)
+bench: $(BIN) $(BENCH_LIB)
+	scripts/bench.sh ./$(BIN) ./$(BENCH_LIB)
 
 # The pictures in the README, drawn from the shipped files.
 plots: $(BIN)
@@ -99,10 +114,13 @@ plots: $(BIN)
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tpusim
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/tpusim
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtpusim.so
+	install -m 644 sim/tpusim.h $(DESTDIR)$(PREFIX)/include/tpusim.h
 	cp -r configs $(DESTDIR)$(PREFIX)/share/tpusim/
 
 clean:
-	rm -rf build/obj build/san build/tpusim build/test_tpusim $(RUN_OUT)
+	rm -rf build/obj build/san build/tpusim build/test_tpusim build/libtpusim.so build/bench_lib $(RUN_OUT)
 
 -include $(SIM_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

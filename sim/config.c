@@ -76,38 +76,57 @@ int config_load(struct config *c, const char *path, struct err *e)
 	return config_merge(c, path, e);
 }
 
-int config_set(struct config *c, const char *assignment, struct err *e)
+/* The error for a key that is not in the schema: a section, a near miss, or nothing like it. */
+static int unknown_key(const struct cfg_schema *s, const char *key, struct pos at, struct err *e)
+{
+	char sec[CFG_NAME_MAX * 2 + 1];
+	snprintf(sec, sizeof sec, "%s.", key);
+	for (size_t j = 0; j < s->n; j++)
+		if (!strncmp(s->e[j].name, sec, strlen(sec)))
+			return err_at(e, at, key, "expected a key, found a section (did you mean %s?)", s->e[j].name);
+	const char *hint = cfg_suggest(s, key);
+	if (hint)
+		return err_at(e, at, key, "expected a known key, found an unknown key (did you mean %s?)", hint);
+	return err_at(e, at, key, "expected a known key, found an unknown key");
+}
+
+int config_set_key(struct config *c, const char *key, const char *value, bool quoted, struct pos at, struct err *e)
 {
 	const struct cfg_schema *s = config_schema();
+	char shown[CFG_NAME_MAX * 2];
+	int i = cfg_find(s, key);
+
+	err_quote(shown, sizeof shown, key, CFG_NAME_MAX);
+	if (i < 0)
+		return unknown_key(s, shown, at, e);
+	if (c->nsets == CONFIG_MAX_SETS)
+		return err_at(e, at, shown, "expected at most %d overrides, found more", CONFIG_MAX_SETS);
+	if (cfg_parse(s, i, &c->arch, value, quoted, at, NULL, e) < 0)
+		return -1;
+	c->origin[i] = at;
+	snprintf(c->sets[c->nsets].key, sizeof c->sets[0].key, "%s", s->e[i].name);
+	cfg_format(s, i, &c->arch, c->sets[c->nsets].value, sizeof c->sets[0].value);
+	c->nsets++;
+	return 0;
+}
+
+int config_set(struct config *c, const char *assignment, struct err *e)
+{
 	const char *eq = strchr(assignment, '=');
-	char key[CFG_NAME_MAX * 2];
 	struct pos at = { "--set", 1, 1 };
-	int i;
+	char raw[CFG_NAME_MAX * 2];
 
 	if (!eq || eq == assignment) {
 		char q[300];
 		return err_at(e, at, err_quote(q, sizeof q, assignment, 60), "expected key.path=value, found no key before '='");
 	}
-	char raw[CFG_NAME_MAX * 2];
 	snprintf(raw, sizeof raw, "%.*s", (int)(eq - assignment), assignment);
-	err_quote(key, sizeof key, raw, CFG_NAME_MAX);
-	i = cfg_find(s, key);
-	if (i < 0) {
-		char sec[CFG_NAME_MAX * 2 + 1];
-		snprintf(sec, sizeof sec, "%s.", key);
-		for (size_t j = 0; j < s->n; j++)
-			if (!strncmp(s->e[j].name, sec, strlen(sec)))
-				return err_at(e, at, key, "expected a key, found a section (did you mean %s?)", s->e[j].name);
-		const char *hint = cfg_suggest(s, key);
-		if (hint)
-			return err_at(e, at, key, "expected a known key, found an unknown key (did you mean %s?)", hint);
-		return err_at(e, at, key, "expected a known key, found an unknown key");
+	if (cfg_find(config_schema(), raw) < 0) {
+		char key[CFG_NAME_MAX * 2];
+		return unknown_key(config_schema(), err_quote(key, sizeof key, raw, CFG_NAME_MAX), at, e);
 	}
 	at.col = (long)(eq - assignment) + 2;
-	if (cfg_parse(s, i, &c->arch, eq + 1, false, at, NULL, e) < 0)
-		return -1;
-	c->origin[i] = at;
-	return 0;
+	return config_set_key(c, raw, eq + 1, false, at, e);
 }
 
 struct pos config_origin(const struct config *c, const char *key)

@@ -34,12 +34,22 @@ struct arch {
 
 #define CONFIG_MAX_KEYS 64
 #define CONFIG_MAX_FILES 8
+#define CONFIG_MAX_SETS 256
+#define CONFIG_VALUE_MAX 256
+
+/* One key.path=value override, as given on the command line or in a library request. */
+struct config_set {
+	char key[CFG_NAME_MAX];
+	char value[CONFIG_VALUE_MAX];
+};
 
 struct config {
 	struct arch arch;
 	char file[4096];                      /* the first file; "defaults" when none was loaded */
 	char files[CONFIG_MAX_FILES][4096];   /* every file merged, in order */
 	int nfiles;
+	struct config_set sets[CONFIG_MAX_SETS];   /* every override applied, in order */
+	int nsets;
 	struct pos origin[CONFIG_MAX_KEYS];   /* where each schema entry got its value */
 };
 
@@ -62,6 +72,13 @@ int config_merge(struct config *c, const char *path, struct err *e);
 /* Applies one "key.path=value" override, checked like the file. */
 int config_set(struct config *c, const char *assignment, struct err *e);
 
+/*
+ * Applies value to key, checked like the file; errors are placed at `at`
+ * (the value's place in a request). quoted: the value was a quoted string,
+ * so never a number.
+ */
+int config_set_key(struct config *c, const char *key, const char *value, bool quoted, struct pos at, struct err *e);
+
 /* Where key got its value: file:line:col, --set, or the defaults. */
 struct pos config_origin(const struct config *c, const char *key);
 
@@ -71,5 +88,6 @@ double arch_hbm_bytes_per_s(const struct arch *a);
 
 /* Prints every key with its resolved value, unit and doc, as loadable YAML. */
 void config_dump(const struct config *c, FILE *out);
+
 
 #endif

@@ -18,21 +18,21 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "api.h"
 #include "config.h"
 #include "lower.h"
 #include "plot.h"
 #include "report.h"
 #include "run.h"
+#include "tpusim.h"
 #include "workload.h"
 
-#define TPUSIM_VERSION "0.1.0"
-#define MAX_SETS 256
 
 struct args {
 	const char *cmd;
 	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd, *plot, *dataflows;
 	int nconfigs;
-	const char *sets[MAX_SETS];
+	const char *sets[CONFIG_MAX_SETS];
 	int nsets;
 	int dataflow;              /* -1: the config's */
 	int model;
@@ -127,8 +127,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 		else if (!strcmp(o, "--dataflows"))
 			a->dataflows = v;
 		else if (!strcmp(o, "--set")) {
-			if (a->nsets == MAX_SETS)
-				return err_input(e, "--set: expected at most %d overrides, found more", MAX_SETS);
+			if (a->nsets == CONFIG_MAX_SETS)
+				return err_input(e, "--set: expected at most %d overrides, found more", CONFIG_MAX_SETS);
 			a->sets[a->nsets++] = v;
 		} else if (!strcmp(o, "--dataflow")) {
 			a->dataflow = -1;
@@ -203,30 +203,35 @@ static int cmd_lower(const struct args *a, struct err *e)
 	return 0;
 }
 
-/* Loads the config and workload and lowers it: what every simulating command starts with. */
-static int prepare(const struct args *a, const char *cmd, struct config *c, struct workload *w, struct oplist *ops,
-		   struct err *e)
+/* The request the command line describes; dataflow >= 0 overrides --dataflow. */
+static void request_for(const struct args *a, int dataflow, struct sim_request *rq)
 {
-	memset(ops, 0, sizeof *ops);
-	memset(w, 0, sizeof *w);
-	if (!a->nconfigs)
-		return err_input(e, "%s: expected -c CONFIG, found none", cmd);
-	if (!a->workload)
-		return err_input(e, "%s: expected -w WORKLOAD, found none", cmd);
-	if (load_config(a, c, e) < 0 || workload_load(w, a->workload, a->batch, e) < 0)
-		return -1;
-	if (lower_workload(w, ops, e) < 0) {
-		oplist_release(ops);
-		workload_release(w);
-		return -1;
-	}
-	return 0;
+	memset(rq, 0, sizeof *rq);
+	memcpy(rq->configs, a->configs, sizeof rq->configs);
+	rq->nconfigs = a->nconfigs;
+	memcpy(rq->assignments, a->sets, (size_t)a->nsets * sizeof a->sets[0]);
+	rq->nassignments = a->nsets;
+	rq->workload = a->workload;
+	rq->model = a->model;
+	rq->dataflow = dataflow >= 0 ? dataflow : a->dataflow;
+	rq->batch = a->batch;
+	rq->ideal_memory = a->ideal;
+	rq->vcd = a->vcd;
 }
 
-static struct run_opts opts_for(const struct args *a, const struct config *c, int dataflow)
+/* Loads, lowers and runs what the command line asks for: what every simulating command starts with. */
+static int simulate(const struct args *a, const char *cmd, struct sim *s, struct err *e)
 {
-	struct run_opts o = { dataflow >= 0 ? dataflow : c->arch.array.dataflow, a->model, a->ideal, a->vcd };
-	return o;
+	struct sim_request *rq = malloc(sizeof *rq);
+	int rc;
+	if (!rq)
+		return err_input(e, "out of memory");
+	request_for(a, -1, rq);
+	rc = sim_load(s, rq, cmd, e);
+	free(rq);
+	if (rc < 0)
+		return -1;
+	return sim_run(s, e);
 }
 
 /* DIR/name, in buf. */
@@ -238,27 +243,22 @@ static const char *in_dir(char *buf, size_t size, const char *dir, const char *n
 
 static int cmd_run(const struct args *a, struct err *e)
 {
-	struct config c;
-	struct workload w;
-	struct oplist ops;
-	struct run r = { 0 };
-	struct run_opts o;
+	struct sim *s = calloc(1, sizeof *s);
 	char p1[4200], p2[4200];
 	int rc = -1;
 
-	if (prepare(a, "run", &c, &w, &ops, e) < 0)
-		return -1;
-	o = opts_for(a, &c, a->dataflow);
-	if (run_workload(&c, &w, &ops, &o, &r, e) < 0)
+	if (!s)
+		return err_input(e, "out of memory");
+	if (simulate(a, "run", s, e) < 0)
 		goto out;
-	struct report_ctx ctx = { &c, &w, &r, &o };
+	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts };
 	if (a->plot) {
 		if (mkdir(a->plot, 0755) != 0 && errno != EEXIST) {
 			err_input(e, "%s: expected a directory that can be created, found %s", a->plot, strerror(errno));
 			goto out;
 		}
-		if (plot_cycles(in_dir(p1, sizeof p1, a->plot, "cycles.png"), &c, &w, &r, e) < 0 ||
-		    plot_roofline(in_dir(p2, sizeof p2, a->plot, "roofline.png"), &c, &w, &r, &o, e) < 0)
+		if (plot_cycles(in_dir(p1, sizeof p1, a->plot, "cycles.png"), &s->cfg, &s->w, &s->run, e) < 0 ||
+		    plot_roofline(in_dir(p2, sizeof p2, a->plot, "roofline.png"), &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
 			goto out;
 	}
 	if (a->out && report_write(a->out, &ctx, e) < 0)
@@ -275,37 +275,30 @@ static int cmd_run(const struct args *a, struct err *e)
 		getrusage(RUSAGE_SELF, &ru);
 		double wall = (double)(t1.tv_sec - a->start.tv_sec) + 1e-9 * (double)(t1.tv_nsec - a->start.tv_nsec);
 		printf("timing: %.3f s wall, %.3g simulated cycles/s, peak RSS %.1f MiB\n", wall,
-		       wall > 0 ? (double)r.total.cycles / wall : 0.0, (double)ru.ru_maxrss / 1024.0);
+		       wall > 0 ? (double)s->run.total.cycles / wall : 0.0, (double)ru.ru_maxrss / 1024.0);
 	}
 	rc = 0;
 out:
-	run_release(&r);
-	oplist_release(&ops);
-	workload_release(&w);
+	sim_release(s);
+	free(s);
 	return rc;
 }
 
 static int cmd_roofline(const struct args *a, struct err *e)
 {
-	struct config c;
-	struct workload w;
-	struct oplist ops;
-	struct run r = { 0 };
-	struct run_opts o;
+	struct sim *s;
 	int rc = -1;
 
 	if (!a->out)
 		return err_input(e, "roofline: expected -o FILE.png or FILE.svg, found none");
-	if (prepare(a, "roofline", &c, &w, &ops, e) < 0)
-		return -1;
-	o = opts_for(a, &c, a->dataflow);
-	if (run_workload(&c, &w, &ops, &o, &r, e) == 0 && plot_roofline(a->out, &c, &w, &r, &o, e) == 0) {
+	if (!(s = calloc(1, sizeof *s)))
+		return err_input(e, "out of memory");
+	if (simulate(a, "roofline", s, e) == 0 && plot_roofline(a->out, &s->cfg, &s->w, &s->run, &s->opts, e) == 0) {
 		printf("wrote %s\n", a->out);
 		rc = 0;
 	}
-	run_release(&r);
-	oplist_release(&ops);
-	workload_release(&w);
+	sim_release(s);
+	free(s);
 	return rc;
 }
 
@@ -335,32 +328,40 @@ static int parse_dataflows(const char *list, int *df, int *n, struct err *e)
 
 static int cmd_compare(const struct args *a, struct err *e)
 {
-	struct config c;
-	struct workload w;
-	struct oplist ops;
+	struct sim *s;
+	struct sim_request *rq;
 	struct run runs[3] = { { 0 } };
 	int df[3], n, rc = -1, done = 0;
 
 	if (parse_dataflows(a->dataflows ? a->dataflows : "ws,os,is", df, &n, e) < 0)
 		return -1;
-	if (prepare(a, "compare", &c, &w, &ops, e) < 0)
-		return -1;
+	s = calloc(1, sizeof *s);
+	rq = malloc(sizeof *rq);
+	if (!s || !rq) {
+		free(s);
+		free(rq);
+		return err_input(e, "out of memory");
+	}
+	request_for(a, -1, rq);
+	if (sim_load(s, rq, "compare", e) < 0)
+		goto out;
 	for (; done < n; done++) {
-		struct run_opts o = opts_for(a, &c, df[done]);
-		if (run_workload(&c, &w, &ops, &o, &runs[done], e) < 0)
+		s->opts.dataflow = df[done];
+		if (run_workload(&s->cfg, &s->w, &s->ops, &s->opts, &runs[done], e) < 0)
 			goto out;
 	}
-	if (a->out && plot_compare(a->out, &c, &w, runs, df, n, e) < 0)
+	if (a->out && plot_compare(a->out, &s->cfg, &s->w, runs, df, n, e) < 0)
 		goto out;
-	report_compare(stdout, &c, &w, runs, df, n, a->csv);
+	report_compare(stdout, &s->cfg, &s->w, runs, df, n, a->csv);
 	if (a->out && !a->csv)
 		printf("wrote %s\n", a->out);
 	rc = 0;
 out:
 	for (int j = 0; j < done; j++)
 		run_release(&runs[j]);
-	oplist_release(&ops);
-	workload_release(&w);
+	sim_release(s);
+	free(s);
+	free(rq);
 	return rc;
 }
 

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tpusim.h"
+
 void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m)
 {
 	double pes = (double)a->array.rows * (double)a->array.cols;
@@ -157,27 +159,85 @@ static void json_result(FILE *f, const struct arch *a, bool ideal, const char *n
 		indent, m.pj_per_mac, indent, m.tops_per_w, indent, m.edp_js, indent);
 }
 
-static void write_json(FILE *f, const struct report_ctx *c)
+/* The value of config entry i (text as cfg_format gives it): numbers and booleans bare, the rest quoted. */
+static void json_config_value(FILE *f, const struct cfg_schema *s, int i, const char *text)
+{
+	int type = s->e[i].key->type;
+	char *end;
+	if (type == CFG_BOOL || ((type == CFG_INT || type == CFG_DOUBLE) && (strtod(text, &end), end != text && !*end)))
+		fputs(text, f);
+	else
+		json_str(f, text);
+}
+
+/* Every resolved config key, nested like the YAML: {"array": {"rows": 256, ...}, ...}. */
+static void json_config(FILE *f, const struct config *c)
+{
+	const struct cfg_schema *s = config_schema();
+	const char *prev = "";
+	int depth = 0;
+
+	fputc('{', f);
+	for (size_t i = 0; i < s->n; i++) {
+		const char *name = s->e[i].name, *p, *dot;
+		size_t common = 0;
+		int keep = 0;
+		char val[256];
+		/* Close the sections this name leaves, then open the ones it enters. */
+		for (size_t j = 0; prev[j] && prev[j] == name[j]; j++)
+			if (prev[j] == '.')
+				common = j + 1, keep++;
+		for (; depth > keep; depth--)
+			fprintf(f, "\n  %*s}", 2 * depth, "");
+		fputs(i ? "," : "", f);
+		for (p = name + common; (dot = strchr(p, '.')); p = dot + 1, depth++)
+			fprintf(f, "\n  %*s\"%.*s\": {", 2 * (depth + 1), "", (int)(dot - p), p);
+		fprintf(f, "\n  %*s\"%s\": ", 2 * (depth + 1), "", p);
+		cfg_format(s, (int)i, &c->arch, val, sizeof val);
+		json_config_value(f, s, (int)i, val);
+		prev = name;
+	}
+	for (; depth > 0; depth--)
+		fprintf(f, "\n  %*s}", 2 * depth, "");
+	fprintf(f, "\n  }");
+}
+
+void report_json(FILE *f, const struct report_ctx *c)
 {
 	const struct arch *a = &c->cfg->arch;
+	const struct config *cfg = c->cfg;
 	static const char *const models[] = { "analytic", "cycle" };
 	double peak = 2 * arch_peak_macs_per_s(a);
 
-	fprintf(f, "{\n  \"config\": ");
-	json_str(f, c->cfg->file);
+	fprintf(f, "{\n  \"version\": ");
+	json_str(f, TPUSIM_VERSION);
 	fprintf(f, ",\n  \"accelerator\": ");
 	json_str(f, a->name);
 	fprintf(f, ",\n  \"workload\": ");
 	json_str(f, c->w->name);
 	fprintf(f, ",\n  \"workload_file\": ");
 	json_str(f, c->w->file);
-	fprintf(f, ",\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
+	fprintf(f, ",\n  \"config_files\": [");
+	for (int i = 0; i < cfg->nfiles; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, cfg->files[i]);
+	}
+	fprintf(f, "],\n  \"set\": {");
+	for (int i = 0; i < cfg->nsets; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, cfg->sets[i].key);
+		fputs(": ", f);
+		json_config_value(f, config_schema(), cfg_find(config_schema(), cfg->sets[i].key), cfg->sets[i].value);
+	}
+	fprintf(f, "},\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
 		   "  \"array\": {\"rows\": %lld, \"cols\": %lld},\n  \"clock_ghz\": %.17g,\n"
 		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %.17g,\n  \"ridge_ops_per_byte\": %.17g,\n"
-		   "  \"total\": ",
+		   "  \"config\": ",
 		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], models[c->opts->model],
 		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
 		a->clock_ghz, peak, arch_hbm_bytes_per_s(a), peak / arch_hbm_bytes_per_s(a));
+	json_config(f, cfg);
+	fprintf(f, ",\n  \"total\": ");
 	json_result(f, a, c->opts->ideal_memory, "total", NULL, &c->run->total, "  ");
 	fprintf(f, ",\n  \"layers\": [");
 	for (size_t i = 0; i < c->run->n; i++) {
@@ -273,7 +333,7 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 	}
 	if (write_tmp(dir, names[0], write_csv, c, tmp[0], sizeof tmp[0], e) < 0)
 		goto fail;
-	if (write_tmp(dir, names[1], write_json, c, tmp[1], sizeof tmp[1], e) < 0) {
+	if (write_tmp(dir, names[1], report_json, c, tmp[1], sizeof tmp[1], e) < 0) {
 		unlink(tmp[0]);
 		goto fail;
 	}

@@ -49,6 +49,13 @@ struct report_ctx {
 /* The per-layer and total table for a terminal. */
 void report_summary(FILE *out, const struct report_ctx *c);
 
+/*
+ * The text of summary.json: the design point (version, config files,
+ * overrides, every resolved config key, workload, model, options), the total
+ * and every layer.
+ */
+void report_json(FILE *f, const struct report_ctx *c);
+
 /* DIR/layers.csv and DIR/summary.json, atomically; creates DIR if missing. */
 int report_write(const char *dir, const struct report_ctx *c, struct err *e);
 

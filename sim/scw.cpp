@@ -13,7 +13,7 @@
 using namespace sc_core;
 
 /* libsystemc's own main() refers to sc_main; tpusim has its own main and never calls this. */
-int sc_main(int, char **)
+__attribute__((visibility("default"))) int sc_main(int, char **)
 {
 	return 0;
 }

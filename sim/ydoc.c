@@ -17,6 +17,7 @@ struct builder {
 	struct err *e;
 	const char *text;       /* the whole input, for positions of reader errors */
 	size_t len;
+	const char *lang;       /* "YAML", or "JSON" for a request: what the messages call the input */
 };
 
 static struct ynode *node_new(struct ydoc *d, enum ynode_kind kind, yaml_mark_t m)
@@ -79,8 +80,9 @@ static int parse_error(struct builder *b, yaml_parser_t *p)
 		}
 	}
 	if (p->context)
-		return err_at(b->e, at, NULL, "expected well-formed YAML, found a syntax error: %s (%s)", what, p->context);
-	return err_at(b->e, at, NULL, "expected well-formed YAML, found a syntax error: %s", what);
+		return err_at(b->e, at, NULL, "expected well-formed %s, found a syntax error: %s (%s)", b->lang, what,
+			      p->context);
+	return err_at(b->e, at, NULL, "expected well-formed %s, found a syntax error: %s", b->lang, what);
 }
 
 /* Reads one node whose first event is ev (already taken). */
@@ -187,10 +189,11 @@ fail:
 	return NULL;
 }
 
-static struct ydoc *parse(const char *name, yaml_parser_t *p, const char *text, size_t len, struct err *e)
+static struct ydoc *parse(const char *name, yaml_parser_t *p, const char *text, size_t len, const char *lang,
+			  struct err *e)
 {
 	struct ydoc *d = calloc(1, sizeof *d);
-	struct builder b = { d, e, text, len };
+	struct builder b = { d, e, text, len, lang };
 	yaml_event_t ev;
 	int docs = 0;
 
@@ -211,7 +214,7 @@ static struct ydoc *parse(const char *name, yaml_parser_t *p, const char *text, 
 		if (ev.type == YAML_DOCUMENT_START_EVENT && ++docs > 1) {
 			struct pos at = { d->file, (long)ev.start_mark.line + 1, (long)ev.start_mark.column + 1 };
 			yaml_event_delete(&ev);
-			err_at(e, at, NULL, "expected one YAML document, found a second");
+			err_at(e, at, NULL, "expected one %s document, found a second", lang);
 			goto fail;
 		}
 		if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
@@ -231,7 +234,7 @@ fail:
 	return NULL;
 }
 
-struct ydoc *ydoc_parse(const char *name, const char *text, size_t len, struct err *e)
+static struct ydoc *parse_text(const char *name, const char *text, size_t len, const char *lang, struct err *e)
 {
 	yaml_parser_t p;
 	struct ydoc *d;
@@ -252,9 +255,19 @@ struct ydoc *ydoc_parse(const char *name, const char *text, size_t len, struct e
 		return NULL;
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	d = parse(name, &p, text, len, e);
+	d = parse(name, &p, text, len, lang, e);
 	yaml_parser_delete(&p);
 	return d;
+}
+
+struct ydoc *ydoc_parse(const char *name, const char *text, size_t len, struct err *e)
+{
+	return parse_text(name, text, len, "YAML", e);
+}
+
+struct ydoc *ydoc_parse_json(const char *name, const char *text, struct err *e)
+{
+	return parse_text(name, text, strlen(text), "JSON", e);
 }
 
 /* Inputs larger than this are not configs or workloads. */

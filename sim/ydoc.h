@@ -38,6 +38,12 @@ struct ydoc *ydoc_load(const char *path, struct err *e);
 /* Parses text held in memory; name is used in positions. Returns owned, or NULL. */
 struct ydoc *ydoc_parse(const char *name, const char *text, size_t len, struct err *e);
 
+/*
+ * Parses a JSON text (a library request; JSON is YAML's flow style, so the
+ * same parser reads it, and messages call it JSON). Returns owned, or NULL.
+ */
+struct ydoc *ydoc_parse_json(const char *name, const char *text, struct err *e);
+
 /* Frees the document and every node; NULL is a no-op. */
 void ydoc_free(struct ydoc *d);
 

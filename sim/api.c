@@ -1,0 +1,265 @@
+/*
+ * api.c - requests, the shared run path and the library's entry points
+ * (see api.h and tpusim.h).
+ */
+#include "api.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "tpusim.h"
+#include "ydoc.h"
+
+/* What positions in a request are called: "request:1:12: model: ...". */
+static const char request_name[] = "request";
+
+int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e)
+{
+	memset(s, 0, sizeof *s);
+	if (!rq->nconfigs)
+		return err_input(e, "%s: expected -c CONFIG, found none", cmd);
+	if (!rq->workload)
+		return err_input(e, "%s: expected -w WORKLOAD, found none", cmd);
+	config_init(&s->cfg);
+	for (int i = 0; i < rq->nconfigs; i++)
+		if (config_merge(&s->cfg, rq->configs[i], e) < 0)
+			return -1;
+	for (int i = 0; i < rq->nassignments; i++)
+		if (config_set(&s->cfg, rq->assignments[i], e) < 0)
+			return -1;
+	for (int i = 0; i < rq->noverrides; i++) {
+		const struct sim_override *o = &rq->overrides[i];
+		if (config_set_key(&s->cfg, o->key, o->value, o->quoted, o->at, e) < 0)
+			return -1;
+	}
+	if (workload_load(&s->w, rq->workload, rq->batch, e) < 0)
+		return -1;
+	if (lower_workload(&s->w, &s->ops, e) < 0) {
+		oplist_release(&s->ops);
+		workload_release(&s->w);
+		return -1;
+	}
+	s->opts = (struct run_opts){ rq->dataflow >= 0 ? rq->dataflow : s->cfg.arch.array.dataflow, rq->model,
+				     rq->ideal_memory, rq->vcd };
+	return 0;
+}
+
+int sim_run(struct sim *s, struct err *e)
+{
+	return run_workload(&s->cfg, &s->w, &s->ops, &s->opts, &s->run, e);
+}
+
+void sim_release(struct sim *s)
+{
+	run_release(&s->run);
+	oplist_release(&s->ops);
+	workload_release(&s->w);
+}
+
+char *sim_summary_json(const struct sim *s)
+{
+	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	report_json(f, &ctx);
+	if (ferror(f) | (fclose(f) != 0)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* ---- the JSON request ---- */
+
+static int expected(struct err *e, const struct ynode *n, const char *key, const char *what)
+{
+	char buf[300];
+	struct pos at = n->pos;
+	at.file = request_name;
+	return err_at(e, at, key, "expected %s, found %s", what, ynode_describe(n, buf, sizeof buf));
+}
+
+/* A string value: a scalar. */
+static int req_string(const struct ynode *n, const char *key, const char **out, struct err *e)
+{
+	if (n->kind != Y_SCALAR)
+		return expected(e, n, key, "a string");
+	*out = n->str;
+	return 0;
+}
+
+/* One of names[]; *out is its index. */
+static int req_choice(const struct ynode *n, const char *key, const char *const *names, const char *what, int *out,
+		      struct err *e)
+{
+	if (n->kind == Y_SCALAR)
+		for (int i = 0; names[i]; i++)
+			if (!strcmp(n->str, names[i])) {
+				*out = i;
+				return 0;
+			}
+	return expected(e, n, key, what);
+}
+
+static int req_configs(const struct ynode *n, struct sim_request *rq, struct err *e)
+{
+	if (n->kind != Y_SEQ)
+		return expected(e, n, "configs", "a list of config file paths");
+	if (n->n > CONFIG_MAX_FILES)
+		return expected(e, n, "configs", "at most 8 config files");
+	for (size_t i = 0; i < n->n; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "configs[%zu]", i);
+		if (req_string(n->vals[i], key, &rq->configs[rq->nconfigs++], e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int req_set(const struct ynode *n, struct sim_request *rq, struct err *e)
+{
+	if (n->kind != Y_MAP)
+		return expected(e, n, "set", "an object of config key to value");
+	if (n->n > CONFIG_MAX_SETS)
+		return expected(e, n, "set", "at most 256 overrides");
+	for (size_t i = 0; i < n->n; i++) {
+		const struct ynode *v = n->vals[i];
+		struct sim_override *o = &rq->overrides[rq->noverrides++];
+		if (v->kind != Y_SCALAR) {
+			char path[300];
+			snprintf(path, sizeof path, "set.%s", n->keys[i]->str);
+			return expected(e, v, path, "a number, boolean or string");
+		}
+		o->key = n->keys[i]->str;
+		o->value = v->str;
+		o->quoted = v->quoted;
+		o->at = v->pos;
+		o->at.file = request_name;
+	}
+	return 0;
+}
+
+static int req_batch(const struct ynode *n, int64_t *out, struct err *e)
+{
+	char *end;
+	long long b;
+	if (n->kind != Y_SCALAR || n->quoted || !(n->str[0] >= '0' && n->str[0] <= '9'))
+		return expected(e, n, "batch", "an integer in [1, 1048576]");
+	errno = 0;
+	b = strtoll(n->str, &end, 10);
+	if (*end || errno || b < 1 || b > (1 << 20))
+		return expected(e, n, "batch", "an integer in [1, 1048576]");
+	*out = b;
+	return 0;
+}
+
+/* Fills rq from the request document (whose strings it borrows). */
+static int parse_request(const struct ydoc *d, struct sim_request *rq, struct err *e)
+{
+	static const char *const models[] = { "analytic", "cycle", NULL };   /* enum model */
+	static const char *const bools[] = { "false", "true", NULL };
+	const struct ynode *r = d->root;
+	char buf[300];
+
+	memset(rq, 0, sizeof *rq);
+	rq->model = MODEL_CYCLE;
+	rq->dataflow = -1;
+	if (!r)
+		return err_input(e, "%s: expected a JSON object, found an empty request", request_name);
+	if (r->kind != Y_MAP)
+		return expected(e, r, NULL, "a JSON object");
+	for (size_t i = 0; i < r->n; i++) {
+		const char *k = r->keys[i]->str;
+		const struct ynode *v = r->vals[i];
+		int rc = 0, choice = 0;
+		if (!strcmp(k, "configs"))
+			rc = req_configs(v, rq, e);
+		else if (!strcmp(k, "set"))
+			rc = req_set(v, rq, e);
+		else if (!strcmp(k, "workload"))
+			rc = req_string(v, k, &rq->workload, e);
+		else if (!strcmp(k, "model"))
+			rc = req_choice(v, k, models, "\"cycle\" or \"analytic\"", &rq->model, e);
+		else if (!strcmp(k, "dataflow"))
+			rc = req_choice(v, k, array_dataflow_names, "\"ws\", \"os\" or \"is\"", &rq->dataflow, e);
+		else if (!strcmp(k, "batch"))
+			rc = req_batch(v, &rq->batch, e);
+		else if (!strcmp(k, "ideal_memory")) {
+			rc = v->quoted ? expected(e, v, k, "true or false") :
+			     req_choice(v, k, bools, "true or false", &choice, e);
+			rq->ideal_memory = choice;
+		} else {
+			struct pos at = r->keys[i]->pos;
+			at.file = request_name;
+			return err_at(e, at, err_quote(buf, sizeof buf, k, 60),
+				      "expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory), "
+				      "found an unknown key");
+		}
+		if (rc < 0)
+			return -1;
+	}
+	if (!rq->nconfigs)
+		return err_input(e, "%s: configs: expected at least one config file, found none", request_name);
+	if (!rq->workload)
+		return err_input(e, "%s: workload: expected a workload file, found none", request_name);
+	return 0;
+}
+
+/* The result text: owned copy of s, or NULL when memory ran out. */
+static char *owned(const char *s)
+{
+	return strdup(s);
+}
+
+TPUSIM_API int tpusim_run_json(const char *request, char **result)
+{
+	struct err e = { 0 };
+	struct sim_request *rq = calloc(1, sizeof *rq);
+	struct sim *s = calloc(1, sizeof *s);
+	struct ydoc *d = NULL;
+	int rc;
+
+	*result = NULL;
+	if (!rq || !s) {
+		free(rq);
+		free(s);
+		return 1;
+	}
+	if (!request)
+		request = "";
+	if (!(d = ydoc_parse_json(request_name, request, &e)) || parse_request(d, rq, &e) < 0 ||
+	    sim_load(s, rq, "request", &e) < 0) {
+		rc = e.kind == ERR_SIM ? 1 : 2;
+		*result = owned(e.msg);
+		goto out;
+	}
+	if (sim_run(s, &e) < 0) {
+		rc = e.kind == ERR_SIM ? 1 : 2;
+		*result = owned(e.msg);
+	} else {
+		rc = 0;
+		*result = sim_summary_json(s);
+	}
+	sim_release(s);
+out:
+	ydoc_free(d);
+	free(rq);
+	free(s);
+	return rc;
+}
+
+TPUSIM_API void tpusim_free(char *result)
+{
+	free(result);
+}
+
+TPUSIM_API const char *tpusim_version(void)
+{
+	return TPUSIM_VERSION;
+}

@@ -1,0 +1,68 @@
+/*
+ * api.h - one simulation from a request: the path the CLI's `run` and the
+ * library's tpusim_run_json (tpusim.h) share.
+ *
+ * A request names the config files, the overrides, the workload and the run
+ * options; sim_load resolves the config (files in order, then overrides),
+ * loads and lowers the workload; sim_run evaluates it; sim_summary_json
+ * prints the summary.json text. Nothing here prints or exits.
+ */
+#ifndef TPUSIM_API_H
+#define TPUSIM_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+#include "lower.h"
+#include "run.h"
+#include "workload.h"
+
+/* An override from a request: key, value text, and where the value was given. */
+struct sim_override {
+	const char *key, *value;    /* borrowed */
+	bool quoted;                /* a quoted string, so never a number */
+	struct pos at;
+};
+
+struct sim_request {
+	const char *configs[CONFIG_MAX_FILES];      /* borrowed; in order */
+	int nconfigs;
+	const char *assignments[CONFIG_MAX_SETS];   /* borrowed; "key.path=value", the CLI's --set */
+	int nassignments;
+	struct sim_override overrides[CONFIG_MAX_SETS];   /* a request's "set", after the assignments */
+	int noverrides;
+	const char *workload;       /* borrowed */
+	int model;                  /* enum model */
+	int dataflow;               /* enum dataflow, or -1 for the config's */
+	int64_t batch;              /* > 0 overrides the workload's */
+	bool ideal_memory;
+	const char *vcd;            /* borrowed; cycle model: trace to vcd + ".vcd", or NULL */
+};
+
+/* A request resolved and run. */
+struct sim {
+	struct config cfg;
+	struct workload w;
+	struct oplist ops;
+	struct run_opts opts;
+	struct run run;
+};
+
+/*
+ * Loads the config and workload of rq and lowers the workload; cmd names the
+ * command in "expected -c CONFIG" messages. On error s holds nothing to release.
+ */
+int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e);
+
+/* Runs the loaded workload with s->opts into s->run. */
+int sim_run(struct sim *s, struct err *e);
+
+/* Releases everything sim_load and sim_run made; s may be zeroed. */
+void sim_release(struct sim *s);
+
+/* The text of summary.json for a run (owned; free()), or NULL when memory ran out. */
+char *sim_summary_json(const struct sim *s);
+
+#endif

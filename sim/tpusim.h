@@ -1,0 +1,49 @@
+/*
+ * tpusim.h - tpusim as a library (build/libtpusim.so).
+ *
+ * One call runs one simulation, described by a JSON request, and returns the
+ * text of the summary.json that `tpusim run -o DIR` would write for the same
+ * inputs, byte for byte. The request is an object with these keys (all but
+ * configs and workload optional):
+ *
+ *   configs        ["configs/tpu_v1.yaml", ...]   the -c files, in order
+ *   set            {"sram.inputs.kib": 1024, ...} --set overrides, applied in order
+ *   workload       "configs/workloads/resnet50.yaml"
+ *   model          "cycle" (default) | "analytic"
+ *   dataflow       "ws" | "os" | "is"             (default: array.dataflow)
+ *   batch          an integer in [1, 1048576]      (default: the workload's)
+ *   ideal_memory   true | false                    (default false)
+ *
+ * Paths are relative to the process's working directory. Calls are
+ * independent: a call that failed leaves the next one unaffected. One call
+ * at a time per process (the SystemC kernel is not reentrant).
+ */
+#ifndef TPUSIM_H
+#define TPUSIM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPUSIM_VERSION "0.2.0"
+#define TPUSIM_API __attribute__((visibility("default")))
+
+/*
+ * Runs the request. Returns the CLI's exit status: 0 ok, 1 simulation error,
+ * 2 bad input (including a malformed request). *result receives owned text:
+ * summary.json on 0, the CLI's one error line (no newline) otherwise; free it
+ * with tpusim_free. *result is NULL only when memory ran out.
+ */
+TPUSIM_API int tpusim_run_json(const char *request, char **result);
+
+/* Frees a result; NULL is a no-op. */
+TPUSIM_API void tpusim_free(char *result);
+
+/* "0.2.0": the version, as in every summary.json. */
+TPUSIM_API const char *tpusim_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
