@@ -1,0 +1,95 @@
+"""tpusim from Python: one simulation per call, through build/libtpusim.so.
+
+    import tpusim
+    r = tpusim.run(configs=["configs/tpu_v1.yaml"], workload="configs/workloads/resnet50.yaml",
+                   set={"sram.inputs.kib": 8192}, model="analytic")
+    r["total"]["cycles"], r["config"]["sram"]["inputs"]["kib"]
+
+run() returns summary.json as a dict (the same text `tpusim run -o DIR`
+writes); a bad input or a failed simulation raises tpusim.Error, whose
+message is tpusim's one error line and whose .status is the CLI's exit
+status (2 bad input, 1 simulation error). Standard library only (ctypes).
+
+The library is found at $TPUSIM_LIB, else build/libtpusim.so beside this
+script's folder, else by the system's loader (libtpusim.so).
+"""
+import ctypes
+import json
+import os
+
+__all__ = ["run", "version", "Error"]
+
+
+class Error(Exception):
+    """A run that did not succeed: str(e) is tpusim's error line, e.status its exit status."""
+
+    def __init__(self, line, status):
+        super().__init__(line)
+        self.line = line
+        self.status = status
+
+
+_lib = None
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("TPUSIM_LIB"), os.path.join(here, "..", "build", "libtpusim.so"), "libtpusim.so"]
+    last = None
+    for path in candidates:
+        if not path:
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+            break
+        except OSError as e:
+            last = e
+    else:
+        raise OSError("libtpusim.so not found (run make, or set TPUSIM_LIB): %s" % last)
+    lib.tpusim_run_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.tpusim_run_json.restype = ctypes.c_int
+    lib.tpusim_free.argtypes = [ctypes.c_void_p]
+    lib.tpusim_free.restype = None
+    lib.tpusim_version.argtypes = []
+    lib.tpusim_version.restype = ctypes.c_char_p
+    _lib = lib
+    return lib
+
+
+def version():
+    """The library's version, as in every summary."""
+    return _load().tpusim_version().decode()
+
+
+def run_json(request):
+    """Runs a request given as JSON text; returns (status, text): summary.json or the error line."""
+    lib = _load()
+    out = ctypes.c_void_p()
+    status = lib.tpusim_run_json(request.encode(), ctypes.byref(out))
+    if not out.value:
+        raise MemoryError("tpusim: out of memory")
+    try:
+        text = ctypes.string_at(out.value).decode()
+    finally:
+        lib.tpusim_free(out)
+    return status, text
+
+
+def run(configs, workload, set=None, model=None, dataflow=None, batch=None, ideal_memory=None):
+    """One simulation; returns summary.json as a dict, or raises Error."""
+    if isinstance(configs, str):
+        configs = [configs]
+    request = {"configs": [str(c) for c in configs], "workload": str(workload)}
+    if set:
+        request["set"] = dict(set)
+    for key, value in (("model", model), ("dataflow", dataflow), ("batch", batch),
+                       ("ideal_memory", ideal_memory)):
+        if value is not None:
+            request[key] = value
+    status, text = run_json(json.dumps(request))
+    if status != 0:
+        raise Error(text, status)
+    return json.loads(text)

@@ -1,0 +1,193 @@
+/*
+ * test_api.c - the library (tpusim.h): one JSON request in, the text of
+ * summary.json out, identical to what `tpusim run -o DIR` writes for the same
+ * inputs (a separate process, so an independent path); many calls in one
+ * process, before and after calls that fail, give identical answers; bad
+ * requests get exit 2 and a positioned message, asserted to the byte.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "tpusim.h"
+
+/* A request and the CLI arguments that mean the same run. */
+struct pair {
+	const char *request;
+	const char *argv[16];
+};
+
+static const struct pair pairs[] = {
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\"}",
+	  { "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", NULL } },
+	{ "{\"configs\": [\"configs/tpu_v1.yaml\"], \"workload\": \"configs/workloads/resnet50.yaml\", \"model\": \"analytic\","
+	  " \"dataflow\": \"os\", \"batch\": 2}",
+	  { "-c", "configs/tpu_v1.yaml", "-w", "configs/workloads/resnet50.yaml", "--model", "analytic", "--dataflow", "os",
+	    "--batch", "2", NULL } },
+	{ "{\"configs\": [\"configs/tpu_v4_mxu.yaml\", \"configs/memory/hbm3.yaml\"], \"workload\": \"traces/alexnet.csv\","
+	  " \"set\": {\"sram.inputs.kib\": 1024, \"array.dataflow\": \"is\"}}",
+	  { "-c", "configs/tpu_v4_mxu.yaml", "-c", "configs/memory/hbm3.yaml", "-w", "traces/alexnet.csv", "--set",
+	    "sram.inputs.kib=1024", "--set", "array.dataflow=is", NULL } },
+	{ "{\"configs\": [\"configs/gemmini.yaml\"], \"workload\": \"configs/workloads/bert_base.yaml\", \"ideal_memory\": true}",
+	  { "-c", "configs/gemmini.yaml", "-w", "configs/workloads/bert_base.yaml", "--ideal-memory", NULL } },
+};
+#define NPAIRS (int)(sizeof pairs / sizeof *pairs)
+
+/* summary.json as the CLI writes it for pair p. */
+static char *cli_summary(const struct pair *p)
+{
+	char *dir = th_tmpdir(), path[4200], *out, *err, *text;
+	const char *argv[24] = { "run" };
+	int n = 1;
+	for (int i = 0; p->argv[i]; i++)
+		argv[n++] = p->argv[i];
+	argv[n++] = "-o";
+	argv[n++] = dir;
+	argv[n] = NULL;
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "tpusim run: %s", err);
+	snprintf(path, sizeof path, "%s/summary.json", dir);
+	text = th_slurp(path);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+	return text;
+}
+
+static char *lib_summary(const char *request, int want)
+{
+	char *result = NULL;
+	int rc = tpusim_run_json(request, &result);
+	ck_assert_ptr_nonnull(result);
+	ck_assert_msg(rc == want, "exit %d, wanted %d: %.300s", rc, want, result);
+	return result;
+}
+
+START_TEST(same_as_cli)
+{
+	const struct pair *p = &pairs[_i];
+	char *cli = cli_summary(p), *lib = lib_summary(p->request, 0);
+	ck_assert_msg(!strcmp(lib, cli), "the library's summary differs from the CLI's for %s", p->request);
+	tpusim_free(lib);
+	free(cli);
+}
+END_TEST
+
+/*
+ * Calls that fail with 2 (a bad request, a bad config) do not change later
+ * answers: every pair, again after each failure, equals its first answer.
+ */
+START_TEST(failures_leave_no_trace)
+{
+	char *first[NPAIRS];
+	for (int i = 0; i < NPAIRS; i++)
+		first[i] = lib_summary(pairs[i].request, 0);
+	for (int round = 0; round < 2; round++) {
+		tpusim_free(lib_summary(round == 0 ? "{\"configs\": [" :
+					"{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\","
+					" \"set\": {\"array.rows\": 0}}", 2));
+		for (int i = 0; i < NPAIRS; i++) {
+			char *again = lib_summary(pairs[i].request, 0);
+			ck_assert_msg(!strcmp(again, first[i]), "round %d: %s gave another answer", round, pairs[i].request);
+			tpusim_free(again);
+		}
+	}
+	for (int i = 0; i < NPAIRS; i++)
+		tpusim_free(first[i]);
+}
+END_TEST
+
+/* Bad requests: exit 2 and the exact message. */
+static const struct {
+	const char *request;
+	const char *message;
+} bad[] = {
+	{ "", "request: expected a JSON object, found an empty request" },
+	{ "[1, 2]", "request:1:1: expected a JSON object, found a sequence" },
+	{ "{\"workload\": \"configs/workloads/mlp.yaml\"}", "request: configs: expected at least one config file, found none" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"]}", "request: workload: expected a workload file, found none" },
+	{ "{\"configs\": \"configs/lab_4x4.yaml\", \"workload\": \"w\"}",
+	  "request:1:13: configs: expected a list of config file paths, found \"configs/lab_4x4.yaml\"" },
+	{ "{\"configs\": [[1]], \"workload\": \"w\"}", "request:1:14: configs[0]: expected a string, found a sequence" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"modle\": \"cycle\"}",
+	  "request:1:81: modle: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory), "
+	  "found an unknown key" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"fast\"}",
+	  "request:1:90: model: expected \"cycle\" or \"analytic\", found \"fast\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"dataflow\": \"rs\"}",
+	  "request:1:93: dataflow: expected \"ws\", \"os\" or \"is\", found \"rs\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"batch\": 0}",
+	  "request:1:90: batch: expected an integer in [1, 1048576], found \"0\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"ideal_memory\": \"yes\"}",
+	  "request:1:97: ideal_memory: expected true or false, found \"yes\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\",\n"
+	  " \"set\": {\"array.rows\": 0}}",
+	  "request:2:24: array.rows: expected an integer in [1, 4096], found \"0\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\",\n"
+	  " \"set\": {\"array.rwos\": 8}}",
+	  "request:2:24: array.rwos: expected a known key, found an unknown key (did you mean array.rows?)" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\",\n"
+	  " \"set\": {\"array.rows\": [8]}}",
+	  "request:2:24: set.array.rows: expected a number, boolean or string, found a sequence" },
+	{ "{\"configs\": [\"nonexistent.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\"}",
+	  "nonexistent.yaml: expected a readable file, found No such file or directory" },
+};
+
+START_TEST(bad_requests)
+{
+	char *r = lib_summary(bad[_i].request, 2);
+	ck_assert_str_eq(r, bad[_i].message);
+	tpusim_free(r);
+}
+END_TEST
+
+/* A syntax error names its place; the rest of the line is libyaml's own words. */
+START_TEST(bad_json)
+{
+	char *r = lib_summary("{\"configs\": [\"a\"],\n \"workload\" \"w\"}", 2);
+	ck_assert_msg(!strncmp(r, "request:2:", 10) && strstr(r, ": expected well-formed JSON, found a syntax error"), "%s", r);
+	tpusim_free(r);
+	r = NULL;
+	ck_assert_int_eq(tpusim_run_json(NULL, &r), 2);
+	ck_assert_str_eq(r, "request: expected a JSON object, found an empty request");
+	tpusim_free(r);
+}
+END_TEST
+
+/* The design point: two runs that differ in one buffer size differ in config, and say so in set. */
+START_TEST(design_point)
+{
+	char *a = lib_summary("{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\","
+			      " \"model\": \"analytic\"}", 0);
+	char *b = lib_summary("{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\","
+			      " \"model\": \"analytic\", \"set\": {\"sram.inputs.kib\": 128}}", 0);
+	const char *ca = strstr(a, "\"config\": {"), *cb = strstr(b, "\"config\": {");
+	ck_assert(ca && cb);
+	/* lab_4x4.yaml gives inputs 256 KiB: the first says so, the second the override. */
+	ck_assert_ptr_nonnull(strstr(ca, "\"inputs\": {\n        \"kib\": 256,"));
+	ck_assert_ptr_nonnull(strstr(cb, "\"inputs\": {\n        \"kib\": 128,"));
+	ck_assert_ptr_nonnull(strstr(a, "\"set\": {},"));
+	ck_assert_ptr_nonnull(strstr(b, "\"set\": {\"sram.inputs.kib\": 128},"));
+	ck_assert_ptr_nonnull(strstr(a, "\"version\": \"" TPUSIM_VERSION "\""));
+	ck_assert_ptr_nonnull(strstr(a, "\"model\": \"analytic\""));
+	ck_assert_ptr_nonnull(strstr(a, "\"workload\": \"mlp\""));
+	ck_assert_str_eq(tpusim_version(), TPUSIM_VERSION);
+	tpusim_free(a);
+	tpusim_free(b);
+}
+END_TEST
+
+Suite *api_suite(void)
+{
+	Suite *s = suite_create("api");
+	TCase *t = tcase_create("api");
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, same_as_cli, 0, NPAIRS);
+	tcase_add_test(t, failures_leave_no_trace);
+	tcase_add_loop_test(t, bad_requests, 0, (int)(sizeof bad / sizeof *bad));
+	tcase_add_test(t, bad_json);
+	tcase_add_test(t, design_point);
+	suite_add_tcase(s, t);
+	return s;
+}
