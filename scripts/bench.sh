@@ -21,3 +21,24 @@ run configs/tpu_v1.yaml configs/workloads/resnet50.yaml
 run configs/edge_32x32.yaml configs/workloads/resnet50.yaml
 # The engine's cost follows the number of tiles: a 4x4 array has 1,024 times as many folds as 128x128.
 run configs/lab_4x4.yaml configs/workloads/resnet50.yaml
+
+# One ResNet-50 run through the library (no process start) next to the CLI's
+# (a whole process: start, load, simulate, print). Median of n runs each.
+lib=${2:-}
+if [ -n "$lib" ]; then
+	n=20
+	cfg=configs/tpu_v1.yaml wl=configs/workloads/resnet50.yaml
+	set -- $("$lib" "$cfg" "$wl" "$n")
+	lib_ms=$(awk -v t="$2" 'BEGIN{printf "%.2f", t * 1000}')
+	times=()
+	for _ in $(seq "$n"); do
+		t0=$(date +%s%N)
+		"$bin" run -c "$cfg" -w "$wl" > /dev/null
+		t1=$(date +%s%N)
+		times+=($(( (t1 - t0) / 1000 )))
+	done
+	cli_ms=$(printf '%s\n' "${times[@]}" | sort -n | awk -v n="$n" 'NR == int(n / 2) + 1 {printf "%.2f", $1 / 1000}')
+	echo
+	printf 'resnet50.yaml on tpu_v1 (cycle model), median of %d: library %s ms per call, CLI %s ms per process\n' \
+		"$n" "$lib_ms" "$cli_ms"
+fi
