@@ -35,19 +35,37 @@ static const char *layer_type(const struct workload *w, size_t i)
 	return layer_type_names[w->layers[i].type];
 }
 
-/* One row of the summary table: counts, then where the cycles went, in percent. */
+/* One row of the summary table: the fields with a terminal heading, in table order. */
 static void summary_row(FILE *out, const struct report_ctx *c, const char *name, const char *type,
 			const struct result *x)
 {
 	struct metrics m;
 	report_metrics(&c->cfg->arch, x, c->opts->ideal_memory, &m);
-	fprintf(out, "%-24.24s %-9s %14lld %12lld %6.2f ", name, type, (long long)x->macs, (long long)x->cycles,
-		100 * m.utilization);
-	for (int k = 0; k < CAT_N; k++)
-		fprintf(out, " %5.1f", x->cycles ? 100.0 * (double)x->cat[k] / (double)x->cycles : 0.0);
-	fprintf(out, " %12lld %12lld %9.1f %8.3f %8.3f %10.2f\n", (long long)x->hbm_read_bytes,
-		(long long)x->hbm_write_bytes, m.intensity, m.achieved_ops_per_s / 1e12, m.attainable_ops_per_s / 1e12,
-		m.energy_pj * 1e-6);
+	fprintf(out, "%-24.24s %-9s", name, type);
+	for (const struct result_field *f = result_fields; f->name; f++) {
+		if (!f->term)
+			continue;
+		for (int i = 0; i < f->n; i++) {
+			double v = result_field_value(f, i, x, &m);
+			if (f->pct_of_cycles)
+				v = x->cycles ? v / (double)x->cycles : 0;
+			if (f->kind == RF_COUNT && !f->pct_of_cycles)
+				fprintf(out, " %*lld", f->width, (long long)result_field_count(f, i, x));
+			else
+				fprintf(out, " %*.*f", f->width, f->prec, v * f->scale);
+		}
+	}
+	fputc('\n', out);
+}
+
+/* The headings of the summary table. */
+static void summary_head(FILE *out)
+{
+	fprintf(out, "%-24s %-9s", "layer", "type");
+	for (const struct result_field *f = result_fields; f->name; f++)
+		for (int i = 0; f->term && i < f->n; i++)
+			fprintf(out, " %*s", f->width, f->term[i]);
+	fputc('\n', out);
 }
 
 void report_summary(FILE *out, const struct report_ctx *c)
@@ -66,9 +84,7 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		models[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
 	fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12, a->hbm.gbps,
 		peak / arch_hbm_bytes_per_s(a));
-	fprintf(out, "%-24s %-9s %14s %12s %6s  %5s %5s %5s %5s %5s %5s %12s %12s %9s %8s %8s %10s\n", "layer", "type",
-		"MACs", "cycles", "util%", "comp%", "wgt%", "inp%", "out%", "vec%", "f/d%", "HBM rd B", "HBM wr B", "ops/B",
-		"TOPS", "bound", "energy uJ");
+	summary_head(out);
 	for (size_t i = 0; i < r->n; i++)
 		summary_row(out, c, w->layers[i].name, layer_type(w, i), &r->layers[i]);
 	summary_row(out, c, "total", "", &r->total);
@@ -123,6 +139,15 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A number as JSON: counts exactly, metrics to 17 digits. */
+static void field_num(FILE *f, const struct result_field *fd, int i, const struct result *r, const struct metrics *m)
+{
+	if (fd->kind == RF_COUNT)
+		fprintf(f, "%lld", (long long)result_field_count(fd, i, r));
+	else
+		fprintf(f, "%.17g", result_field_value(fd, i, r, m));
+}
+
 static void json_result(FILE *f, const struct arch *a, bool ideal, const char *name, const char *type,
 			const struct result *r, const char *indent)
 {
@@ -134,29 +159,22 @@ static void json_result(FILE *f, const struct arch *a, bool ideal, const char *n
 		fprintf(f, ",\n%s  \"type\": ", indent);
 		json_str(f, type);
 	}
-	fprintf(f, ",\n%s  \"cycles\": %lld,\n%s  \"compute_cycles\": %lld,\n%s  \"memory_cycles\": %lld,\n"
-		   "%s  \"macs\": %lld,\n%s  \"ops\": %.17g,\n%s  \"utilization\": %.17g,\n"
-		   "%s  \"hbm_read_bytes\": %lld,\n%s  \"hbm_write_bytes\": %lld,\n"
-		   "%s  \"arithmetic_intensity\": %.17g,\n%s  \"achieved_ops_per_s\": %.17g,\n"
-		   "%s  \"attainable_ops_per_s\": %.17g,\n%s  \"folds\": %lld",
-		indent, (long long)r->cycles, indent, (long long)r->compute_cycles, indent, (long long)r->memory_cycles,
-		indent, (long long)r->macs, indent, m.ops, indent, m.utilization, indent, (long long)r->hbm_read_bytes,
-		indent, (long long)r->hbm_write_bytes, indent, m.intensity, indent, m.achieved_ops_per_s, indent,
-		m.attainable_ops_per_s, indent, (long long)r->folds);
-	fprintf(f, ",\n%s  \"cycles_by_category\": {", indent);
-	for (int k = 0; k < CAT_N; k++)
-		fprintf(f, "%s\"%s\": %lld", k ? ", " : "", cat_names[k], (long long)r->cat[k]);
-	fprintf(f, "},\n%s  \"sram_read_bytes\": {", indent);
-	for (int b = 0; b < SRAM_NBUF; b++)
-		fprintf(f, "%s\"%s\": %lld", b ? ", " : "", sram_buf_names[b], (long long)r->sram_read_bytes[b]);
-	fprintf(f, "},\n%s  \"sram_write_bytes\": {", indent);
-	for (int b = 0; b < SRAM_NBUF; b++)
-		fprintf(f, "%s\"%s\": %lld", b ? ", " : "", sram_buf_names[b], (long long)r->sram_write_bytes[b]);
-	fprintf(f, "},\n%s  \"energy_pj\": %.17g,\n%s  \"energy_pj_by_component\": {", indent, m.energy_pj, indent);
-	for (int k = 0; k < EN_N; k++)
-		fprintf(f, "%s\"%s\": %.17g", k ? ", " : "", energy_part_names[k], m.part[k]);
-	fprintf(f, "},\n%s  \"pj_per_mac\": %.17g,\n%s  \"tops_per_w\": %.17g,\n%s  \"edp_joule_seconds\": %.17g\n%s}",
-		indent, m.pj_per_mac, indent, m.tops_per_w, indent, m.edp_js, indent);
+	for (const struct result_field *fd = result_fields; fd->name; fd++) {
+		if (!fd->reported)
+			continue;
+		fprintf(f, ",\n%s  \"%s\": ", indent, fd->name);
+		if (!fd->parts) {
+			field_num(f, fd, 0, r, &m);
+			continue;
+		}
+		fputc('{', f);
+		for (int i = 0; i < fd->n; i++) {
+			fprintf(f, "%s\"%s\": ", i ? ", " : "", fd->parts[i]);
+			field_num(f, fd, i, r, &m);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "\n%s}", indent);
 }
 
 /* The value of config entry i (text as cfg_format gives it): numbers and booleans bare, the rest quoted. */
@@ -250,34 +268,30 @@ void report_json(FILE *f, const struct report_ctx *c)
 static void write_csv(FILE *f, const struct report_ctx *c)
 {
 	const struct arch *a = &c->cfg->arch;
-	fprintf(f, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,hbm_read_bytes,hbm_write_bytes,"
-		   "ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds");
-	for (int k = 0; k < CAT_N; k++)
-		fprintf(f, ",cycles_%s", cat_names[k]);
-	for (int b = 0; b < SRAM_NBUF; b++)
-		fprintf(f, ",sram_%s_read_bytes,sram_%s_write_bytes", sram_buf_names[b], sram_buf_names[b]);
-	fprintf(f, ",energy_pj");
-	for (int k = 0; k < EN_N; k++)
-		fprintf(f, ",energy_%s_pj", energy_part_names[k]);
-	fprintf(f, ",pj_per_mac,tops_per_w,edp_joule_seconds\n");
-	for (size_t i = 0; i < c->run->n; i++) {
-		const struct result *r = &c->run->layers[i];
+	fprintf(f, "layer,type");
+	for (const struct result_field *fd = result_fields; fd->name; fd++) {
+		for (int i = 0; fd->reported && i < fd->n; i++) {
+			fputc(',', f);
+			if (fd->parts)
+				fprintf(f, fd->csv, fd->parts[i]);
+			else
+				fputs(fd->name, f);
+		}
+	}
+	fputc('\n', f);
+	for (size_t l = 0; l < c->run->n; l++) {
+		const struct result *r = &c->run->layers[l];
 		struct metrics m;
 		report_metrics(a, r, c->opts->ideal_memory, &m);
-		csv_str(f, c->w->layers[i].name);
-		fprintf(f, ",%s,%lld,%lld,%lld,%lld,%.17g,%lld,%lld,%.17g,%.17g,%.17g,%.17g,%lld", layer_type(c->w, i),
-			(long long)r->macs, (long long)r->cycles, (long long)r->compute_cycles,
-			(long long)r->memory_cycles, m.utilization, (long long)r->hbm_read_bytes,
-			(long long)r->hbm_write_bytes, m.ops, m.intensity, m.achieved_ops_per_s,
-			m.attainable_ops_per_s, (long long)r->folds);
-		for (int k = 0; k < CAT_N; k++)
-			fprintf(f, ",%lld", (long long)r->cat[k]);
-		for (int b = 0; b < SRAM_NBUF; b++)
-			fprintf(f, ",%lld,%lld", (long long)r->sram_read_bytes[b], (long long)r->sram_write_bytes[b]);
-		fprintf(f, ",%.17g", m.energy_pj);
-		for (int k = 0; k < EN_N; k++)
-			fprintf(f, ",%.17g", m.part[k]);
-		fprintf(f, ",%.17g,%.17g,%.17g\n", m.pj_per_mac, m.tops_per_w, m.edp_js);
+		csv_str(f, c->w->layers[l].name);
+		fprintf(f, ",%s", layer_type(c->w, l));
+		for (const struct result_field *fd = result_fields; fd->name; fd++) {
+			for (int i = 0; fd->reported && i < fd->n; i++) {
+				fputc(',', f);
+				field_num(f, fd, i, r, &m);
+			}
+		}
+		fputc('\n', f);
 	}
 }
 

@@ -23,18 +23,6 @@
 #include "run.h"
 #include "workload.h"
 
-struct metrics {
-	double utilization;
-	double ops;
-	double intensity;
-	double achieved_ops_per_s;
-	double attainable_ops_per_s;
-	double energy_pj;               /* the sum of part[] */
-	double part[EN_N];              /* by component (enum energy_part) */
-	double pj_per_mac;
-	double tops_per_w;              /* ops per pJ = TOPS/W */
-	double edp_js;                  /* energy x delay, J s */
-};
 
 /* ideal: memory is infinitely fast, so the bound is the peak. */
 void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m);

@@ -4,26 +4,79 @@
 #include "stats.h"
 
 #include "config.h"
+#include "err.h"
 
 const char *const cat_names[] = { "compute", "weights", "inputs", "outputs", "vector", "fill_drain", NULL };
 
+static const char *const cat_terms[] = { "comp%", "wgt%", "inp%", "out%", "vec%", "f/d%" };
+
+#define R(x) RF_COUNT, offsetof(struct result, x)
+#define M(x) RF_METRIC, offsetof(struct metrics, x)
+#define T(label) (const char *const[]){ label }
+const struct result_field result_fields[] = {
+	{ "macs", NULL, "MAC", "multiply-accumulates", R(macs), 1, NULL, true, T("MACs"), 14, 0, 1, false },
+	{ "cycles", NULL, "cycle", "wall cycles", R(cycles), 1, NULL, true, T("cycles"), 12, 0, 1, false },
+	{ "compute_cycles", NULL, "cycle", "array or vector unit busy, fill and drain included, no memory waits",
+	  R(compute_cycles), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "memory_cycles", NULL, "cycle", "HBM bytes at full bandwidth", R(memory_cycles), 1, NULL, true, NULL, 0, 0, 0,
+	  false },
+	{ "utilization", NULL, "", "MACs / (cycles x PEs)", M(utilization), 1, NULL, true, T("util%"), 6, 2, 100, false },
+	{ "cycles_by_category", "cycles_%s", "cycle", "every cycle in one category; they sum to cycles", R(cat), CAT_N,
+	  cat_names, true, cat_terms, 5, 1, 100, true },
+	{ "hbm_read_bytes", NULL, "B", "bytes read from off-chip memory", R(hbm_read_bytes), 1, NULL, true,
+	  T("HBM rd B"), 12, 0, 1, false },
+	{ "hbm_write_bytes", NULL, "B", "bytes written to off-chip memory", R(hbm_write_bytes), 1, NULL, true,
+	  T("HBM wr B"), 12, 0, 1, false },
+	{ "ops", NULL, "op", "2 x MACs", M(ops), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "arithmetic_intensity", NULL, "op/B", "ops / HBM bytes", M(intensity), 1, NULL, true, T("ops/B"), 9, 1, 1, false },
+	{ "achieved_ops_per_s", NULL, "op/s", "ops / time", M(achieved_ops_per_s), 1, NULL, true, T("TOPS"), 8, 3, 1e-12,
+	  false },
+	{ "attainable_ops_per_s", NULL, "op/s", "the roofline: min(peak, HBM bandwidth x intensity)",
+	  M(attainable_ops_per_s), 1, NULL, true, T("bound"), 8, 3, 1e-12, false },
+	{ "folds", NULL, "", "placements of a stationary tile on the array", R(folds), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "sram_read_bytes", "sram_%s_read_bytes", "B", "bytes read from each on-chip buffer", R(sram_read_bytes),
+	  SRAM_NBUF, sram_buf_names, true, NULL, 0, 0, 0, false },
+	{ "sram_write_bytes", "sram_%s_write_bytes", "B", "bytes written to each on-chip buffer", R(sram_write_bytes),
+	  SRAM_NBUF, sram_buf_names, true, NULL, 0, 0, 0, false },
+	{ "energy_pj", NULL, "pJ", "the sum of the components", M(energy_pj), 1, NULL, true, T("energy uJ"), 10, 2, 1e-6,
+	  false },
+	{ "energy_pj_by_component", "energy_%s_pj", "pJ", "counts x per-action energies, leakage x cycles", M(part), EN_N,
+	  energy_part_names, true, NULL, 0, 0, 0, false },
+	{ "pj_per_mac", NULL, "pJ/MAC", "energy / MACs", M(pj_per_mac), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "tops_per_w", NULL, "TOPS/W", "ops / energy", M(tops_per_w), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "edp_joule_seconds", NULL, "J s", "energy x delay", M(edp_js), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "gemm_ops", NULL, "", "GEMM ops evaluated", R(gemm_ops), 1, NULL, false, NULL, 0, 0, 0, false },
+	{ "vector_ops", NULL, "", "vector ops evaluated", R(vector_ops), 1, NULL, false, NULL, 0, 0, 0, false },
+	{ NULL, NULL, NULL, NULL, 0, 0, 0, NULL, false, NULL, 0, 0, 0, false }
+};
+#undef R
+#undef M
+#undef T
+
+int64_t result_field_count(const struct result_field *f, int i, const struct result *r)
+{
+	SIM_ASSERT(f->kind == RF_COUNT && i >= 0 && i < f->n);
+	return ((const int64_t *)((const char *)r + f->off))[i];
+}
+
+double result_field_value(const struct result_field *f, int i, const struct result *r, const struct metrics *m)
+{
+	SIM_ASSERT(i >= 0 && i < f->n);
+	if (f->kind == RF_COUNT)
+		return (double)result_field_count(f, i, r);
+	return ((const double *)((const char *)m + f->off))[i];
+}
+
 void result_add(struct result *a, const struct result *b)
 {
-	a->macs += b->macs;
-	a->cycles += b->cycles;
-	a->compute_cycles += b->compute_cycles;
-	a->memory_cycles += b->memory_cycles;
-	for (int i = 0; i < CAT_N; i++)
-		a->cat[i] += b->cat[i];
-	a->hbm_read_bytes += b->hbm_read_bytes;
-	a->hbm_write_bytes += b->hbm_write_bytes;
-	for (int i = 0; i < SRAM_NBUF; i++) {
-		a->sram_read_bytes[i] += b->sram_read_bytes[i];
-		a->sram_write_bytes[i] += b->sram_write_bytes[i];
+	for (const struct result_field *f = result_fields; f->name; f++) {
+		if (f->kind != RF_COUNT)
+			continue;
+		int64_t *x = (int64_t *)((char *)a + f->off);
+		const int64_t *y = (const int64_t *)((const char *)b + f->off);
+		for (int i = 0; i < f->n; i++)
+			x[i] += y[i];
 	}
-	a->folds += b->folds;
-	a->gemm_ops += b->gemm_ops;
-	a->vector_ops += b->vector_ops;
 }
 
 double result_energy(const struct arch *a, const struct result *r, double part[])

@@ -17,8 +17,11 @@
 #ifndef TPUSIM_STATS_H
 #define TPUSIM_STATS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "energy.h"
 #include "sram.h"
 
 enum cat { CAT_COMPUTE, CAT_WEIGHTS, CAT_INPUTS, CAT_OUTPUTS, CAT_VECTOR, CAT_FILL_DRAIN, CAT_N };
@@ -37,7 +40,58 @@ struct result {
 	int64_t gemm_ops, vector_ops;
 };
 
-/* a += b */
+/* Derived from a result and the accelerator by report_metrics (report.h). */
+struct metrics {
+	double utilization;
+	double ops;
+	double intensity;
+	double achieved_ops_per_s;
+	double attainable_ops_per_s;
+	double energy_pj;               /* the sum of part[] */
+	double part[EN_N];               /* by component (enum energy_part of models/energy.h) */
+	double pj_per_mac;
+	double tops_per_w;              /* ops per pJ = TOPS/W */
+	double edp_js;                  /* energy x delay, J s */
+};
+
+/*
+ * The fields of a result, declared once, in report order: this table drives
+ * result_add (every count is summed), the CSV columns and JSON keys of
+ * layers.csv and summary.json, the terminal table and the tests.
+ *
+ *   RF_COUNT   int64 counts in struct result, summed over ops and layers
+ *   RF_METRIC  doubles in struct metrics, derived from the counts
+ *
+ * A field is one value, or n parts named by parts[]: in JSON an object under
+ * `name`, in CSV one column each, spelled by the pattern csv ("cycles_%s").
+ */
+enum rf_kind { RF_COUNT, RF_METRIC };
+
+struct result_field {
+	const char *name;               /* JSON key; the CSV column of a single value */
+	const char *csv;                /* parts: CSV column pattern, %s = the part's name */
+	const char *unit;
+	const char *doc;
+	int kind;                       /* enum rf_kind */
+	size_t off;                     /* in struct result (RF_COUNT) or struct metrics (RF_METRIC) */
+	int n;                          /* 1, or the number of parts */
+	const char *const *parts;       /* names of the parts, or NULL */
+	bool reported;                  /* false: counted and summed, not written */
+	/* The terminal table: heading (one per part for parts; NULL: not shown), width, decimals,
+	   scale (value x scale), and whether a part is shown as a percent of the cycles. */
+	const char *const *term;
+	int width, prec;
+	double scale;
+	bool pct_of_cycles;
+};
+
+extern const struct result_field result_fields[];   /* ends with name NULL */
+
+/* Field f (part i) of r or m, as a double; counts also as int64. */
+double result_field_value(const struct result_field *f, int i, const struct result *r, const struct metrics *m);
+int64_t result_field_count(const struct result_field *f, int i, const struct result *r);
+
+/* a += b, for every count of the table */
 void result_add(struct result *a, const struct result *b);
 
 struct arch;

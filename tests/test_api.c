@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "tests.h"
 #include "tpusim.h"
 
@@ -178,6 +179,39 @@ START_TEST(design_point)
 }
 END_TEST
 
+/*
+ * The table of result fields covers struct result: every count is in it once
+ * (their sizes add up to the struct's), result_add sums each, and every
+ * reported field is a key of summary.json.
+ */
+START_TEST(result_table_covers_result)
+{
+	struct result a, b;
+	size_t bytes = 0;
+	int64_t *pa = (int64_t *)&a, *pb = (int64_t *)&b;
+	size_t n = sizeof a / sizeof(int64_t);
+	for (const struct result_field *f = result_fields; f->name; f++)
+		if (f->kind == RF_COUNT)
+			bytes += (size_t)f->n * sizeof(int64_t);
+	ck_assert_uint_eq(bytes, sizeof(struct result));
+	for (size_t i = 0; i < n; i++)
+		pa[i] = (int64_t)i + 1, pb[i] = 1000 * ((int64_t)i + 1);
+	result_add(&a, &b);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(pa[i], 1001 * ((int64_t)i + 1));
+	char *r = lib_summary("{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\","
+			      " \"model\": \"analytic\"}", 0);
+	const char *total = strstr(r, "\"total\": {");
+	ck_assert_ptr_nonnull(total);
+	for (const struct result_field *f = result_fields; f->name; f++) {
+		char key[80];
+		snprintf(key, sizeof key, "\"%s\": ", f->name);
+		ck_assert_msg((strstr(total, key) != NULL) == f->reported, "%s", f->name);
+	}
+	tpusim_free(r);
+}
+END_TEST
+
 Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -188,6 +222,7 @@ Suite *api_suite(void)
 	tcase_add_loop_test(t, bad_requests, 0, (int)(sizeof bad / sizeof *bad));
 	tcase_add_test(t, bad_json);
 	tcase_add_test(t, design_point);
+	tcase_add_test(t, result_table_covers_result);
 	suite_add_tcase(s, t);
 	return s;
 }
