@@ -31,6 +31,9 @@ PIC     := -fPIC -fvisibility=hidden
 
 ifeq ($(SAN),1)
 BUILD   := build/san
+# Python loads the instrumented library: the sanitizer runtimes must come first.
+PY_ENV  := LD_PRELOAD=$(shell $(CC) -print-file-name=libasan.so):$(shell $(CC) -print-file-name=libubsan.so) \
+	   ASAN_OPTIONS=detect_leaks=0
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 else
 BUILD   := build
@@ -99,7 +102,7 @@ run: $(BIN)
 
 test: $(BIN) $(LIB) $(TEST_BIN)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
-	TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
+	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
 
 bench: $(BIN) $(BENCH_LIB)
 	scripts/bench.sh ./$(BIN) ./$(BENCH_LIB)
