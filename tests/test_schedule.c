@@ -245,7 +245,7 @@ START_TEST(program_matches_plan)
 			else if (ins.kind == TI_STORE)
 				wr += ins.bytes;
 			else {
-				folds += !ins.operand;      /* os parts continue a fold */
+				folds += !ins.cont;         /* os parts continue a fold */
 				ck_assert(ins.sr >= 1 && ins.sr <= s.R && ins.sc >= 1 && ins.sc <= s.C);
 				macs += ins.sr * ins.sc * ins.t;
 			}
