@@ -9,6 +9,12 @@
  *
  * The scheduler sizes its tiles to these capacities, so a smaller buffer means
  * more HBM re-fetches. Capacities are in KiB (1024 bytes).
+ *
+ * This module owns the buffer rules every other module asks for: which
+ * operand lives in which buffer, what a unified pool leaves each stream,
+ * the bank size that sets the energy per access, and what one fold reads and
+ * writes in each buffer (the engine counts it fold by fold, the closed form
+ * sums it over the folds).
  */
 #ifndef TPUSIM_SRAM_H
 #define TPUSIM_SRAM_H
