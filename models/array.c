@@ -4,8 +4,10 @@
 #include "array.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "err.h"
+#include "xmath.h"
 
 const char *const array_dataflow_names[] = { "ws", "os", "is", NULL };
 static const char *const dtype_names[] = { "int8", "bf16", "fp16", "fp32", NULL };
@@ -44,83 +46,195 @@ int array_acc_bytes(int dtype)
 	return 4;   /* int32 for int8, fp32 otherwise */
 }
 
-int64_t array_scalesim_fold_cycles(const struct array_params *p, int df, int64_t t)
+int64_t array_pes(const struct array_params *p)
 {
-	if (df == DF_OS)
-		return p->rows + p->cols + t - 2;
-	return 2 * p->rows + p->cols + t - 2;
+	return p->rows * p->cols;
 }
 
-void array_chain_init(struct array_chain *c, const struct array_params *p, int df)
+int array_left_operand(int df)
 {
-	c->p = p;
-	c->df = df;
-	c->s = c->e = c->drained = 0;
-	c->folds = 0;
-	c->last_sr = c->last_sc = 0;
+	return df == DF_IS ? OPND_B : OPND_A;
 }
 
-static int64_t max64(int64_t a, int64_t b)
+int array_top_operand(int df)
 {
-	return a > b ? a : b;
+	return df == DF_IS ? OPND_A : OPND_B;
 }
 
-void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t, bool cont)
+int array_wait_cat(int operand)
 {
-	const struct array_params *p = c->p;
-	int64_t R = p->rows;
-	SIM_ASSERT(sr >= 1 && sr <= p->rows && sc >= 1 && sc <= p->cols && t >= 1);
-	SIM_ASSERT(!cont || (c->df == DF_OS && c->folds > 0));
+	static const int cats[3] = { CAT_INPUTS, CAT_WEIGHTS, CAT_OUTPUTS };
+	return cats[operand];
+}
 
-	if (cont) {
-		c->e += t;
-		return;
+/*
+ * A serial fold's overhead: the cycles before its stream (loading or
+ * preloading the stationary tile) and after it (fill and drain skew, os
+ * drain). SCALE-Sim charges the full array on every fold, and counts one
+ * cycle less per layer: from the drain, or the preload when there is no
+ * drain (never below zero).
+ */
+static void serial_overhead(const struct array_timer *tm, int64_t sr, int64_t sc, bool inst_last, int64_t *pre,
+			    int64_t *post)
+{
+	int64_t R = tm->R, C = tm->C;
+	*pre = tm->df == DF_OS ? 0 : tm->compat ? R : sr;
+	*post = tm->compat ? R + C - 2 : tm->df == DF_OS ? sr + sc - 2 + R : R + sc - 2;
+	if (tm->compat && inst_last && *pre + *post > 0) {
+		if (*post > 0)
+			(*post)--;
+		else
+			(*pre)--;
 	}
-	if (!p->weight_double_buffer) {
-		/* Serial: each fold loads, streams, fills and drains on its own. */
-		if (c->df == DF_OS) {
-			if (c->folds)
-				c->e += c->last_sr + c->last_sc - 2 + R;     /* the previous fold's drain */
-			c->s = c->e;
-		} else {
-			c->s = c->e + sr;
-		}
-		c->e = c->s + t;
-		if (c->df != DF_OS)
-			c->e += R + sc - 2;
-		c->drained = c->e;
-	} else if (c->df == DF_OS) {
-		/*
-		 * Fold f streams while fold f-1's outputs drain from the shadow
-		 * registers (R cycles); those outputs are out once the drain is done,
-		 * skewed by their position.
-		 */
-		int64_t s = c->folds == 0 ? 0 : c->folds >= 2 ? max64(c->e, c->s + R) : c->e;
-		if (c->folds)
-			c->drained = max64(c->drained, s + c->last_sr + c->last_sc - 2 + R);
-		c->s = s;
-		c->e = s + t;
+}
+
+int64_t array_scalesim_layer_cycles(const struct array_params *p, int df, int64_t folds, int64_t t)
+{
+	struct array_timer tm;
+	int64_t pre, post, pre_l, post_l;
+	array_timer_init(&tm, p, df, 0);
+	tm.compat = true;
+	serial_overhead(&tm, p->rows, p->cols, false, &pre, &post);
+	serial_overhead(&tm, p->rows, p->cols, true, &pre_l, &post_l);
+	__int128 c = (__int128)(folds - 1) * (pre + t + post) + pre_l + t + post_l;
+	return c > INT64_MAX ? INT64_MAX : (int64_t)c;
+}
+
+void array_timer_init(struct array_timer *tm, const struct array_params *p, int df, int64_t t0)
+{
+	memset(tm, 0, sizeof *tm);
+	tm->R = p->rows;
+	tm->C = p->cols;
+	tm->df = df;
+	tm->compat = p->scalesim_compat;
+	tm->dbuf = p->weight_double_buffer;
+	tm->t0 = t0;
+	tm->s_prev = tm->e_prev = t0;
+}
+
+/* Adds [from, to) to category c. */
+static void charge(int64_t cat[CAT_N], int c, int64_t from, int64_t to)
+{
+	if (to > from)
+		cat[c] += to - from;
+}
+
+static void wait_on(struct array_step *st, int64_t from, int64_t to, int n, const int *opnd, const int64_t *ready)
+{
+	st->wait_from = from;
+	st->wait_to = to;
+	st->nwait = n;
+	for (int i = 0; i < n; i++) {
+		st->wait_opnd[i] = opnd[i];
+		st->wait_ready[i] = ready[i];
+	}
+}
+
+static const int abc[3] = { OPND_A, OPND_B, OPND_C };
+
+/* Serial: each fold loads (or preloads), streams, then fills and drains on its own. */
+static void serial_fold(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
+{
+	int64_t pre, post, go, port;
+	serial_overhead(tm, f->sr, f->sc, f->inst_last, &pre, &post);
+	if (!f->cont && tm->pending_tail) {
+		charge(st->cat, CAT_FILL_DRAIN, tm->e_prev, tm->e_prev + tm->pending_tail);
+		tm->e_prev += tm->pending_tail;
+		tm->pending_tail = 0;
+	}
+	go = max64(tm->e_prev, max64(max64(f->ready[OPND_A], f->ready[OPND_B]), f->ready[OPND_C]));
+	wait_on(st, tm->e_prev, go, 3, abc, f->ready);
+	/* A preload that the stationary buffer's port stretches waits on that operand. */
+	port = tm->df == DF_OS || tm->compat ? pre : f->shift;
+	charge(st->cat, CAT_FILL_DRAIN, go, go + pre);
+	charge(st->cat, array_wait_cat(array_top_operand(tm->df)), go + pre, go + port);
+	st->start = go + port;
+	charge(st->cat, CAT_COMPUTE, st->start, st->start + f->t);
+	charge(st->cat, f->stream_cat, st->start + f->t, st->start + f->stream);
+	st->end = tm->e_prev = st->start + f->stream;
+	if (tm->df == DF_OS) {
+		tm->pending_tail = post;          /* owed once the fold's last part has streamed */
+		tm->block_end = tm->e_prev + post;
 	} else {
-		/* This fold's tile shifts in (sr cycles) once the previous fold has started streaming. */
-		c->s = c->folds == 0 ? sr : max64(c->e, c->s + sr);
-		c->e = c->s + t;
-		c->drained = max64(c->drained, c->e + R + sc - 2);
+		charge(st->cat, CAT_FILL_DRAIN, tm->e_prev, tm->e_prev + post);
+		tm->e_prev += post;
+		tm->block_end = tm->e_prev;
 	}
-	c->folds++;
-	c->last_sr = sr;
-	c->last_sc = sc;
+	if (!f->cont)
+		tm->folds++;
 }
 
-int64_t array_chain_end(const struct array_chain *c)
+/* Pipelined: the next tile shifts into (os: the last outputs drain from) the shadow registers while a fold streams. */
+static void pipelined_fold(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
 {
-	const struct array_params *p = c->p;
-	if (c->folds == 0)
-		return 0;
-	if (!p->weight_double_buffer)
-		return c->df == DF_OS ? c->e + c->last_sr + c->last_sc - 2 + p->rows : c->e;
-	if (c->df == DF_OS) {
-		int64_t out = (c->folds >= 2 ? max64(c->e, c->s + p->rows) : c->e) + c->last_sr + c->last_sc - 2 + p->rows;
-		return max64(out, c->drained);
+	int64_t R = tm->R, base;
+	if (tm->df == DF_OS) {
+		/* A fold after the second waits for the drain of the fold two back, R cycles after the last start. */
+		base = f->cont ? tm->e_prev : tm->folds >= 2 ? max64(tm->e_prev, tm->s_prev + R) : tm->e_prev;
+		if (tm->folds == 0 && !f->cont)
+			base = tm->t0;
+		st->start = max64(base, max64(max64(f->ready[OPND_A], f->ready[OPND_B]), f->cont ? 0 : f->ready[OPND_C]));
+		wait_on(st, base, st->start, f->cont ? 2 : 3, abc, f->ready);
+	} else {
+		/*
+		 * The next tile shifts into the shadow once the previous fold has
+		 * started streaming: Sr cycles, or longer when the stationary
+		 * buffer's port cannot deliver Sr x Sc elements in that time.
+		 */
+		int so = array_top_operand(tm->df), xo = array_left_operand(tm->df);
+		int64_t shadow = tm->folds ? tm->s_prev : tm->t0;
+		int64_t rdy[3] = { max64(shadow, f->ready[so]) + f->shift, f->ready[xo], f->ready[OPND_C] };
+		int who[3] = { so, xo, OPND_C };
+		base = max64(tm->e_prev, shadow + f->sr);
+		st->start = max64(base, max64(max64(rdy[0], rdy[1]), rdy[2]));
+		wait_on(st, base, st->start, 3, who, rdy);
 	}
-	return c->drained;
+	charge(st->cat, CAT_FILL_DRAIN, tm->e_prev, base);
+	charge(st->cat, CAT_COMPUTE, st->start, st->start + f->t);
+	charge(st->cat, f->stream_cat, st->start + f->t, st->start + f->stream);
+	if (!f->cont) {
+		tm->s_prev = st->start;
+		tm->folds++;
+	}
+	st->end = tm->e_prev = st->start + f->stream;
+	/* os: a fold's outputs drain from the shadow registers once the next fold is under way. */
+	tm->block_end = tm->df == DF_OS ?
+		(tm->folds >= 2 ? max64(tm->e_prev, tm->s_prev + R) : tm->e_prev) + f->sr + f->sc - 2 + R :
+		tm->e_prev + R + f->sc - 2;
+}
+
+void array_timer_fold(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
+{
+	SIM_ASSERT(f->sr >= 1 && f->sr <= tm->R && f->sc >= 1 && f->sc <= tm->C && f->t >= 1);
+	SIM_ASSERT(f->stream >= f->t && f->shift >= f->sr);
+	SIM_ASSERT(!f->cont || (tm->df == DF_OS && tm->folds > 0));
+	memset(st, 0, sizeof *st);
+	if (tm->compat || !tm->dbuf)
+		serial_fold(tm, f, st);
+	else
+		pipelined_fold(tm, f, st);
+	tm->last_sr = f->sr;
+	tm->last_sc = f->sc;
+	if (f->last) {
+		st->out = tm->block_end;
+		tm->drained = max64(tm->drained, tm->block_end);
+	}
+}
+
+int64_t array_timer_end(struct array_timer *tm, int64_t cat[CAT_N])
+{
+	int64_t end = tm->e_prev;
+	if (tm->folds == 0)
+		return end;
+	if (tm->compat || !tm->dbuf)
+		end += tm->pending_tail;
+	else if (tm->df == DF_OS)
+		end = (tm->folds >= 2 ? max64(tm->e_prev, tm->s_prev + tm->R) : tm->e_prev) + tm->last_sr + tm->last_sc - 2 +
+		      tm->R;
+	else
+		end = tm->e_prev + tm->R + tm->last_sc - 2;
+	/* An earlier, wider block may still be draining. */
+	end = max64(end, tm->drained);
+	charge(cat, CAT_FILL_DRAIN, tm->e_prev, end);
+	return end;
 }

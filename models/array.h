@@ -30,6 +30,10 @@
  * overlap, and each layer's total is one cycle less (each repeated instance
  * counts as a layer, as SCALE-Sim runs a depthwise row per channel).
  *
+ * Waits: a fold starts when its operands are there, its shadow register is
+ * free (ws/is: the previous fold has started streaming) and an accumulator
+ * tile is free for its output block.
+ *
  * All counts are in array clock cycles.
  */
 #ifndef TPUSIM_ARRAY_H
@@ -38,6 +42,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cat.h"
 #include "cfgkey.h"
 
 enum dataflow { DF_WS, DF_OS, DF_IS };
@@ -58,31 +63,101 @@ extern const char *const array_dataflow_names[];   /* "ws", "os", "is" */
 int array_elem_bytes(int dtype);
 int array_acc_bytes(int dtype);
 
-/* Cycles of one fold in SCALE-Sim compatible mode (full array dims, no overlap). */
-int64_t array_scalesim_fold_cycles(const struct array_params *p, int df, int64_t t);
+/* Processing elements: rows x cols. */
+int64_t array_pes(const struct array_params *p);
 
 /*
- * A chain of folds streamed back to back. Feed the folds in order with
- * array_chain_fold, then array_chain_end returns the cycles of the whole chain
- * (fill, every fold, drain). Covers pipelined and serial modes; not the
- * SCALE-Sim compatible mode, which has a closed form (see above).
+ * The operands of a GEMM C = A x B as the array sees them. The left operand
+ * enters across the rows, Sr x T per fold (ws A, is B, os A); the top
+ * operand comes down the columns: in ws and is the stationary Sr x Sc tile
+ * (ws B, is A^T), in os a T x Sc stream (B).
  */
-struct array_chain {
-	const struct array_params *p;   /* borrowed */
-	int df;
-	int64_t s, e;                   /* stream start of the current fold, stream end of the last fold or part */
-	int64_t drained;                /* the latest cycle any finished fold's outputs left the array */
-	int64_t folds;
-	int64_t last_sr, last_sc;
+enum operand { OPND_A, OPND_B, OPND_C };
+
+int array_left_operand(int df);
+int array_top_operand(int df);
+
+/* The category a wait for operand o is charged to: A inputs, B weights, C (an accumulator tile) outputs. */
+int array_wait_cat(int operand);
+
+/*
+ * SCALE-Sim compatible cycles of `folds` folds streaming t each, counted as
+ * one layer (one repeated instance): folds x the per-fold cycles above, minus
+ * one for the layer where a fold has overhead to take it from (not on a 1x1
+ * os array, so that no MAC takes zero cycles). Saturates at INT64_MAX.
+ */
+int64_t array_scalesim_layer_cycles(const struct array_params *p, int df, int64_t folds, int64_t t);
+
+/*
+ * The array timer: the folds of one op, in program order, each timed against
+ * when what it needs is there. It is the one place that knows fold timing:
+ * the engine feeds it the cycles at which operands arrive, and the same timer
+ * fed everything at once gives the array's own time (the closed form of
+ * sim/analytic must equal that).
+ *
+ * For each fold, give its shape and flags and:
+ *   ready[OPND_A], ready[OPND_B]  when this fold's tiles of A and B have arrived
+ *   ready[OPND_C]                 when an accumulator tile is free for its block
+ *   shift                         ws/is: cycles to shift the stationary tile in:
+ *                                 Sr, or more when its buffer's port is slower
+ *   stream, stream_cat            cycles the stream takes: T, or more when a
+ *                                 buffer port cannot feed the array's edge; the
+ *                                 excess is charged to stream_cat (enum cat)
+ * and the timer returns when the fold starts streaming, when its stream ends,
+ * when its output block has left the array (for the fold that ends a block),
+ * and how the cycles from the previous stream end to this one split into
+ * categories. Cycles the array waited on late data are returned as one
+ * interval with who it waited for, in order (the caller shares them out,
+ * say by the bytes each operand moved), so that cat[] plus that interval
+ * covers the cycles exactly once. O(1) per fold.
+ */
+struct array_fold {
+	int64_t sr, sc, t;          /* rows and columns of the grid used, stream length T */
+	bool cont;                  /* continues the previous fold's accumulation (os parts of K) */
+	bool last;                  /* the last fold (part) into its output block: the block leaves after it */
+	bool inst_last;             /* the last fold of a repeated instance (SCALE-Sim's layer) */
+	int64_t ready[3];           /* cycles, indexed by enum operand (see above) */
+	int64_t shift;              /* cycles, >= sr */
+	int64_t stream;             /* cycles, >= t */
+	int stream_cat;             /* enum cat */
 };
 
-void array_chain_init(struct array_chain *c, const struct array_params *p, int df);
+struct array_step {
+	int64_t start;              /* the fold starts streaming */
+	int64_t end;                /* its stream ends */
+	int64_t out;                /* fold.last: its output block has left the array */
+	int64_t cat[CAT_N];         /* cycles since the previous stream end, except the wait */
+	int64_t wait_from, wait_to; /* the array waited for data [wait_from, wait_to) */
+	int nwait;                  /* on these, in order: */
+	int wait_opnd[3];           /* enum operand (OPND_C: an accumulator tile) */
+	int64_t wait_ready[3];      /* when each was there (the stationary tile: shifted in) */
+};
+
+/* The timer's state; fields are private to array.c. */
+struct array_timer {
+	int64_t R, C;
+	int df;
+	bool compat, dbuf;
+	int64_t t0;                 /* the op starts */
+	int64_t s_prev, e_prev;     /* stream start of the previous fold, stream end of the previous fold or part */
+	int64_t folds;              /* folds started (parts not counted) */
+	int64_t pending_tail;       /* serial os: the drain still owed by the previous fold */
+	int64_t last_sr, last_sc;
+	int64_t block_end;          /* the current output block leaves the array */
+	int64_t drained;            /* the latest any finished block has left the array */
+};
+
+/* A timer for an op on array p (borrowed only during the call) in dataflow df, starting at cycle t0. */
+void array_timer_init(struct array_timer *tm, const struct array_params *p, int df, int64_t t0);
+
+/* Times the next fold; fills st. */
+void array_timer_fold(struct array_timer *tm, const struct array_fold *f, struct array_step *st);
 
 /*
- * Adds a fold of sr x sc streaming t cycles. cont: it continues the previous
- * fold's accumulation (os streams a long K in parts), so it only adds t.
+ * After the last fold: the cycle its last outputs (or an earlier, wider
+ * block's) have left the array. Adds the final drain, from the last stream
+ * end, to cat[].
  */
-void array_chain_fold(struct array_chain *c, int64_t sr, int64_t sc, int64_t t, bool cont);
-int64_t array_chain_end(const struct array_chain *c);
+int64_t array_timer_end(struct array_timer *tm, int64_t cat[CAT_N]);
 
 #endif

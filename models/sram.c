@@ -31,6 +31,66 @@ int64_t sram_bytes(const struct sram_params *p, enum sram_buf b)
 	return p->buf[b].kib * 1024;
 }
 
+enum sram_buf sram_operand_buf(int df, int operand)
+{
+	static const enum sram_buf buf[3] = { SRAM_INPUTS, SRAM_WEIGHTS, SRAM_OUTPUTS };
+	(void)df;
+	return buf[operand];
+}
+
+/* The buffers whose capacity b shares: b itself, or the weights and inputs when unified. */
+static bool shares(const struct sram_params *p, enum sram_buf b, enum sram_buf other)
+{
+	return b == other || (p->unified && b != SRAM_OUTPUTS && other != SRAM_OUTPUTS);
+}
+
+int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF])
+{
+	int64_t cap = 0, held = 0, n = 0;
+	for (int i = 0; i < SRAM_NBUF; i++) {
+		if (shares(p, b, i)) {
+			cap += sram_bytes(p, i);
+			held += footprint[i];
+			n++;
+		}
+	}
+	return (cap - held) / n;
+}
+
+double sram_bank_bytes(const struct sram_params *p, enum sram_buf b)
+{
+	int64_t bytes = 0, banks = 0;
+	for (int i = 0; i < SRAM_NBUF; i++) {
+		if (shares(p, b, i)) {
+			bytes += sram_bytes(p, i);
+			banks += p->buf[i].banks;
+		}
+	}
+	return (double)bytes / (double)banks;
+}
+
+struct sram_fold sram_fold_of(int df, int64_t sr, int64_t sc, int64_t t, bool first)
+{
+	if (df == DF_OS)
+		return (struct sram_fold){ first ? sr * sc : 0, sr * t, sc * t, 0 };
+	return (struct sram_fold){ sr * sc, sr * t, sc * t, first ? 0 : sc * t };
+}
+
+void sram_fold_traffic(int df, int eb, int ab, const struct sram_fold *f, int64_t rd[SRAM_NBUF], int64_t wr[SRAM_NBUF])
+{
+	enum sram_buf left = sram_operand_buf(df, array_left_operand(df)), top = sram_operand_buf(df, array_top_operand(df));
+	enum sram_buf out = sram_operand_buf(df, OPND_C);
+	rd[left] += f->rows_t * eb;
+	if (df == DF_OS) {
+		rd[top] += f->cols_t * eb;
+		wr[out] += f->tile * ab;
+	} else {
+		rd[top] += f->tile * eb;
+		wr[out] += f->cols_t * ab;
+		rd[out] += f->acc_t * ab;
+	}
+}
+
 struct sram {
 	struct sram_params p;
 	bool ideal;

@@ -9,6 +9,12 @@
  *
  * The scheduler sizes its tiles to these capacities, so a smaller buffer means
  * more HBM re-fetches. Capacities are in KiB (1024 bytes).
+ *
+ * This module owns the buffer rules every other module asks for: which
+ * operand lives in which buffer, what a unified pool leaves each stream,
+ * the bank size that sets the energy per access, and what one fold reads and
+ * writes in each buffer (the engine counts it fold by fold, the closed form
+ * sums it over the folds).
  */
 #ifndef TPUSIM_SRAM_H
 #define TPUSIM_SRAM_H
@@ -16,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "array.h"
 #include "cfgkey.h"
 
 enum sram_buf { SRAM_WEIGHTS, SRAM_INPUTS, SRAM_OUTPUTS, SRAM_NBUF };
@@ -36,6 +43,44 @@ extern const char *const sram_buf_names[];   /* "weights", "inputs", "outputs" *
 
 /* Capacity of buffer b in bytes. */
 int64_t sram_bytes(const struct sram_params *p, enum sram_buf b);
+
+/*
+ * Where operands live: A in the input buffer, B in the weight buffer, C (the
+ * partial sums and results) in the output buffer, in every dataflow df
+ * (operand: enum operand of array.h).
+ */
+enum sram_buf sram_operand_buf(int df, int operand);
+
+/*
+ * Bytes of buffer b's pool that a plan holding footprint[] (bytes per buffer)
+ * leaves for streaming tiles, as b's share: with sram.unified the weights and
+ * inputs split what their shared pool has left, half each; otherwise b has
+ * what its own buffer has left. May be negative when the footprint overfills.
+ */
+int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF]);
+
+/* Bytes of one bank of buffer b (with sram.unified, weights and inputs share their banks): sets the energy per access. */
+double sram_bank_bytes(const struct sram_params *p, enum sram_buf b);
+
+/*
+ * What folds move through the buffers, in elements: one fold's, or, the
+ * counts being linear, the sum over many folds.
+ */
+struct sram_fold {
+	int64_t tile;               /* Sr x Sc: ws/is the stationary tile shifted in; os the outputs, once per block */
+	int64_t rows_t;             /* Sr x T: the left operand streamed across the rows */
+	int64_t cols_t;             /* Sc x T: ws/is partial sums written; os the top operand streamed down */
+	int64_t acc_t;              /* Sc x T: ws/is partial sums read back to accumulate onto */
+};
+
+/* One fold of sr x sc streaming t in dataflow df; first: the first fold (part) into its output block. */
+struct sram_fold sram_fold_of(int df, int64_t sr, int64_t sc, int64_t t, bool first);
+
+/*
+ * Adds the bytes that f moves to rd[] and wr[] (per buffer): eb bytes per
+ * operand element, ab per accumulator.
+ */
+void sram_fold_traffic(int df, int eb, int ab, const struct sram_fold *f, int64_t rd[SRAM_NBUF], int64_t wr[SRAM_NBUF]);
 
 /*
  * The buffers as the engine uses them: reads and writes counted per buffer,

@@ -3,8 +3,9 @@
  */
 #include "analytic.h"
 
-#include <math.h>
 #include <string.h>
+
+#include "xmath.h"
 
 /* Cycle sums in 128 bits: a tiny array on a huge GEMM passes 64 bits before the checks see it. */
 typedef __int128 wide;
@@ -18,13 +19,6 @@ static wide wmin(wide a, wide b)
 {
 	return a < b ? a : b;
 }
-
-static int64_t max64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-
 
 /* Pipelined ws/is: the sum of array_chain over the fold order of schedule.h. */
 static wide wsis_pipelined(const struct sched *s, wide rep)
@@ -94,29 +88,15 @@ int64_t analytic_gemm_cycles(const struct sched *s)
 {
 	wide rep = s->op->repeat, c;
 	if (s->compat) {
-		/*
-		 * SCALE-Sim: folds x per-fold cycles, minus one per layer; the minus
-		 * one is dropped where a fold has no overhead to take it from (a 1x1
-		 * os array), so that no MAC takes zero cycles.
-		 */
+		/* SCALE-Sim counts each repeated instance as a layer. */
 		struct array_params p = { .rows = s->R, .cols = s->C };
-		wide per = array_scalesim_fold_cycles(&p, s->df, s->t);
-		c = rep * ((wide)s->nr * s->nc * per - (per > s->t ? 1 : 0));
+		c = rep * array_scalesim_layer_cycles(&p, s->df, s->nr * s->nc, s->t);
 	} else if (s->df == DF_OS) {
 		c = os_cycles(s, rep);
 	} else {
 		c = s->dbuf ? wsis_pipelined(s, rep) : wsis_serial(s, rep);
 	}
 	return c > INT64_MAX ? INT64_MAX : (int64_t)c;
-}
-
-static int64_t memory_cycles(const struct arch *a, int64_t bytes, bool ideal)
-{
-	double c;
-	if (ideal || bytes == 0)
-		return 0;
-	c = ceil((double)bytes / hbm_bytes_per_cycle(&a->hbm, a->clock_ghz));
-	return c > (double)ANALYTIC_MAX_CYCLES ? INT64_MAX : (int64_t)c;
 }
 
 int64_t analytic_stream_cycles(const struct sched *s)
@@ -126,73 +106,90 @@ int64_t analytic_stream_cycles(const struct sched *s)
 }
 
 /*
- * SRAM traffic of a planned GEMM, fold by fold summed in closed form: the
- * stationary tile shifted in, the streamed operand, partial sums written (and
- * read back to accumulate after the first row block), results read out to
- * the stores, and every HBM load written in.
+ * SRAM traffic of a planned GEMM: models/sram's per-fold counts, summed over
+ * the folds in closed form (ws/is: every stationary tile once per chunk, the
+ * stream once per column block, partial sums written once per row block and
+ * read back after the first; os: A once per column block, B once per row
+ * block, each output once), plus every HBM load written in and every result
+ * read out to the stores.
  */
 static void gemm_sram(const struct sched *s, struct result *r)
 {
 	const struct op *o = s->op;
-	int64_t rep = o->repeat, eb = s->eb, ab = s->ab, mn = o->m * o->n;
-	int64_t *rd = r->sram_read_bytes, *wr = r->sram_write_bytes;
-	if (s->df == DF_OS) {
-		rd[SRAM_INPUTS] += rep * s->nc * o->m * o->k * eb;
-		rd[SRAM_WEIGHTS] += rep * s->nr * o->k * o->n * eb;
-		wr[SRAM_OUTPUTS] += rep * mn * ab;
-	} else {
-		enum sram_buf sb = s->s_buf, xb = s->x_buf;
-		rd[sb] += rep * s->nchunks * s->rows * s->cols * eb;     /* each stationary tile, once per chunk */
-		rd[xb] += rep * s->nc * s->rows * s->t * eb;             /* the stream, once per column block */
-		wr[SRAM_OUTPUTS] += rep * s->nr * mn * ab;
-		rd[SRAM_OUTPUTS] += rep * (s->nr - 1) * mn * ab;
-	}
-	rd[SRAM_OUTPUTS] += s->write_bytes;
-	wr[SRAM_INPUTS] += s->read_bytes[OPND_A];
-	wr[SRAM_WEIGHTS] += s->read_bytes[OPND_B];
+	int64_t rep = o->repeat, mn = o->m * o->n;
+	struct sram_fold sum;
+	if (s->df == DF_OS)
+		sum = (struct sram_fold){ rep * mn, rep * s->nc * o->m * o->k, rep * s->nr * o->k * o->n, 0 };
+	else
+		sum = (struct sram_fold){ rep * s->nchunks * s->rows * s->cols, rep * s->nc * s->rows * s->t, rep * s->nr * mn,
+					  rep * (s->nr - 1) * mn };
+	sram_fold_traffic(s->df, s->eb, s->ab, &sum, r->sram_read_bytes, r->sram_write_bytes);
+	r->sram_read_bytes[sram_operand_buf(s->df, OPND_C)] += s->write_bytes;
+	r->sram_write_bytes[sram_operand_buf(s->df, OPND_A)] += s->read_bytes[OPND_A];
+	r->sram_write_bytes[sram_operand_buf(s->df, OPND_B)] += s->read_bytes[OPND_B];
 }
 
-int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal, struct result *r,
-		struct err *e)
+/* The closed form's time of an op: compute and memory bounds, and HBM bytes. */
+static void bound(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r)
 {
 	const struct arch *a = &cfg->arch;
-	int excess_cat;
 	memset(r, 0, sizeof *r);
 	if (o->kind == OP_GEMM) {
-		struct sched s;
-		if (sched_plan(&s, o, cfg, df, ideal, e) < 0)
-			return -1;
-		r->macs = op_macs(o);
-		r->compute_cycles = analytic_gemm_cycles(&s);
-		r->cat[CAT_COMPUTE] = analytic_stream_cycles(&s);
-		r->cat[CAT_FILL_DRAIN] = r->compute_cycles - r->cat[CAT_COMPUTE];
-		r->hbm_read_bytes = s.read_bytes[OPND_A] + s.read_bytes[OPND_B];
-		r->hbm_write_bytes = s.write_bytes;
-		r->folds = s.folds;
-		r->gemm_ops = 1;
-		gemm_sram(&s, r);
-		/* Memory time beyond compute waits on the operand that moves the most bytes. */
-		excess_cat = s.read_bytes[OPND_B] >= s.read_bytes[OPND_A] && s.read_bytes[OPND_B] >= s.write_bytes ?
-			     CAT_WEIGHTS : s.read_bytes[OPND_A] >= s.write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
+		SIM_ASSERT(s && s->op == o);
+		r->compute_cycles = analytic_gemm_cycles(s);
+		r->hbm_read_bytes = s->read_bytes[OPND_A] + s->read_bytes[OPND_B];
+		r->hbm_write_bytes = s->write_bytes;
 	} else {
 		int64_t eb = array_elem_bytes(a->array.dtype);
 		r->compute_cycles = vector_cycles(&a->vector, o->lane_ops);
-		r->cat[CAT_VECTOR] = r->compute_cycles;
 		r->hbm_read_bytes = o->in_elems * eb;
 		r->hbm_write_bytes = o->out_elems * eb;
+	}
+	r->memory_cycles = ideal ? 0 : arch_memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes);
+	r->cycles = max64(r->compute_cycles, r->memory_cycles);
+}
+
+static int too_long(const struct op *o, const struct result *r, struct err *e)
+{
+	char path[64];
+	if (r->cycles <= ANALYTIC_MAX_CYCLES)
+		return 0;
+	snprintf(path, sizeof path, "layers[%zu]", o->layer);
+	return err_at(e, o->pos, path, "expected ops that take at most 2^50 cycles, found %s taking more "
+		      "(a larger array, buffer or bandwidth would do)", o->name);
+}
+
+int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct err *e)
+{
+	struct result r;
+	bound(cfg, o, s, ideal, &r);
+	return too_long(o, &r, e);
+}
+
+int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,
+		struct err *e)
+{
+	int excess_cat;
+	bound(cfg, o, s, ideal, r);
+	if (too_long(o, r, e) < 0)
+		return -1;
+	if (o->kind == OP_GEMM) {
+		r->macs = op_macs(o);
+		r->cat[CAT_COMPUTE] = analytic_stream_cycles(s);
+		r->cat[CAT_FILL_DRAIN] = r->compute_cycles - r->cat[CAT_COMPUTE];
+		r->folds = s->folds;
+		r->gemm_ops = 1;
+		gemm_sram(s, r);
+		/* Memory time beyond compute waits on the operand that moves the most bytes. */
+		excess_cat = s->read_bytes[OPND_B] >= s->read_bytes[OPND_A] && s->read_bytes[OPND_B] >= s->write_bytes ?
+			     CAT_WEIGHTS : s->read_bytes[OPND_A] >= s->write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
+	} else {
+		r->cat[CAT_VECTOR] = r->compute_cycles;
 		/* Operands land in the input buffer and are read once; results pass through the output buffer. */
 		r->sram_write_bytes[SRAM_INPUTS] = r->sram_read_bytes[SRAM_INPUTS] = r->hbm_read_bytes;
 		r->sram_write_bytes[SRAM_OUTPUTS] = r->sram_read_bytes[SRAM_OUTPUTS] = r->hbm_write_bytes;
 		r->vector_ops = 1;
 		excess_cat = r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
-	}
-	r->memory_cycles = memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes, ideal);
-	r->cycles = max64(r->compute_cycles, r->memory_cycles);
-	if (r->cycles > ANALYTIC_MAX_CYCLES) {
-		char path[64];
-		snprintf(path, sizeof path, "layers[%zu]", o->layer);
-		return err_at(e, o->pos, path, "expected ops that take at most 2^50 cycles, found %s taking more "
-			      "(a larger array, buffer or bandwidth would do)", o->name);
 	}
 	r->cat[excess_cat] += r->cycles - r->compute_cycles;
 	return 0;

@@ -25,8 +25,16 @@
 /* Compute cycles of a planned GEMM (INT64_MAX when past 64 bits). */
 int64_t analytic_gemm_cycles(const struct sched *s);
 
-/* Evaluates one op. */
-int analytic_op(const struct config *cfg, const struct op *o, int df, bool ideal, struct result *r,
+/*
+ * Checks that op o, planned as s (NULL for a vector op; borrowed), takes at
+ * most ANALYTIC_MAX_CYCLES by the closed form's bound (compute, or memory
+ * unless ideal): the longest op either model simulates. Run before any model
+ * evaluates the op.
+ */
+int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct err *e);
+
+/* Evaluates one op planned as s (NULL for a vector op; borrowed); fails as analytic_check does. */
+int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,
 		struct err *e);
 
 /* Cycles the array streams (the sum of T over folds) of a planned GEMM: its compute category. */

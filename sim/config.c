@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,12 +141,18 @@ struct pos config_origin(const struct config *c, const char *key)
 
 double arch_peak_macs_per_s(const struct arch *a)
 {
-	return (double)a->array.rows * (double)a->array.cols * a->clock_ghz * 1e9;
+	return (double)array_pes(&a->array) * a->clock_ghz * 1e9;
 }
 
 double arch_hbm_bytes_per_s(const struct arch *a)
 {
 	return a->hbm.gbps * 1e9;
+}
+
+int64_t arch_memory_cycles(const struct arch *a, int64_t bytes)
+{
+	double c = ceil((double)bytes / hbm_bytes_per_cycle(&a->hbm, a->clock_ghz));
+	return c >= 0x1p62 ? INT64_MAX : (int64_t)c;
 }
 
 void config_dump(const struct config *c, FILE *out)

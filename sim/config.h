@@ -86,6 +86,12 @@ struct pos config_origin(const struct config *c, const char *key);
 double arch_peak_macs_per_s(const struct arch *a);
 double arch_hbm_bytes_per_s(const struct arch *a);
 
+/*
+ * The memory bound: cycles to move bytes at the full HBM bandwidth, rounded
+ * up (INT64_MAX past 2^62).
+ */
+int64_t arch_memory_cycles(const struct arch *a, int64_t bytes);
+
 /* Prints every key with its resolved value, unit and doc, as loadable YAML. */
 void config_dump(const struct config *c, FILE *out);
 

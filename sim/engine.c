@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analytic.h"
 #include "array.h"
 #include "hbm.h"
 #include "schedule.h"
 #include "scw.h"
 #include "sram.h"
 #include "vector.h"
+#include "xmath.h"
 
 #define RING 16384           /* loads or blocks in flight between two threads: more than the longest
 				drain (R + C - 2 < 8192 blocks at one a cycle) with ideal memory */
@@ -83,26 +83,12 @@ void engine_free(engine *en)
 	free(en);
 }
 
-static int64_t max64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-static int64_t min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static const enum sram_buf opnd_buf[2] = { SRAM_INPUTS, SRAM_WEIGHTS };   /* A, B */
-static const int opnd_cat[2] = { CAT_INPUTS, CAT_WEIGHTS };
-
 /* ---- GEMM ops ---- */
 
 struct gemm_run {
 	engine *en;
-	struct sched s;
+	const struct sched *s;       /* borrowed */
 	int64_t t0;
-	int s_opnd;                  /* the operand whose keep flag is keep_s */
 	scw_sem *slots[2];           /* free streaming tiles of A and B */
 	scw_sem *issued;             /* loads issued, not yet seen by the matrix unit */
 	scw_sem *room;               /* free entries of done[] */
@@ -113,13 +99,14 @@ struct gemm_run {
 	int64_t block_ready[RING];   /* cycle block b has left the array */
 	int64_t store_done[RING];    /* cycle block b is in HBM */
 	int64_t matrix_end, last_store;
+	int64_t compute_end;         /* the array alone, everything ready at once */
 	int64_t cat[CAT_N];
 	int alive;                   /* threads not yet finished */
 };
 
 static bool kept(const struct gemm_run *g, int operand)
 {
-	return operand == g->s_opnd ? g->s.keep_s : g->s.keep_x;
+	return operand == g->s->s_opnd ? g->s->keep_s : g->s->keep_x;
 }
 
 static void load_thread(void *arg)
@@ -127,19 +114,17 @@ static void load_thread(void *arg)
 	struct gemm_run *g = arg;
 	struct sched_iter it;
 	struct tile_ins ins;
-	uint64_t addr[2] = { 0, UINT64_C(1) << 40 };
 	int64_t j = 0;
 
-	sched_iter_init(&it, &g->s);
+	sched_iter_init(&it, g->s);
 	while (sched_next(&it, &ins)) {
 		if (ins.kind != TI_LOAD)
 			continue;
 		scw_sem_take(g->room, 1);
 		if (!kept(g, ins.operand))
 			scw_sem_take(g->slots[ins.operand], 1);
-		g->done[j++ % RING] = hbm_transfer(g->en->hbm, scw_now(), addr[ins.operand], ins.bytes, false);
-		addr[ins.operand] += (uint64_t)ins.bytes;
-		sram_write(g->en->sram, opnd_buf[ins.operand], ins.bytes);
+		g->done[j++ % RING] = hbm_transfer(g->en->hbm, scw_now(), ins.addr, ins.bytes, false);
+		sram_write(g->en->sram, sram_operand_buf(g->s->df, ins.operand), ins.bytes);
 		g->en->tr_loads++;
 		scw_sem_give(g->issued, 1);
 	}
@@ -151,19 +136,17 @@ static void store_thread(void *arg)
 	struct gemm_run *g = arg;
 	struct sched_iter it;
 	struct tile_ins ins;
-	uint64_t addr = UINT64_C(2) << 40;
 	int64_t b = 0;
 
-	sched_iter_init(&it, &g->s);
+	sched_iter_init(&it, g->s);
 	while (sched_next(&it, &ins)) {
 		if (ins.kind != TI_STORE)
 			continue;
 		scw_sem_take(g->finished, 1);
 		scw_wait_until(g->block_ready[b % RING]);
-		sram_read(g->en->sram, SRAM_OUTPUTS, ins.bytes);
-		g->store_done[b % RING] = hbm_transfer(g->en->hbm, scw_now(), addr, ins.bytes, true);
+		sram_read(g->en->sram, sram_operand_buf(g->s->df, OPND_C), ins.bytes);
+		g->store_done[b % RING] = hbm_transfer(g->en->hbm, scw_now(), ins.addr, ins.bytes, true);
 		g->last_store = max64(g->last_store, g->store_done[b % RING]);
-		addr += (uint64_t)ins.bytes;
 		b++;
 		g->en->tr_stores++;
 		scw_sem_give(g->stored, 1);
@@ -171,34 +154,32 @@ static void store_thread(void *arg)
 	g->alive--;
 }
 
-/* Charges [from, to) to category c. */
-static void charge(struct gemm_run *g, int c, int64_t from, int64_t to)
-{
-	if (to > from)
-		g->cat[c] += to - from;
-}
-
 /*
- * Charges a stall [from, to). Data that arrived late shares it in proportion
- * to the bytes this fold loaded of each operand (a memory queue delays
- * everything behind the bytes in it, whichever tile is last out); with no
- * late data, the wait that ended last takes it all.
+ * Charges the array's wait [from, to) (st->wait_*). Data that arrived late
+ * shares it in proportion to the bytes this fold loaded of each operand (a
+ * memory queue delays everything behind the bytes in it, whichever tile is
+ * last out); with no late data, the wait that ended last takes it all.
  */
-static void charge_stall(struct gemm_run *g, int64_t from, int64_t to, const int64_t *ready, const int *cats,
-			 const int64_t *bytes, int n)
+static void charge_stall(struct gemm_run *g, const struct array_step *st, const int64_t loaded[2])
 {
-	int64_t total = 0, left, share[3] = { 0 }, data = from;
-	int best = 0;
+	int64_t from = st->wait_from, to = st->wait_to, total = 0, left, share[3] = { 0 }, data = from, bytes[3];
+	const int64_t *ready = st->wait_ready;
+	int n = st->nwait, cats[3], best = 0;
 	if (to <= from)
 		return;
+	for (int i = 0; i < n; i++) {
+		bytes[i] = st->wait_opnd[i] == OPND_C ? 0 : loaded[st->wait_opnd[i]];
+		cats[i] = array_wait_cat(st->wait_opnd[i]);
+	}
 	/* Entries with no bytes (the accumulator tile) wait on their own: past the last data, the stall is theirs. */
 	for (int i = 0; i < n; i++)
 		if (bytes[i] > 0 && ready[i] > data)
 			data = ready[i];
 	for (int i = 0; i < n; i++) {
 		if (!bytes[i] && ready[i] > data && ready[i] >= ready[best]) {
-			charge(g, cats[i], data < to ? data : to, to);
-			to = data < to ? data : to;
+			if (to > min64(data, to))
+				g->cat[cats[i]] += to - min64(data, to);
+			to = min64(data, to);
 		}
 	}
 	if (to <= from)
@@ -211,7 +192,7 @@ static void charge_stall(struct gemm_run *g, int64_t from, int64_t to, const int
 			total += bytes[i];
 	}
 	if (total == 0) {
-		charge(g, cats[best], from, to);
+		g->cat[cats[best]] += to - from;
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -225,204 +206,56 @@ static void charge_stall(struct gemm_run *g, int64_t from, int64_t to, const int
 		g->cat[cats[i]] += share[i];
 }
 
-/* What the matrix unit knows about the fold at hand. */
-struct fold_in {
-	struct tile_ins f;
-	int64_t ready[2];            /* arrival of this fold's A and B tiles */
-	int64_t bytes[2];            /* bytes it loaded of A and B */
-	int64_t ready_o;             /* its accumulator tile is free */
-	bool first_in_block;
-};
-
-struct matrix_state {
-	int64_t s_prev, e_prev;      /* stream start of the previous fold, stream end of the previous fold or part */
-	int64_t start;               /* stream start of the fold or part just timed */
-	int64_t folds;               /* folds started (parts not counted) */
-	int64_t pending_tail;        /* serial os: the drain still owed by the previous fold */
-	int64_t last_sc, last_sr;
-	int64_t block_end;           /* when the current output block leaves the array */
-	int64_t drained;             /* the latest any block has left the array */
-};
-
-/* Stream length: T, or longer when a buffer port cannot feed the array's edge. */
-static int64_t stream_cycles(struct gemm_run *g, const struct fold_in *in, int *slow_cat)
+/* Stream length: T, or longer when a buffer port cannot feed the array's edge; *slow_cat takes the excess. */
+static int64_t stream_cycles(const struct gemm_run *g, const struct tile_ins *f, int *slow_cat)
 {
-	const struct sched *s = &g->s;
-	const struct tile_ins *f = &in->f;
-	sram *sr = g->en->sram;
+	const struct sched *s = g->s;
+	struct sram_fold sf = sram_fold_of(s->df, f->sr, f->sc, f->t, true);
+	int left = array_left_operand(s->df), top = array_top_operand(s->df);
 	int64_t t = f->t, best = t, x;
-	*slow_cat = CAT_INPUTS;
+	*slow_cat = array_wait_cat(left);
+	if ((x = sram_stream_cycles(g->en->sram, sram_operand_buf(s->df, left), t, sf.rows_t * s->eb)) > best)
+		best = x, *slow_cat = array_wait_cat(left);
 	if (s->df == DF_OS) {
-		if ((x = sram_stream_cycles(sr, SRAM_INPUTS, t, f->sr * t * s->eb)) > best)
-			best = x, *slow_cat = CAT_INPUTS;
-		if ((x = sram_stream_cycles(sr, SRAM_WEIGHTS, t, f->sc * t * s->eb)) > best)
-			best = x, *slow_cat = CAT_WEIGHTS;
+		if ((x = sram_stream_cycles(g->en->sram, sram_operand_buf(s->df, top), t, sf.cols_t * s->eb)) > best)
+			best = x, *slow_cat = array_wait_cat(top);
 		return best;
 	}
-	if ((x = sram_stream_cycles(sr, s->x_buf, t, f->sr * t * s->eb)) > best)
-		best = x, *slow_cat = s->x_buf == SRAM_INPUTS ? CAT_INPUTS : CAT_WEIGHTS;
 	/* Accumulating reads and writes Sc partial sums a cycle, on separate read and write ports. */
-	if ((x = sram_stream_cycles(sr, SRAM_OUTPUTS, t, f->sc * t * s->ab)) > best)
-		best = x, *slow_cat = CAT_OUTPUTS;
+	if ((x = sram_stream_cycles(g->en->sram, sram_operand_buf(s->df, OPND_C), t, sf.cols_t * s->ab)) > best)
+		best = x, *slow_cat = array_wait_cat(OPND_C);
 	return best;
 }
 
-static void count_sram(struct gemm_run *g, const struct fold_in *in)
+static void count_sram(struct gemm_run *g, const struct tile_ins *f)
 {
-	const struct sched *s = &g->s;
-	const struct tile_ins *f = &in->f;
-	sram *sr = g->en->sram;
-	if (s->df == DF_OS) {
-		sram_read(sr, SRAM_INPUTS, f->sr * f->t * s->eb);
-		sram_read(sr, SRAM_WEIGHTS, f->sc * f->t * s->eb);
-		if (!f->operand)
-			sram_write(sr, SRAM_OUTPUTS, f->sr * f->sc * s->ab);
-		return;
+	const struct sched *s = g->s;
+	struct sram_fold sf = sram_fold_of(s->df, f->sr, f->sc, f->t, f->first);
+	int64_t rd[SRAM_NBUF] = { 0 }, wr[SRAM_NBUF] = { 0 };
+	sram_fold_traffic(s->df, s->eb, s->ab, &sf, rd, wr);
+	for (int b = 0; b < SRAM_NBUF; b++) {
+		sram_read(g->en->sram, b, rd[b]);
+		sram_write(g->en->sram, b, wr[b]);
 	}
-	sram_read(sr, s->s_buf, f->sr * f->sc * s->eb);
-	sram_read(sr, s->x_buf, f->sr * f->t * s->eb);
-	sram_write(sr, SRAM_OUTPUTS, f->sc * f->t * s->ab);
-	if (!in->first_in_block)
-		sram_read(sr, SRAM_OUTPUTS, f->sc * f->t * s->ab);
-}
-
-/*
- * Times one fold (or os part) and charges every cycle from the end of the
- * previous stream to the end of this one. Returns the end of its stream.
- */
-static int64_t run_fold(struct gemm_run *g, struct matrix_state *m, const struct fold_in *in, bool last_of_instance)
-{
-	const struct sched *s = &g->s;
-	const struct tile_ins *f = &in->f;
-	int64_t R = s->R, C = s->C, base, start, tp;
-	int slow;
-	bool cont = f->operand;
-	int xo = s->df == DF_WS ? OPND_A : OPND_B;       /* ws/is: the streamed operand */
-
-	if (s->compat || !s->dbuf) {
-		/* Serial: each fold loads (or preloads), streams, then fills and drains on its own. */
-		int64_t pre = s->df == DF_OS ? 0 : s->compat ? R : f->sr;
-		int64_t post = s->compat ? R + C - 2 : s->df == DF_OS ? f->sr + f->sc - 2 + R : R + f->sc - 2;
-		if (s->compat && last_of_instance && pre + post > 0) {
-			/* SCALE-Sim counts one cycle less per layer (see analytic_gemm_cycles). */
-			if (post > 0)
-				post--;
-			else
-				pre--;
-		}
-		if (!cont && m->pending_tail) {
-			charge(g, CAT_FILL_DRAIN, m->e_prev, m->e_prev + m->pending_tail);
-			m->e_prev += m->pending_tail;
-			m->pending_tail = 0;
-		}
-		int64_t rdy[3] = { in->ready[OPND_A], in->ready[OPND_B], in->ready_o };
-		static const int cats[3] = { CAT_INPUTS, CAT_WEIGHTS, CAT_OUTPUTS };
-		int64_t go = max64(m->e_prev, max64(max64(rdy[0], rdy[1]), rdy[2]));
-		int64_t by[3] = { in->bytes[OPND_A], in->bytes[OPND_B], 0 };
-		charge_stall(g, m->e_prev, go, rdy, cats, by, 3);
-		/* A preload that the stationary buffer's port stretches waits on that operand. */
-		int64_t port = s->df == DF_OS || s->compat ? pre :
-			       sram_stream_cycles(g->en->sram, s->s_buf, pre, f->sr * f->sc * s->eb);
-		charge(g, CAT_FILL_DRAIN, go, go + pre);
-		charge(g, opnd_cat[g->s_opnd], go + pre, go + port);
-		start = go + port;
-		tp = stream_cycles(g, in, &slow);
-		charge(g, CAT_COMPUTE, start, start + f->t);
-		charge(g, slow, start + f->t, start + tp);
-		m->e_prev = start + tp;
-		if (s->df == DF_OS) {
-			m->pending_tail = post;          /* owed once the fold's last part has streamed */
-			m->block_end = m->e_prev + post;
-		} else {
-			charge(g, CAT_FILL_DRAIN, m->e_prev, m->e_prev + post);
-			m->e_prev += post;
-			m->block_end = m->e_prev;
-		}
-		if (!cont)
-			m->folds++;
-		m->last_sr = f->sr, m->last_sc = f->sc;
-		m->start = start;
-		return start + tp;
-	}
-
-	if (s->df == DF_OS) {
-		int64_t rdy[3] = { in->ready[OPND_A], in->ready[OPND_B], in->ready_o };
-		static const int cats[3] = { CAT_INPUTS, CAT_WEIGHTS, CAT_OUTPUTS };
-		/* A fold after the second waits for the drain of the fold two back, R cycles after the last start. */
-		base = cont ? m->e_prev : m->folds >= 2 ? max64(m->e_prev, m->s_prev + R) : m->e_prev;
-		if (m->folds == 0 && !cont)
-			base = g->t0;
-		start = max64(base, max64(max64(rdy[0], rdy[1]), cont ? 0 : rdy[2]));
-		charge(g, CAT_FILL_DRAIN, m->e_prev, base);
-		int64_t by[3] = { in->bytes[OPND_A], in->bytes[OPND_B], 0 };
-		charge_stall(g, base, start, rdy, cats, by, cont ? 2 : 3);
-	} else {
-		/*
-		 * The next tile shifts into the shadow once the previous fold has
-		 * started streaming: Sr cycles, or longer when the stationary
-		 * buffer's port cannot deliver Sr x Sc elements in that time.
-		 */
-		int so = g->s_opnd;
-		int64_t shadow = m->folds ? m->s_prev : g->t0;
-		int64_t shift = sram_stream_cycles(g->en->sram, s->s_buf, f->sr, f->sr * f->sc * s->eb);
-		int64_t shift_done = max64(shadow, in->ready[so]) + shift;
-		int64_t rdy[3] = { shift_done, in->ready[xo], in->ready_o };
-		int cats[3] = { opnd_cat[so], opnd_cat[xo], CAT_OUTPUTS };
-		base = max64(m->e_prev, shadow + f->sr);
-		start = max64(base, max64(max64(rdy[0], rdy[1]), rdy[2]));
-		charge(g, CAT_FILL_DRAIN, m->e_prev, base);
-		int64_t by[3] = { in->bytes[so], in->bytes[xo], 0 };
-		charge_stall(g, base, start, rdy, cats, by, 3);
-	}
-	tp = stream_cycles(g, in, &slow);
-	charge(g, CAT_COMPUTE, start, start + f->t);
-	charge(g, slow, start + f->t, start + tp);
-	if (!cont) {
-		m->s_prev = start;
-		m->folds++;
-	}
-	m->e_prev = start + tp;
-	m->last_sr = f->sr, m->last_sc = f->sc;
-	/* os: a fold's outputs drain from the shadow registers once the next fold is under way. */
-	m->block_end = s->df == DF_OS ? (m->folds >= 2 ? max64(m->e_prev, m->s_prev + R) : m->e_prev) + f->sr + f->sc - 2 + R
-				      : m->e_prev + R + f->sc - 2;
-	m->start = start;
-	return start + tp;
-}
-
-/* The array after its last fold: the final drain. */
-static int64_t matrix_finish(struct gemm_run *g, struct matrix_state *m)
-{
-	const struct sched *s = &g->s;
-	int64_t end = m->e_prev;
-	if (s->compat || !s->dbuf) {
-		end += m->pending_tail;
-	} else if (s->df == DF_OS) {
-		end = (m->folds >= 2 ? max64(m->e_prev, m->s_prev + s->R) : m->e_prev) + m->last_sr + m->last_sc - 2 + s->R;
-	} else {
-		end = m->e_prev + s->R + m->last_sc - 2;
-	}
-	/* An earlier, wider block may still be draining. */
-	end = max64(end, m->drained);
-	charge(g, CAT_FILL_DRAIN, m->e_prev, end);
-	return end;
 }
 
 static void matrix_thread(void *arg)
 {
 	struct gemm_run *g = arg;
-	const struct sched *s = &g->s;
+	const struct sched *s = g->s;
+	const struct array_params *ap = &g->en->cfg->arch.array;
 	struct sched_iter it;
 	struct tile_ins ins;
-	struct matrix_state m = { 0 };
-	struct fold_in in;
+	struct array_timer tm, alone;
+	struct array_fold f, fa;
+	struct array_step st, st_alone;
+	int64_t alone_cat[CAT_N] = { 0 };
 	int lops[2], nl = 0;
 	int64_t lbytes[2] = { 0 };
-	int64_t j = 0, blocks = 0, per_inst = s->folds / s->op->repeat, nfold = 0;
-	bool block_open = false;
+	int64_t j = 0, blocks = 0, prev_end = g->t0;
 
-	m.e_prev = m.s_prev = g->t0;
-	memset(&in, 0, sizeof in);
+	array_timer_init(&tm, ap, s->df, g->t0);
+	array_timer_init(&alone, ap, s->df, 0);
 	sched_iter_init(&it, s);
 	while (sched_next(&it, &ins)) {
 		if (ins.kind == TI_LOAD) {
@@ -431,51 +264,54 @@ static void matrix_thread(void *arg)
 			lbytes[ins.operand] += ins.bytes;
 			continue;
 		}
-		if (ins.kind == TI_STORE) {
-			g->block_ready[(blocks - 1) % RING] = m.block_end;
-			m.drained = max64(m.drained, m.block_end);
-			block_open = false;
-			scw_sem_give(g->finished, 1);
+		if (ins.kind == TI_STORE)
 			continue;
-		}
 		/* A fold: its loads have been issued, and when they arrive is known. */
-		in.f = ins;
-		in.ready[0] = in.ready[1] = g->t0;
-		in.bytes[0] = lbytes[0], in.bytes[1] = lbytes[1];
-		lbytes[0] = lbytes[1] = 0;
+		f = (struct array_fold){ .sr = ins.sr, .sc = ins.sc, .t = ins.t, .cont = ins.cont, .last = ins.last,
+					 .inst_last = ins.inst_last };
+		f.ready[OPND_A] = f.ready[OPND_B] = f.ready[OPND_C] = g->t0;
 		scw_sem_take(g->issued, nl);
 		for (int i = 0; i < nl; i++, j++)
-			in.ready[lops[i]] = max64(in.ready[lops[i]], g->done[j % RING]);
+			f.ready[lops[i]] = max64(f.ready[lops[i]], g->done[j % RING]);
 		scw_sem_give(g->room, nl);
-		in.first_in_block = !block_open;
-		in.ready_o = g->t0;
-		if (!block_open) {
-			if (blocks >= g->oslots) {
-				scw_sem_take(g->stored, 1);
-				in.ready_o = g->store_done[(blocks - g->oslots) % RING];
-			}
-			blocks++;
-			block_open = true;
+		if (ins.first && blocks++ >= g->oslots) {
+			scw_sem_take(g->stored, 1);
+			f.ready[OPND_C] = g->store_done[(blocks - 1 - g->oslots) % RING];
 		}
-		if (!ins.operand)
-			nfold++;
-		int64_t before = m.e_prev;
-		int64_t end = run_fold(g, &m, &in, nfold % per_inst == 0 && (s->df != DF_OS || it.i3 == 0));
-		count_sram(g, &in);
+		/* The array alone: everything there at once, no port limits. */
+		fa = f;
+		fa.ready[OPND_A] = fa.ready[OPND_B] = fa.ready[OPND_C] = 0;
+		fa.shift = ins.sr, fa.stream = ins.t;
+		array_timer_fold(&alone, &fa, &st_alone);
+		/* Here: the stationary buffer's port can stretch the shift, any port the stream. */
+		f.shift = sram_stream_cycles(g->en->sram, s->s_buf, ins.sr, ins.sr * ins.sc * s->eb);
+		f.stream = stream_cycles(g, &ins, &f.stream_cat);
+		array_timer_fold(&tm, &f, &st);
+		for (int c = 0; c < CAT_N; c++)
+			g->cat[c] += st.cat[c];
+		charge_stall(g, &st, lbytes);
+		lbytes[0] = lbytes[1] = 0;
+		count_sram(g, &ins);
 		if (g->en->tracing) {
 			/* For the trace: the array waits from the end of the last stream until this one starts. */
-			g->en->tr_stall = m.start > before;
-			scw_wait_until(m.start);
+			g->en->tr_stall = st.start > prev_end;
+			scw_wait_until(st.start);
 			g->en->tr_stall = 0;
 		}
-		scw_wait_until(end);
+		scw_wait_until(st.end);
+		prev_end = st.end;
 		g->en->tr_folds++;
 		for (int i = 0; i < nl; i++)
 			if (!kept(g, lops[i]))
 				scw_sem_give(g->slots[lops[i]], 1);
 		nl = 0;
+		if (ins.last) {
+			g->block_ready[(blocks - 1) % RING] = st.out;
+			scw_sem_give(g->finished, 1);
+		}
 	}
-	g->matrix_end = matrix_finish(g, &m);
+	g->compute_end = array_timer_end(&alone, alone_cat);
+	g->matrix_end = array_timer_end(&tm, g->cat);
 	scw_wait_until(g->matrix_end);
 	g->alive--;
 }
@@ -483,52 +319,41 @@ static void matrix_thread(void *arg)
 /* Streaming tiles an operand's buffer holds beside what the plan keeps there. */
 static int64_t slots_for(const struct gemm_run *g, int operand, int64_t tile)
 {
-	const struct sched *s = &g->s;
-	const struct sram_params *sp = &g->en->cfg->arch.sram;
-	int64_t cap, other = s->footprint[opnd_buf[!operand]];
+	const struct sched *s = g->s;
+	int64_t room;
 	if (g->en->ideal || s->compat)
 		return MAX_SLOTS;
 	if (kept(g, operand) || tile <= 0)
 		return MAX_SLOTS;
-	if (sp->unified) {
-		/* Both streams share what the plan leaves free in the pool: half of it each, beyond their two tiles. */
-		int64_t free = sram_bytes(sp, SRAM_WEIGHTS) + sram_bytes(sp, SRAM_INPUTS) - other -
-			       s->footprint[opnd_buf[operand]];
-		cap = 2 * tile + (free > 0 ? free / 2 : 0);
-	} else {
-		cap = sram_bytes(sp, opnd_buf[operand]);
-	}
-	return max64(2, min64(MAX_SLOTS, cap / tile));
+	/* Two tiles of its own, and its share of what the plan leaves free. */
+	room = sram_stream_room(&g->en->cfg->arch.sram, sram_operand_buf(s->df, operand), s->footprint);
+	return max64(2, min64(MAX_SLOTS, (2 * tile + max64(room, 0)) / tile));
 }
 
-static int gemm_op(engine *en, const struct op *o, int df, struct result *r, struct err *e)
+static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
 {
 	struct gemm_run *g = calloc(1, sizeof *g);
-	const struct sched *s;
+	int64_t acc_tile;
 	int rc = -1;
 
 	if (!g)
 		return err_input(e, "out of memory");
-	if (sched_plan(&g->s, o, en->cfg, df, en->ideal, e) < 0)
-		goto out;
-	s = &g->s;
+	g->s = s;
 	g->en = en;
 	g->t0 = scw_now();
-	g->s_opnd = df == DF_WS ? OPND_B : OPND_A;
-	if (df == DF_OS) {
+	if (s->df == DF_OS) {
 		int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n);
 		g->slots[OPND_A] = scw_sem_new(slots_for(g, OPND_A, rr * s->kpart * s->eb));
 		g->slots[OPND_B] = scw_sem_new(slots_for(g, OPND_B, s->kpart * cc * s->eb));
-		g->oslots = en->ideal ? IDEAL_OSLOTS : max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) /
-									 (rr * cc * s->ab)));
+		acc_tile = en->ideal ? 0 : rr * cc * s->ab;
 	} else {
 		int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
-		int xo = df == DF_WS ? OPND_A : OPND_B;
-		g->slots[g->s_opnd] = scw_sem_new(slots_for(g, g->s_opnd, rr * cc * s->eb));
-		g->slots[xo] = scw_sem_new(slots_for(g, xo, rr * s->chunk * s->eb));
-		g->oslots = en->ideal || s->compat ? IDEAL_OSLOTS :
-			    max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) / (s->chunk * cc * s->ab)));
+		g->slots[s->s_opnd] = scw_sem_new(slots_for(g, s->s_opnd, rr * cc * s->eb));
+		g->slots[s->x_opnd] = scw_sem_new(slots_for(g, s->x_opnd, rr * s->chunk * s->eb));
+		acc_tile = en->ideal || s->compat ? 0 : s->chunk * cc * s->ab;
 	}
+	g->oslots = acc_tile ? max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) / acc_tile)) :
+		    IDEAL_OSLOTS;
 	g->issued = scw_sem_new(0);
 	g->room = scw_sem_new(LOAD_WINDOW);
 	g->finished = scw_sem_new(0);
@@ -551,12 +376,13 @@ static int gemm_op(engine *en, const struct op *o, int df, struct result *r, str
 		goto out;
 	}
 	int64_t end = max64(g->matrix_end, g->last_store);
-	charge(g, CAT_OUTPUTS, g->matrix_end, end);
+	if (end > g->matrix_end)
+		g->cat[CAT_OUTPUTS] += end - g->matrix_end;
 	memset(r, 0, sizeof *r);
 	r->macs = op_macs(o);
 	r->cycles = end - g->t0;
 	memcpy(r->cat, g->cat, sizeof r->cat);
-	r->compute_cycles = analytic_gemm_cycles(s);
+	r->compute_cycles = g->compute_end;
 	r->folds = s->folds;
 	r->gemm_ops = 1;
 	rc = 0;
@@ -594,7 +420,7 @@ static void vector_thread(void *arg)
 	const struct op *o = v->o;
 	int64_t eb = array_elem_bytes(a->array.dtype), chunk_ops = a->vector.lanes * VEC_CHUNK_ROWS;
 	int64_t n = o->lane_ops / chunk_ops + (o->lane_ops % chunk_ops != 0), next_load = 0, last_store = v->t0;
-	uint64_t in_addr = 0, out_addr = UINT64_C(3) << 40;
+	uint64_t in_addr = sched_base(OPND_A), out_addr = sched_base(OPND_C);
 	sram *sr = v->en->sram;
 
 	if (n == 0)
@@ -649,15 +475,11 @@ static int vector_op(engine *en, const struct op *o, struct result *r, struct er
 	return 0;
 }
 
-int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e)
+int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
 {
 	const struct arch *a = &en->cfg->arch;
 	en->tr_op++;
-	struct result bound;
-	/* The closed form checks the op first: its plan, and that its time fits the kernel's clock. */
-	if (analytic_op(en->cfg, o, df, en->ideal, &bound, e) < 0)
-		return -1;
-	int rc = o->kind == OP_GEMM ? gemm_op(en, o, df, r, e) : vector_op(en, o, r, e);
+	int rc = o->kind == OP_GEMM ? gemm_op(en, o, s, r, e) : vector_op(en, o, r, e);
 	if (rc < 0)
 		return -1;
 	r->hbm_read_bytes = hbm_read_bytes(en->hbm);
@@ -666,9 +488,7 @@ int engine_op(engine *en, const struct op *o, int df, struct result *r, struct e
 		r->sram_read_bytes[b] = sram_reads(en->sram, b);
 		r->sram_write_bytes[b] = sram_writes(en->sram, b);
 	}
-	if (!en->ideal) {
-		double bpc = hbm_bytes_per_cycle(&a->hbm, a->clock_ghz), bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes);
-		r->memory_cycles = (int64_t)(bytes / bpc) + ((double)(int64_t)(bytes / bpc) < bytes / bpc);
-	}
+	if (!en->ideal)
+		r->memory_cycles = arch_memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes);
 	return 0;
 }

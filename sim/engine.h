@@ -18,9 +18,12 @@
  * Threads hand each other counts through semaphores (loads issued, blocks
  * finished, blocks stored) and completion cycles through small rings; each
  * thread waits in multi-cycle steps (a fold, a transfer), so the cost is
- * O(tiles), not O(cycles x PEs). The matrix unit sorts every cycle of the op
- * into the categories of stats.h as it goes. With ideal memory (unbounded
- * buffers, instant HBM) the engine's cycles equal the analytic model's.
+ * O(tiles), not O(cycles x PEs). The matrix unit asks models/array when each
+ * fold starts and ends and how its cycles split into categories, and shares
+ * out the waits for late data by the bytes each operand moved. Loads and
+ * stores move the tiles at the addresses the plan gives them. With ideal
+ * memory (unbounded buffers, instant HBM) the engine's cycles equal the
+ * analytic model's.
  *
  * Ops run one after another: an op's first loads start when the previous op
  * has finished (no prefetch across ops).
@@ -33,6 +36,7 @@
 #include "config.h"
 #include "err.h"
 #include "lower.h"
+#include "schedule.h"
 #include "stats.h"
 
 typedef struct engine engine;
@@ -55,7 +59,11 @@ int engine_trace(engine *en, const char *path, struct err *e);
  */
 int engine_instant_memory(engine *en, struct err *e);
 
-/* Simulates one op with dataflow df; fills r. */
-int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e);
+/*
+ * Simulates one op as planned by s (sched_plan with this engine's config and
+ * ideal flag; NULL for a vector op; borrowed) and fills r. Check the op
+ * first (analytic_check): the engine assumes it fits the cycle limit.
+ */
+int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e);
 
 #endif

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analytic.h"
 #include "engine.h"
+#include "schedule.h"
 #include "scw.h"
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
@@ -23,10 +25,17 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	if (en && o->vcd && engine_trace(en, o->vcd, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *op = &ops->v[i];
 		struct result r;
-		int rc = en ? engine_op(en, &ops->v[i], o->dataflow, &r, e)
-			    : analytic_op(cfg, &ops->v[i], o->dataflow, o->ideal_memory, &r, e);
-		if (rc < 0)
+		struct sched plan, *s = NULL;
+		/* Each GEMM is planned once; the plan is checked, then handed to the model. */
+		if (op->kind == OP_GEMM) {
+			if (sched_plan(&plan, op, cfg, o->dataflow, o->ideal_memory, e) < 0)
+				goto fail;
+			s = &plan;
+		}
+		if (en ? analytic_check(cfg, op, s, o->ideal_memory, e) < 0 || engine_op(en, op, s, &r, e) < 0
+		       : analytic_op(cfg, op, s, o->ideal_memory, &r, e) < 0)
 			goto fail;
 		if (r.cycles > RUN_MAX_CYCLES - out->total.cycles) {
 			err_input(e, "%s: expected a workload that takes at most 2^62 cycles in all, found more", w->file);

@@ -5,14 +5,11 @@
 
 #include <string.h>
 
+#include "xmath.h"
+
 static int64_t ceil_div(int64_t a, int64_t b)
 {
 	return a / b + (a % b != 0);
-}
-
-static int64_t min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
 }
 
 /*
@@ -235,17 +232,19 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	switch (df) {
 	case DF_WS:
 		s->rows = op->k, s->cols = op->n, s->t = op->m;
-		s->s_buf = SRAM_WEIGHTS, s->x_buf = SRAM_INPUTS;
+		s->s_opnd = OPND_B, s->x_opnd = OPND_A;
 		break;
 	case DF_IS:
 		s->rows = op->k, s->cols = op->m, s->t = op->n;
-		s->s_buf = SRAM_INPUTS, s->x_buf = SRAM_WEIGHTS;
+		s->s_opnd = OPND_A, s->x_opnd = OPND_B;
 		break;
 	default:
 		s->rows = op->m, s->cols = op->n, s->t = op->k;
-		s->s_buf = SRAM_INPUTS, s->x_buf = SRAM_WEIGHTS;
+		s->s_opnd = OPND_A, s->x_opnd = OPND_B;
 		break;
 	}
+	s->s_buf = sram_operand_buf(df, s->s_opnd);
+	s->x_buf = sram_operand_buf(df, s->x_opnd);
 	s->nr = ceil_div(s->rows, s->R);
 	s->nc = ceil_div(s->cols, s->C);
 
@@ -283,7 +282,7 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	} else {
 		int64_t nt = ceil_div(s->t, s->chunk);
 		int64_t sb = df == DF_WS ? b_bytes : a_bytes, xb = df == DF_WS ? a_bytes : b_bytes;
-		int so = df == DF_WS ? OPND_B : OPND_A, xo = df == DF_WS ? OPND_A : OPND_B;
+		int so = s->s_opnd, xo = s->x_opnd;
 		s->nchunks = nt;
 		s->folds = s->nr * s->nc * nt * op->repeat;
 		s->read_bytes[so] = sb * (s->keep_s || nt == 1 ? 1 : nt) * op->repeat;
@@ -301,24 +300,58 @@ void sched_iter_init(struct sched_iter *it, const struct sched *s)
 	it->s = s;
 }
 
-static void emit(struct sched_iter *it, enum tile_kind k, int operand, int64_t bytes, int64_t sr, int64_t sc,
-		 int64_t t)
+uint64_t sched_base(int operand)
 {
-	if (k == TI_LOAD && operand == OPND_A) {
-		/*
-		 * A tile of A is bytes of the im2col matrix; memory holds a_unique
-		 * bytes for all m x k of it. Scale by the running total, so that
-		 * the loads are never negative and add up exactly.
-		 */
-		const struct sched *s = it->s;
-		unsigned __int128 full = (unsigned __int128)s->op->m * (unsigned __int128)s->op->k * (unsigned __int128)s->eb;
-		int64_t total;
-		it->a_im2col += bytes;
-		total = (int64_t)((unsigned __int128)it->a_im2col * (unsigned __int128)s->a_unique / full);
-		bytes = total - it->a_loaded;
-		it->a_loaded = total;
+	static const uint64_t base[3] = { 0, UINT64_C(1) << 40, UINT64_C(2) << 40 };
+	return base[operand];
+}
+
+/*
+ * Places a tile in the layout (see schedule.h): the block (r0, c0) of h x w
+ * elements of a matrix with `cols` columns, cut into blocks of h rows,
+ * starts at element r0 x cols + h x c0.
+ */
+static void place(const struct sched *s, struct tile_ins *ins)
+{
+	const struct op *o = s->op;
+	int64_t r0, c0, h, w, cols, size;
+	switch (ins->operand) {
+	case OPND_A:
+		r0 = ins->m0, c0 = ins->k0, h = ins->m, w = ins->k, cols = o->k, size = s->a_unique;
+		break;
+	case OPND_B:
+		r0 = ins->k0, c0 = ins->n0, h = ins->k, w = ins->n, cols = o->n, size = o->k * o->n * s->eb;
+		break;
+	default:
+		r0 = ins->m0, c0 = ins->n0, h = ins->m, w = ins->n, cols = o->n, size = o->m * o->n * s->eb;
+		break;
 	}
-	it->q[it->qn++] = (struct tile_ins){ k, operand, bytes, sr, sc, t };
+	int64_t from = (r0 * cols + h * c0) * s->eb, to = from + h * w * s->eb;
+	if (ins->operand == OPND_A) {
+		/*
+		 * A convolution's A is the im2col matrix, but memory holds its
+		 * input tensor (a_unique bytes for all m x k): a tile's bytes are
+		 * its proportional share, rounded down at both ends, so that the
+		 * tiles partition the tensor.
+		 */
+		unsigned __int128 full = (unsigned __int128)o->m * (unsigned __int128)o->k * (unsigned __int128)s->eb;
+		from = (int64_t)((unsigned __int128)from * (unsigned __int128)s->a_unique / full);
+		to = (int64_t)((unsigned __int128)to * (unsigned __int128)s->a_unique / full);
+	}
+	ins->addr = sched_base(ins->operand) + (uint64_t)(ins->rep * size + from);
+	ins->bytes = to - from;
+}
+
+/* Appends an instruction on block b (a fold's block) of the given kind and operand. */
+static struct tile_ins *emit(struct sched_iter *it, const struct tile_ins *b, enum tile_kind k, int operand)
+{
+	struct tile_ins *ins = &it->q[it->qn++];
+	*ins = *b;
+	ins->kind = k;
+	ins->operand = operand;
+	if (k != TI_FOLD)
+		place(it->s, ins);
+	return ins;
 }
 
 /* Fills the queue with the instructions of step (rep, i0, i1, i2), then advances. */
@@ -326,24 +359,30 @@ static void step(struct sched_iter *it)
 {
 	const struct sched *s = it->s;
 	const struct op *o = s->op;
-	int64_t eb = s->eb;
+	struct tile_ins b = { .rep = it->rep };
 	it->qn = it->qi = 0;
 
 	if (s->df == DF_OS) {
 		/* i0: chunk of M rows, i1: column block, i2: row block within the chunk, i3: part of K. */
 		int64_t row0 = it->i0 * s->chunk + it->i2 * s->R;
 		int64_t chunk_rows = min64(s->chunk, o->m - it->i0 * s->chunk);
-		int64_t sr = min64(s->R, o->m - row0), sc = min64(s->C, o->n - it->i1 * s->C);
-		int64_t kp = min64(s->kpart, o->k - it->i3 * s->kpart);
+		b.m0 = row0, b.m = min64(s->R, o->m - row0);
+		b.n0 = it->i1 * s->C, b.n = min64(s->C, o->n - b.n0);
+		b.k0 = it->i3 * s->kpart, b.k = min64(s->kpart, o->k - b.k0);
+		b.sr = b.m, b.sc = b.n, b.t = b.k;
+		b.cont = it->i3 > 0;
+		b.first = it->i3 == 0;
+		b.last = it->i3 == s->nparts - 1;
+		b.inst_last = b.last && it->i0 == s->nchunks - 1 && it->i1 == s->nc - 1 && (it->i2 + 1) * s->R >= chunk_rows;
 		if (it->i1 == 0 || !s->keep_s)
-			emit(it, TI_LOAD, OPND_A, sr * kp * eb, 0, 0, 0);
+			emit(it, &b, TI_LOAD, OPND_A);
 		if (it->i2 == 0 || !s->keep_x)
-			emit(it, TI_LOAD, OPND_B, kp * sc * eb, 0, 0, 0);
-		emit(it, TI_FOLD, it->i3 > 0, 0, sr, sc, kp);
+			emit(it, &b, TI_LOAD, OPND_B);
+		emit(it, &b, TI_FOLD, OPND_C);
 		if (++it->i3 < s->nparts)
 			return;
 		it->i3 = 0;
-		emit(it, TI_STORE, OPND_C, sr * sc * eb, 0, 0, 0);
+		emit(it, &b, TI_STORE, OPND_C);
 		if (++it->i2 * s->R >= chunk_rows) {
 			it->i2 = 0;
 			if (++it->i1 == s->nc) {
@@ -358,21 +397,30 @@ static void step(struct sched_iter *it)
 		return;
 	}
 	/* ws/is. i0, i1: column block of S and chunk of T (in the plan's order), i2: row block of kdim. */
-	int so = s->df == DF_WS ? OPND_B : OPND_A, xo = s->df == DF_WS ? OPND_A : OPND_B;
+	int64_t n0 = s->order == ORDER_CT ? s->nc : s->nchunks, n1 = s->order == ORDER_CT ? s->nchunks : s->nc;
 	int64_t ci = s->order == ORDER_CT ? it->i0 : it->i1, ti = s->order == ORDER_CT ? it->i1 : it->i0;
-	int64_t sr = min64(s->R, s->rows - it->i2 * s->R), sc = min64(s->C, s->cols - ci * s->C);
-	int64_t t = min64(s->chunk, s->t - ti * s->chunk);
+	int64_t c0 = ci * s->C, t0 = ti * s->chunk;
+	b.k0 = it->i2 * s->R, b.k = b.sr = min64(s->R, s->rows - b.k0);
+	b.sc = min64(s->C, s->cols - c0);
+	b.t = min64(s->chunk, s->t - t0);
+	if (s->df == DF_WS)
+		b.m0 = t0, b.m = b.t, b.n0 = c0, b.n = b.sc;
+	else
+		b.m0 = c0, b.m = b.sc, b.n0 = t0, b.n = b.t;
+	b.first = it->i2 == 0;
+	b.last = it->i2 == s->nr - 1;
+	b.inst_last = b.last && it->i0 == n0 - 1 && it->i1 == n1 - 1;
 	if (ti == 0 || !s->keep_s)
-		emit(it, TI_LOAD, so, sr * sc * eb, 0, 0, 0);
+		emit(it, &b, TI_LOAD, s->s_opnd);
 	if (ci == 0 || !s->keep_x)
-		emit(it, TI_LOAD, xo, sr * t * eb, 0, 0, 0);
-	emit(it, TI_FOLD, 0, 0, sr, sc, t);
+		emit(it, &b, TI_LOAD, s->x_opnd);
+	emit(it, &b, TI_FOLD, OPND_C);
 	if (++it->i2 == s->nr) {
-		emit(it, TI_STORE, OPND_C, t * sc * eb, 0, 0, 0);
+		emit(it, &b, TI_STORE, OPND_C);
 		it->i2 = 0;
-		if (++it->i1 == (s->order == ORDER_CT ? s->nchunks : s->nc)) {
+		if (++it->i1 == n1) {
 			it->i1 = 0;
-			if (++it->i0 == (s->order == ORDER_CT ? s->nc : s->nchunks)) {
+			if (++it->i0 == n0) {
 				it->i0 = 0;
 				if (++it->rep == o->repeat)
 					it->done = true;

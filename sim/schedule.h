@@ -52,7 +52,6 @@
 #include "err.h"
 #include "lower.h"
 
-enum operand { OPND_A, OPND_B, OPND_C };
 enum order { ORDER_CT, ORDER_TC };     /* ws/is loop nest: columns outside chunks, or chunks outside columns */
 
 struct sched {
@@ -69,7 +68,8 @@ struct sched {
 	int64_t kpart, nparts;          /* os: K streamed per part, parts per fold (ws/is: 0) */
 	bool keep_s, keep_x;            /* see above */
 	int order;                      /* ws/is: ORDER_CT or ORDER_TC */
-	int s_buf, x_buf;               /* enum sram_buf of S and X (os: A and B) */
+	int s_opnd, x_opnd;             /* enum operand of S and X (os: A and B) */
+	int s_buf, x_buf;               /* enum sram_buf of S and X, by sram_operand_buf */
 
 	int64_t a_unique;               /* bytes of A in memory, per instance (conv: the input, not im2col) */
 	int64_t folds;                  /* over all repeats */
@@ -86,24 +86,54 @@ struct sched {
 int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
 	       struct err *e);
 
+/*
+ * The HBM layout of an op's tensors, assigned by the plan. A (M x K), B
+ * (K x N) and C (M x N) start at sched_base(OPND_A, _B, _C), each instance of
+ * a repeated op right after the previous one. Each matrix is stored tiled by
+ * the blocks the plan moves of it, so that every load or store is one
+ * contiguous range: block rows one after another, and within a block row the
+ * blocks one after another, each row-major; the block at (r0, c0) of h x w in
+ * a matrix of W columns starts at element r0 W + h c0. A convolution's A is
+ * its input tensor (a_unique bytes per instance): the tile of im2col bytes
+ * [x, y) is at [x a / f, y a / f) of it (a = a_unique, f = M K bytes,
+ * rounded down), so the tiles partition the tensor. A vector op reads its
+ * input from sched_base(OPND_A) and writes its output at sched_base(OPND_C).
+ */
+uint64_t sched_base(int operand);
+
 /* One instruction of the tile program. */
 enum tile_kind { TI_LOAD, TI_FOLD, TI_STORE };
 
 struct tile_ins {
 	enum tile_kind kind;
-	int operand;                    /* TI_LOAD: OPND_A or OPND_B; TI_STORE: OPND_C;
-					   TI_FOLD: 1 when it continues the previous fold (os parts) */
-	int64_t bytes;                  /* TI_LOAD, TI_STORE */
-	int64_t sr, sc, t;              /* TI_FOLD */
+	int operand;                    /* TI_LOAD: OPND_A or OPND_B; TI_STORE, TI_FOLD: OPND_C */
+	/*
+	 * The block, in the GEMM's coordinates: rows m0 .. m0 + m - 1 of M,
+	 * k0 .. of K, n0 .. of N, of repeat instance rep. A load of A moves its
+	 * m x k block at (m0, k0), of B the k x n block at (k0, n0); a store
+	 * the m x n block of C at (m0, n0); a fold multiplies the first by the
+	 * second into the third.
+	 */
+	int64_t rep;
+	int64_t m0, k0, n0;
+	int64_t m, k, n;
+	/* TI_FOLD */
+	int64_t sr, sc, t;              /* the fold on the array (array.h) */
+	bool cont;                      /* continues the previous fold's accumulation (os parts of K) */
+	bool first;                     /* the first fold into its output block's accumulators */
+	bool last;                      /* the last: the block is stored after it */
+	bool inst_last;                 /* the last fold of its repeat instance */
+	/* TI_LOAD, TI_STORE */
+	uint64_t addr;                  /* HBM address of the tile, by the layout above */
+	int64_t bytes;
 };
 
 struct sched_iter {
 	const struct sched *s;          /* borrowed */
-	int64_t rep, i0, i1, i2, i3;    /* loop indices, outer to inner */
+	int64_t rep, i0, i1, i2, i3;    /* loop indices, outer to inner; private */
 	bool done;
 	struct tile_ins q[4];           /* instructions of the current step */
 	int qn, qi;
-	int64_t a_im2col, a_loaded;     /* A loaded so far: as im2col bytes, as bytes in memory */
 };
 
 void sched_iter_init(struct sched_iter *it, const struct sched *s);

@@ -88,18 +88,13 @@ double result_energy(const struct arch *a, const struct result *r, double part[]
 	part[EN_MAC] = (double)r->macs * energy_mac_pj(p, a->array.dtype);
 	part[EN_ARRAY] = (double)r->macs * p->pe_move_pj;
 	for (int b = 0; b < SRAM_NBUF; b++) {
-		/* One bank's size sets the energy per access; weights and inputs share banks when unified. */
-		double bank = (double)sram_bytes(sp, b) / (double)sp->buf[b].banks;
-		if (sp->unified && b != SRAM_OUTPUTS)
-			bank = (double)(sram_bytes(sp, SRAM_WEIGHTS) + sram_bytes(sp, SRAM_INPUTS)) /
-			       (double)(sp->buf[SRAM_WEIGHTS].banks + sp->buf[SRAM_INPUTS].banks);
 		part[EN_SRAM_WEIGHTS + b] = (double)(r->sram_read_bytes[b] + r->sram_write_bytes[b]) *
-					    energy_sram_pj_per_byte(p, bank);
+					    energy_sram_pj_per_byte(p, sram_bank_bytes(sp, b));
 		kib += (double)sp->buf[b].kib;
 	}
 	part[EN_HBM] = (double)(r->hbm_read_bytes + r->hbm_write_bytes) * 8.0 * p->hbm_pj_per_bit;
 	part[EN_LEAKAGE] = (double)r->cycles *
-			   ((double)a->array.rows * (double)a->array.cols * p->leak_pe_pj + kib * p->leak_sram_pj_per_kib);
+			   ((double)array_pes(&a->array) * p->leak_pe_pj + kib * p->leak_sram_pj_per_kib);
 	for (int i = 0; i < EN_N; i++)
 		total += part[i];
 	return total;

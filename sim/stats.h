@@ -1,18 +1,8 @@
 /*
  * stats.h - what one op, one layer or a whole run cost, as both models count it.
  *
- * Every cycle of an op's time is in exactly one category, so the categories
- * sum to `cycles`:
- *   compute      the array streams operands (one row of T per cycle)
- *   weights      waiting for weights (operand B) to arrive, or for the weight
- *                buffer's port to feed the array
- *   inputs       the same for inputs (operand A) and the input buffer
- *   outputs      waiting for an accumulator tile to be free, and the stores
- *                still draining to HBM after the array is done
- *   vector       the vector unit computing
- *   fill_drain   the array's own overhead: the first weight shift, shifts
- *                longer than the stream before them, os drains, and the skew
- *                of filling and draining the array
+ * Every cycle of an op's time is in exactly one category of models/cat.h,
+ * so the categories sum to `cycles`.
  */
 #ifndef TPUSIM_STATS_H
 #define TPUSIM_STATS_H
@@ -21,10 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cat.h"
 #include "energy.h"
 #include "sram.h"
-
-enum cat { CAT_COMPUTE, CAT_WEIGHTS, CAT_INPUTS, CAT_OUTPUTS, CAT_VECTOR, CAT_FILL_DRAIN, CAT_N };
 
 extern const char *const cat_names[];   /* "compute", "weights", ... */
 

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analytic.h"
+#include "schedule.h"
 #include "tests.h"
 
 char *th_tmpdir(void)
@@ -191,4 +193,24 @@ char *th_slurp(const char *path)
 	ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
 	fclose(f);
 	return s;
+}
+
+int th_analytic(const struct config *c, const struct op *o, int df, bool ideal, struct result *r, struct err *e)
+{
+	struct sched s;
+	if (o->kind == OP_GEMM && sched_plan(&s, o, c, df, ideal, e) < 0)
+		return -1;
+	return analytic_op(c, o, o->kind == OP_GEMM ? &s : NULL, ideal, r, e);
+}
+
+int th_engine(engine *en, const struct config *c, const struct op *o, int df, bool ideal, struct result *r,
+	      struct err *e)
+{
+	struct sched s;
+	const struct sched *sp = o->kind == OP_GEMM ? &s : NULL;
+	if (sp && sched_plan(&s, o, c, df, ideal, e) < 0)
+		return -1;
+	if (analytic_check(c, o, sp, ideal, e) < 0)
+		return -1;
+	return engine_op(en, o, sp, r, e);
 }

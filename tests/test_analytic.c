@@ -1,6 +1,7 @@
 /*
- * test_analytic.c - cycles worked out by hand, the closed form against a
- * fold-by-fold walk of the tile program, and SCALE-Sim's compute model.
+ * test_analytic.c - cycles worked out by hand, the closed form against
+ * models/array's timer walked over the tile program, and SCALE-Sim's
+ * compute model.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -117,7 +118,7 @@ START_TEST(scalesim_alexnet)
 			int64_t per = (df == DF_OS ? 32 : 64) + 32 + t - 2;
 			int64_t want = ((sr + 31) / 32) * ((sc + 31) / 32) * per - 1;
 			struct result res;
-			ck_assert_int_eq(analytic_op(&c, &ops.v[i], df, false, &res, &e), 0);
+			ck_assert_int_eq(th_analytic(&c, &ops.v[i], df, false, &res, &e), 0);
 			ck_assert_msg(res.compute_cycles == want, "%s df %d: %lld, want %lld", ops.v[i].name, df,
 				      (long long)res.compute_cycles, (long long)want);
 			if (i == 0 && df == DF_WS)
@@ -130,53 +131,125 @@ START_TEST(scalesim_alexnet)
 END_TEST
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-/*
- * The closed form equals a fold-by-fold walk of the tile program through the
- * array's chain timing, on 1,000 random GEMMs, arrays and buffers (fixed seed),
- * for ws, os and is, pipelined and serial.
- */
-START_TEST(closed_form_matches_walk)
+
+/* The tile program of s walked through models/array's timer with every operand there at once. */
+static int64_t timer_walk(const struct config *c, const struct sched *s)
 {
-	int checked = 0;
+	struct array_timer tm;
+	struct array_step st;
+	struct sched_iter it;
+	struct tile_ins ins;
+	int64_t cat[CAT_N] = { 0 }, sum = 0, end;
+	array_timer_init(&tm, &c->arch.array, s->df, 0);
+	sched_iter_init(&it, s);
+	while (sched_next(&it, &ins)) {
+		if (ins.kind != TI_FOLD)
+			continue;
+		struct array_fold f = { .sr = ins.sr, .sc = ins.sc, .t = ins.t, .cont = ins.cont, .last = ins.last,
+					.inst_last = ins.inst_last, .shift = ins.sr, .stream = ins.t };
+		array_timer_fold(&tm, &f, &st);
+		ck_assert_int_eq(st.wait_to, st.wait_from);     /* nothing to wait for */
+		ck_assert_int_eq(st.end, st.start + ins.t);
+		for (int i = 0; i < CAT_N; i++)
+			cat[i] += st.cat[i];
+	}
+	end = array_timer_end(&tm, cat);
+	for (int i = 0; i < CAT_N; i++)
+		sum += cat[i];
+	/* The timer's categories cover its cycles: streaming and the array's own overhead. */
+	ck_assert_int_eq(sum, end);
+	ck_assert_int_eq(cat[CAT_COMPUTE], analytic_stream_cycles(s));
+	return end;
+}
+
+/*
+ * The closed form equals models/array's timer fed every fold of the tile
+ * program with its operands there at once, on 1,000 random GEMMs, arrays
+ * and buffers (fixed seed), for ws, os and is, pipelined, serial and
+ * SCALE-Sim compatible, with partial last folds, chunks and parts of K.
+ */
+START_TEST(closed_form_matches_timer)
+{
+	int checked = 0, modes[3][3] = { { 0 } };
 	for (int i = 0; i < 1000; i++) {
-		char s[6][64];
-		const char *sets[7];
+		char s[7][64];
+		const char *sets[8];
 		struct config c;
 		struct sched sc;
-		struct sched_iter it;
-		struct tile_ins ins;
-		struct array_chain ch;
 		struct err e = { 0 };
 		struct op o = th_gemm(th_rnd(&rng, 1, 200), th_rnd(&rng, 1, 200), th_rnd(&rng, 1, 200), 1);
-		int df = (int)th_rnd(&rng, 0, 2);
+		int df = (int)th_rnd(&rng, 0, 2), mode = (int)th_rnd(&rng, 0, 2);
 		o.repeat = th_rnd(&rng, 1, 3);
 		snprintf(s[0], 64, "array.rows=%lld", (long long)th_rnd(&rng, 1, 20));
 		snprintf(s[1], 64, "array.cols=%lld", (long long)th_rnd(&rng, 1, 20));
 		snprintf(s[2], 64, "sram.outputs.kib=%lld", (long long)th_rnd(&rng, 1, 4));
 		snprintf(s[3], 64, "sram.inputs.kib=%lld", (long long)th_rnd(&rng, 1, 4));
 		snprintf(s[4], 64, "sram.weights.kib=%lld", (long long)th_rnd(&rng, 1, 4));
-		snprintf(s[5], 64, "array.weight_double_buffer=%s", th_rnd(&rng, 0, 1) ? "true" : "false");
-		for (int j = 0; j < 6; j++)
+		snprintf(s[5], 64, "array.weight_double_buffer=%s", mode == 1 ? "false" : "true");
+		snprintf(s[6], 64, "array.scalesim_compat=%s", mode == 2 ? "true" : "false");
+		for (int j = 0; j < 7; j++)
 			sets[j] = s[j];
-		sets[6] = NULL;
+		sets[7] = NULL;
 		th_config(&c, "lab_4x4", sets);
 		if (sched_plan(&sc, &o, &c, df, false, &e) < 0)
 			continue;
 		checked++;
-		array_chain_init(&ch, &c.arch.array, df);
-		sched_iter_init(&it, &sc);
-		while (sched_next(&it, &ins))
-			if (ins.kind == TI_FOLD)
-				array_chain_fold(&ch, ins.sr, ins.sc, ins.t, ins.operand);
-		ck_assert_msg(array_chain_end(&ch) == analytic_gemm_cycles(&sc),
-			      "case %d: df %d M %lld K %lld N %lld x%lld on %lldx%lld: walk %lld, closed form %lld", i, df,
-			      (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat,
-			      (long long)sc.R, (long long)sc.C, (long long)array_chain_end(&ch),
-			      (long long)analytic_gemm_cycles(&sc));
+		modes[df][mode]++;
+		int64_t walk = timer_walk(&c, &sc);
+		ck_assert_msg(walk == analytic_gemm_cycles(&sc),
+			      "case %d: df %d mode %d M %lld K %lld N %lld x%lld on %lldx%lld: timer %lld, closed form %lld", i,
+			      df, mode, (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, (long long)sc.R,
+			      (long long)sc.C, (long long)walk, (long long)analytic_gemm_cycles(&sc));
 		/* Never faster than the MACs spread over every PE. */
-		ck_assert_int_ge(analytic_gemm_cycles(&sc) * sc.R * sc.C, op_macs(&o));
+		ck_assert_int_ge(walk * sc.R * sc.C, op_macs(&o));
 	}
 	ck_assert_int_gt(checked, 500);
+	for (int df = 0; df < 3; df++)
+		for (int m = 0; m < 3; m++)
+			ck_assert_int_gt(modes[df][m], 30);
+}
+END_TEST
+
+/*
+ * The timer by hand, ws on 4x4 with a 10-row stream: folds (4,4) (2,4) (4,1)
+ * (2,1) as in ws_by_hand (47 cycles), but B's second tile (2 rows) arrives
+ * at cycle 20, after fold 0 has streamed (4-14). It shifts in over 20-22, so
+ * fold 1 starts at 22 instead of 14: an 8-cycle wait on B, then everything
+ * as before, 8 cycles later: 55. Fold 1's stream ends at 32 and its block
+ * leaves R + Sc - 2 = 6 cycles later, at 38.
+ */
+START_TEST(timer_waits_by_hand)
+{
+	struct config c;
+	struct array_timer tm;
+	struct array_step st;
+	static const int64_t shape[4][2] = { { 4, 4 }, { 2, 4 }, { 4, 1 }, { 2, 1 } };
+	int64_t cat[CAT_N] = { 0 }, waited = 0;
+	th_config(&c, "lab_4x4", NULL);
+	array_timer_init(&tm, &c.arch.array, DF_WS, 0);
+	for (int i = 0; i < 4; i++) {
+		struct array_fold f = { .sr = shape[i][0], .sc = shape[i][1], .t = 10 };
+		f.last = i % 2 == 1;
+		f.inst_last = i == 3;
+		f.shift = f.sr, f.stream = 10;
+		f.ready[OPND_B] = i == 1 ? 20 : 0;
+		array_timer_fold(&tm, &f, &st);
+		if (i == 1) {
+			ck_assert_int_eq(st.start, 22);
+			ck_assert_int_eq(st.wait_from, 14);
+			ck_assert_int_eq(st.wait_to, 22);
+			ck_assert_int_eq(st.wait_opnd[0], OPND_B);
+			ck_assert_int_eq(st.wait_ready[0], 22);       /* shifted in */
+			ck_assert_int_eq(st.out, 38);
+		}
+		waited += st.wait_to - st.wait_from;
+		for (int j = 0; j < CAT_N; j++)
+			cat[j] += st.cat[j];
+	}
+	ck_assert_int_eq(array_timer_end(&tm, cat), 55);
+	ck_assert_int_eq(cat[CAT_COMPUTE], 40);
+	ck_assert_int_eq(cat[CAT_FILL_DRAIN], 7);     /* the first shift (4) and the last drain (3) */
+	ck_assert_int_eq(waited, 8);
 }
 END_TEST
 
@@ -193,8 +266,8 @@ START_TEST(memory_bound_gemv)
 	struct op o = th_gemm(1, 4096, 4096, 1);
 	int64_t bytes = 4096 * 4096 + 4096 + 4096;
 	th_config(&c, "tpu_v1", NULL);
-	ck_assert_int_eq(analytic_op(&c, &o, DF_WS, false, &r, &e), 0);
-	ck_assert_int_eq(analytic_op(&c, &o, DF_WS, true, &ideal, &e), 0);
+	ck_assert_int_eq(th_analytic(&c, &o, DF_WS, false, &r, &e), 0);
+	ck_assert_int_eq(th_analytic(&c, &o, DF_WS, true, &ideal, &e), 0);
 	ck_assert_int_eq(r.hbm_read_bytes + r.hbm_write_bytes, bytes);
 	ck_assert_int_eq(r.cycles, (int64_t)ceil(bytes / (34.0 / 0.7)));
 	ck_assert_int_eq(ideal.cycles, ideal.compute_cycles);
@@ -215,7 +288,8 @@ Suite *analytic_suite(void)
 	tcase_add_test(t, is_by_hand);
 	tcase_add_test(t, scalesim_by_hand);
 	tcase_add_test(t, scalesim_alexnet);
-	tcase_add_test(t, closed_form_matches_walk);
+	tcase_add_test(t, closed_form_matches_timer);
+	tcase_add_test(t, timer_waits_by_hand);
 	tcase_add_test(t, memory_bound_gemv);
 	suite_add_tcase(s, t);
 	return s;

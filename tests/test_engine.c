@@ -50,10 +50,10 @@ START_TEST(ideal_engine_equals_analytic)
 			sets[j] = s[j];
 		sets[5] = NULL;
 		th_config(&c, "lab_4x4", sets);
-		ck_assert_int_eq(analytic_op(&c, &o, df, true, &a, &e), 0);
+		ck_assert_int_eq(th_analytic(&c, &o, df, true, &a, &e), 0);
 		en = engine_new(&c, true, &e);
 		ck_assert_ptr_nonnull(en);
-		ck_assert_msg(engine_op(en, &o, df, &g, &e) == 0, "%s", e.msg);
+		ck_assert_msg(th_engine(en, &c, &o, df, true, &g, &e) == 0, "%s", e.msg);
 		engine_free(en);
 		ck_assert_msg(g.cycles == a.cycles, "case %d: df %d M %lld K %lld N %lld x%lld on %s %s: engine %lld, analytic %lld",
 			      i, df, (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, s[0], s[1],
@@ -106,12 +106,12 @@ START_TEST(real_plans_instant_memory)
 			sets[j] = s[j];
 		sets[8] = NULL;
 		th_config(&c, "lab_4x4", sets);
-		if (analytic_op(&c, &o, df, false, &a, &e) < 0)
+		if (th_analytic(&c, &o, df, false, &a, &e) < 0)
 			continue;                   /* buffers too small for this array */
 		en = engine_new(&c, false, &e);
 		ck_assert_ptr_nonnull(en);
 		ck_assert_int_eq(engine_instant_memory(en, &e), 0);
-		ck_assert_msg(engine_op(en, &o, df, &g, &e) == 0, "%s", e.msg);
+		ck_assert_msg(th_engine(en, &c, &o, df, false, &g, &e) == 0, "%s", e.msg);
 		engine_free(en);
 		ck_assert_int_ge(g.cycles, a.compute_cycles);
 		if (g.cat[CAT_OUTPUTS] > 0)
@@ -144,8 +144,8 @@ START_TEST(ideal_vector_equals_analytic)
 		o.out_elems = th_rnd(&rng, 1, 3000000);
 		o.in_elems = o.out_elems;
 		o.lane_ops = 5 * o.out_elems;
-		ck_assert_int_eq(analytic_op(&c, &o, DF_WS, true, &a, &e), 0);
-		ck_assert_int_eq(engine_op(en, &o, DF_WS, &g, &e), 0);
+		ck_assert_int_eq(th_analytic(&c, &o, DF_WS, true, &a, &e), 0);
+		ck_assert_int_eq(th_engine(en, &c, &o, DF_WS, true, &g, &e), 0);
 		ck_assert_int_eq(g.cycles, (o.lane_ops + 255) / 256);
 		ck_assert_int_eq(g.cycles, a.cycles);
 		ck_assert_int_eq(g.cat[CAT_VECTOR], g.cycles);
@@ -168,7 +168,7 @@ static struct result run1(const char *preset, const char *const *sets, struct op
 	th_config(&c, preset, sets);
 	en = engine_new(&c, ideal, &e);
 	ck_assert_ptr_nonnull(en);
-	ck_assert_msg(engine_op(en, &o, df, &r, &e) == 0, "%s", e.msg);
+	ck_assert_msg(th_engine(en, &c, &o, df, ideal, &r, &e) == 0, "%s", e.msg);
 	engine_free(en);
 	ck_assert_int_eq(cat_sum(&r), r.cycles);
 	return r;
@@ -304,7 +304,7 @@ START_TEST(engine_scalesim_alexnet)
 	ck_assert_msg(workload_load(&w, "traces/alexnet.csv", 0, &e) == 0, "%s", e.msg);
 	ck_assert_msg(lower_workload(&w, &ops, &e) == 0, "%s", e.msg);
 	en = engine_new(&c, true, &e);
-	ck_assert_int_eq(engine_op(en, &ops.v[0], DF_WS, &r, &e), 0);
+	ck_assert_int_eq(th_engine(en, &c, &ops.v[0], DF_WS, true, &r, &e), 0);
 	ck_assert_int_eq(r.cycles, 112283);
 	engine_free(en);
 	oplist_release(&ops);
@@ -387,7 +387,7 @@ START_TEST(ideal_large_array_small_k)
 			struct err e = { 0 };
 			struct op o = th_gemm(shapes[i][0], shapes[i][1], shapes[i][2], 1);
 			th_config(&c, "tpu_v1", NULL);
-			ck_assert_int_eq(analytic_op(&c, &o, df, true, &a, &e), 0);
+			ck_assert_int_eq(th_analytic(&c, &o, df, true, &a, &e), 0);
 			g = run1("tpu_v1", NULL, o, df, true);
 			ck_assert_msg(g.cycles == a.cycles, "shape %d df %d: engine %lld, analytic %lld", i, df,
 				      (long long)g.cycles, (long long)a.cycles);

@@ -245,7 +245,7 @@ START_TEST(program_matches_plan)
 			else if (ins.kind == TI_STORE)
 				wr += ins.bytes;
 			else {
-				folds += !ins.operand;      /* os parts continue a fold */
+				folds += !ins.cont;         /* os parts continue a fold */
 				ck_assert(ins.sr >= 1 && ins.sr <= s.R && ins.sc >= 1 && ins.sc <= s.C);
 				macs += ins.sr * ins.sc * ins.t;
 			}
@@ -258,6 +258,197 @@ START_TEST(program_matches_plan)
 		ck_assert_int_eq(macs, op_macs(&o));
 	}
 	ck_assert_int_gt(checked, 800);
+}
+END_TEST
+
+/*
+ * The tile program of ws on 4x4, M = 10, K = 6, N = 5, twice, int8, buffers
+ * that hold everything: one chunk of all 10 rows; A is read once (kept
+ * across the two column blocks), B's tiles once each. Instance 0:
+ *   column block 0 (n 0-3): B[0:4, 0:4], A[0:10, 0:4], fold 4x4 (first);
+ *                           B[4:6, 0:4], A[0:10, 4:6], fold 2x4 (last);
+ *                           store C[0:10, 0:4]
+ *   column block 1 (n 4):   B[0:4, 4], fold 4x1 (first);
+ *                           B[4:6, 4], fold 2x1 (last, end of instance);
+ *                           store C[0:10, 4]
+ * Addresses, tiled by blocks (block (r0, c0) of h rows at r0 W + h c0):
+ *   B (W = 5):  [0:4, 0:4] at 0 (16 B), [4:6, 0:4] at 20 (8 B),
+ *               [0:4, 4] at 4 x 4 = 16 (4 B), [4:6, 4] at 20 + 2 x 4 = 28 (2 B)
+ *   A (W = 6):  [0:10, 0:4] at 0 (40 B), [0:10, 4:6] at 10 x 4 = 40 (20 B)
+ *   C (W = 5):  [0:10, 0:4] at 0 (40 B), [0:10, 4] at 10 x 4 = 40 (10 B)
+ * Instance 1 is the same 60, 30 and 50 bytes further on.
+ */
+START_TEST(tile_program_by_hand)
+{
+	static const struct want {
+		int kind, operand;
+		int64_t m0, k0, n0, m, k, n, off, bytes;
+		bool first, last, inst_last;
+	} want[] = {
+		{ TI_LOAD, OPND_B, 0, 0, 0, 10, 4, 4, 0, 16, 0, 0, 0 },
+		{ TI_LOAD, OPND_A, 0, 0, 0, 10, 4, 4, 0, 40, 0, 0, 0 },
+		{ TI_FOLD, OPND_C, 0, 0, 0, 10, 4, 4, 0, 0, 1, 0, 0 },
+		{ TI_LOAD, OPND_B, 0, 4, 0, 10, 2, 4, 20, 8, 0, 0, 0 },
+		{ TI_LOAD, OPND_A, 0, 4, 0, 10, 2, 4, 40, 20, 0, 0, 0 },
+		{ TI_FOLD, OPND_C, 0, 4, 0, 10, 2, 4, 0, 0, 0, 1, 0 },
+		{ TI_STORE, OPND_C, 0, 4, 0, 10, 2, 4, 0, 40, 0, 1, 0 },
+		{ TI_LOAD, OPND_B, 0, 0, 4, 10, 4, 1, 16, 4, 0, 0, 0 },
+		{ TI_FOLD, OPND_C, 0, 0, 4, 10, 4, 1, 0, 0, 1, 0, 0 },
+		{ TI_LOAD, OPND_B, 0, 4, 4, 10, 2, 1, 28, 2, 0, 0, 0 },
+		{ TI_FOLD, OPND_C, 0, 4, 4, 10, 2, 1, 0, 0, 0, 1, 1 },
+		{ TI_STORE, OPND_C, 0, 4, 4, 10, 2, 1, 40, 10, 0, 1, 1 },
+	};
+	static const int64_t size[3] = { 60, 30, 50 };
+	int n = (int)(sizeof want / sizeof want[0]), i = 0;
+	struct config c;
+	struct sched s;
+	struct sched_iter it;
+	struct tile_ins ins;
+	struct op o = th_gemm(10, 6, 5, 2);
+	th_config(&c, "lab_4x4", NULL);
+	plan(&s, &o, &c, DF_WS);
+	sched_iter_init(&it, &s);
+	while (sched_next(&it, &ins)) {
+		ck_assert_int_lt(i, 2 * n);
+		int64_t rep = i / n;
+		const struct want *w = &want[i % n];
+		ck_assert_int_eq(ins.kind, w->kind);
+		ck_assert_int_eq(ins.operand, w->operand);
+		ck_assert_int_eq(ins.rep, rep);
+		ck_assert_int_eq(ins.m0, w->m0);
+		ck_assert_int_eq(ins.k0, w->k0);
+		ck_assert_int_eq(ins.n0, w->n0);
+		ck_assert_int_eq(ins.m, w->m);
+		ck_assert_int_eq(ins.k, w->k);
+		ck_assert_int_eq(ins.n, w->n);
+		if (ins.kind == TI_FOLD) {
+			ck_assert_int_eq(ins.first, w->first);
+			ck_assert_int_eq(ins.last, w->last);
+			ck_assert_int_eq(ins.inst_last, w->inst_last);
+			ck_assert(!ins.cont);
+			ck_assert_int_eq(ins.sr, w->k);     /* ws: Sr of K, Sc of N, T = M */
+			ck_assert_int_eq(ins.sc, w->n);
+			ck_assert_int_eq(ins.t, w->m);
+		} else {
+			ck_assert_uint_eq(ins.addr, sched_base(w->operand) + (uint64_t)(rep * size[w->operand] + w->off));
+			ck_assert_int_eq(ins.bytes, w->bytes);
+		}
+		i++;
+	}
+	ck_assert_int_eq(i, 2 * n);
+}
+END_TEST
+
+/* Marks bytes [addr - base, + bytes) of a tensor of `size` bytes as block id's; a byte belongs to one block only. */
+static void own(int64_t *owner, int64_t size, uint64_t base, const struct tile_ins *ins, int64_t id)
+{
+	ck_assert_uint_ge(ins->addr, base);
+	int64_t from = (int64_t)(ins->addr - base);
+	ck_assert_msg(from + ins->bytes <= size, "tile [%lld, +%lld) past the tensor's %lld bytes", (long long)from,
+		      (long long)ins->bytes, (long long)size);
+	for (int64_t b = from; b < from + ins->bytes; b++) {
+		ck_assert_msg(owner[b] == 0 || owner[b] == id, "byte %lld in two tiles", (long long)b);
+		owner[b] = id;
+	}
+}
+
+/*
+ * For 200 random plans of small GEMMs: every element of C is stored exactly once, by the
+ * store after the last fold into its block; the folds into a block cover K
+ * once, in order, from first to last; loads carry their fold's block; the
+ * tiles of A, B and C lie within their tensors, the same block always at
+ * the same place and different blocks never overlapping, and every byte of
+ * each tensor is moved.
+ */
+START_TEST(tile_program_covers_tensors)
+{
+	int checked = 0;
+	for (int i = 0; i < 200; i++) {
+		struct config c;
+		struct op o;
+		struct sched s;
+		struct sched_iter it;
+		struct tile_ins ins, fold = { 0 }, loads[2];
+		struct err e = { 0 };
+		int df, nl = 0;
+		random_case(&c, &o, &df);
+		/* small tensors, so that every byte can be followed */
+		bool conv = o.a_elems != o.m * o.k;
+		o.m = th_rnd(&rng, 1, 40), o.k = th_rnd(&rng, 1, 40), o.n = th_rnd(&rng, 1, 40);
+		o.a_elems = conv ? th_rnd(&rng, 1, o.m * o.k) : o.m * o.k;
+		if (sched_plan(&s, &o, &c, df, false, &e) < 0)
+			continue;
+		checked++;
+		int64_t size[3] = { s.a_unique * o.repeat, o.k * o.n * s.eb * o.repeat, o.m * o.n * s.eb * o.repeat };
+		int64_t *owner[3], *stored = calloc((size_t)(o.m * o.n * o.repeat), sizeof *stored);
+		int64_t k_next = 0, insts = 0;
+		bool open = false, have_fold = false;
+		for (int p = 0; p < 3; p++)
+			owner[p] = calloc((size_t)size[p] + 1, sizeof *owner[p]);
+		sched_iter_init(&it, &s);
+		while (sched_next(&it, &ins)) {
+			int64_t id;
+			if (ins.kind == TI_FOLD) {
+				/* its block, as the array sees it */
+				int64_t sr = df == DF_OS ? ins.m : ins.k, sc = df == DF_IS ? ins.m : ins.n;
+				int64_t t = df == DF_WS ? ins.m : df == DF_IS ? ins.n : ins.k;
+				ck_assert(ins.sr == sr && ins.sc == sc && ins.t == t);
+				ck_assert_int_eq(ins.first, !open);
+				ck_assert_int_eq(ins.k0, ins.first ? 0 : k_next);
+				for (int l = 0; l < nl; l++) {
+					const struct tile_ins *ld = &loads[l];
+					ck_assert(ld->rep == ins.rep && ld->k0 == ins.k0 && ld->k == ins.k);
+					if (ld->operand == OPND_A)
+						ck_assert(ld->m0 == ins.m0 && ld->m == ins.m);
+					else
+						ck_assert(ld->n0 == ins.n0 && ld->n == ins.n);
+				}
+				nl = 0;
+				k_next = ins.k0 + ins.k;
+				ck_assert_int_eq(ins.last, k_next == o.k);
+				open = !ins.last;
+				if (ins.inst_last) {
+					ck_assert_int_eq(ins.rep, insts);
+					insts++;
+				}
+				ck_assert_int_eq(ins.rep, insts - (ins.inst_last ? 1 : 0));
+				fold = ins;
+				have_fold = true;
+				continue;
+			}
+			if (ins.kind == TI_STORE) {
+				ck_assert(have_fold && fold.last);
+				ck_assert(ins.rep == fold.rep && ins.m0 == fold.m0 && ins.n0 == fold.n0 && ins.m == fold.m &&
+					  ins.n == fold.n);
+				ck_assert_int_eq(ins.bytes, ins.m * ins.n * s.eb);
+				for (int64_t r = ins.m0; r < ins.m0 + ins.m; r++)
+					for (int64_t col = ins.n0; col < ins.n0 + ins.n; col++)
+						stored[(ins.rep * o.m + r) * o.n + col]++;
+				id = (ins.rep * o.m + ins.m0) * o.n + ins.n0 + 1;
+			} else if (ins.operand == OPND_A) {
+				ck_assert_int_lt(nl, 2);
+				loads[nl++] = ins;
+				id = (ins.rep * o.m + ins.m0) * o.k + ins.k0 + 1;
+			} else {
+				ck_assert_int_lt(nl, 2);
+				loads[nl++] = ins;
+				ck_assert_int_eq(ins.bytes, ins.k * ins.n * s.eb);
+				id = (ins.rep * o.k + ins.k0) * o.n + ins.n0 + 1;
+			}
+			own(owner[ins.operand], size[ins.operand], sched_base(ins.operand), &ins, id);
+		}
+		ck_assert(!open);
+		ck_assert_int_eq(insts, o.repeat);
+		for (int64_t x = 0; x < o.m * o.n * o.repeat; x++)
+			ck_assert_int_eq(stored[x], 1);
+		for (int p = 0; p < 3; p++) {
+			for (int64_t b = 0; b < size[p]; b++)
+				ck_assert_msg(owner[p][b] != 0, "operand %d: byte %lld never moved", p, (long long)b);
+			free(owner[p]);
+		}
+		free(stored);
+	}
+	ck_assert_int_gt(checked, 130);
 }
 END_TEST
 
@@ -274,6 +465,8 @@ Suite *schedule_suite(void)
 	tcase_add_test(t, conv_reads_its_input_once);
 	tcase_add_test(t, too_small_names_the_key);
 	tcase_add_test(t, program_matches_plan);
+	tcase_add_test(t, tile_program_by_hand);
+	tcase_add_test(t, tile_program_covers_tensors);
 	suite_add_tcase(s, t);
 	return s;
 }

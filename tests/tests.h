@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "engine.h"
 #include "lower.h"
 #include "workload.h"
 
@@ -50,6 +51,15 @@ const char *th_tpusim(void);
 
 /* A GEMM op of M x K times K x N, repeated rep times; B is the weight. */
 struct op th_gemm(int64_t m, int64_t k, int64_t n, int64_t rep);
+
+/*
+ * Plans GEMM o for df (ideal: unbounded buffers; a vector op is not
+ * planned), checks it, and runs the analytic model or engine en on the plan,
+ * as run_workload does. Return 0 or -1 with e set.
+ */
+int th_analytic(const struct config *c, const struct op *o, int df, bool ideal, struct result *r, struct err *e);
+int th_engine(engine *en, const struct config *c, const struct op *o, int df, bool ideal, struct result *r,
+	      struct err *e);
 
 /* A number in [lo, hi] from a xorshift generator; *state is the seed, updated. */
 int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi);
