@@ -26,6 +26,7 @@ struct engine {
 	bool ideal;
 	hbm *hbm;
 	sram *sram;
+	scw_kernel *kernel;         /* owned: this engine's simulation */
 	/* What engine_trace shows in a VCD: running counts over the whole run. */
 	bool tracing;
 	int64_t tr_op, tr_loads, tr_folds, tr_stores, tr_stall;
@@ -33,14 +34,14 @@ struct engine {
 
 int engine_trace(engine *en, const char *path, struct err *e)
 {
-	if (scw_trace_open(path, e) < 0)
+	if (scw_trace_open(en->kernel, path, e) < 0)
 		return -1;
 	en->tracing = true;
-	scw_trace_i64(&en->tr_op, "op");
-	scw_trace_i64(&en->tr_loads, "loads_issued");
-	scw_trace_i64(&en->tr_folds, "folds_done");
-	scw_trace_i64(&en->tr_stores, "stores_issued");
-	scw_trace_i64(&en->tr_stall, "array_waiting");
+	scw_trace_i64(en->kernel, &en->tr_op, "op");
+	scw_trace_i64(en->kernel, &en->tr_loads, "loads_issued");
+	scw_trace_i64(en->kernel, &en->tr_folds, "folds_done");
+	scw_trace_i64(en->kernel, &en->tr_stores, "stores_issued");
+	scw_trace_i64(en->kernel, &en->tr_stall, "array_waiting");
 	return 0;
 }
 
@@ -51,6 +52,10 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 	    !(en->sram = sram_new(&cfg->arch.sram, ideal))) {
 		engine_free(en);
 		err_input(e, "out of memory");
+		return NULL;
+	}
+	if (!(en->kernel = scw_kernel_new(e))) {
+		engine_free(en);
 		return NULL;
 	}
 	en->cfg = cfg;
@@ -80,6 +85,7 @@ void engine_free(engine *en)
 		return;
 	hbm_free(en->hbm);
 	sram_free(en->sram);
+	scw_kernel_free(en->kernel);
 	free(en);
 }
 
@@ -513,7 +519,7 @@ static int gemm_op(engine *en, const struct op *o, int df, struct result *r, str
 		goto out;
 	s = &g->s;
 	g->en = en;
-	g->t0 = scw_now();
+	g->t0 = scw_kernel_now(en->kernel);
 	g->s_opnd = df == DF_WS ? OPND_B : OPND_A;
 	if (df == DF_OS) {
 		int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n);
@@ -540,10 +546,10 @@ static int gemm_op(engine *en, const struct op *o, int df, struct result *r, str
 	hbm_reset(en->hbm);
 	sram_reset(en->sram);
 	g->alive = 3;
-	scw_spawn("load", load_thread, g);
-	scw_spawn("matrix", matrix_thread, g);
-	scw_spawn("store", store_thread, g);
-	if (scw_run(e) < 0)
+	scw_spawn(en->kernel, "load", load_thread, g);
+	scw_spawn(en->kernel, "matrix", matrix_thread, g);
+	scw_spawn(en->kernel, "store", store_thread, g);
+	if (scw_run(en->kernel, e) < 0)
 		goto out;
 	if (g->alive) {
 		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
@@ -633,11 +639,11 @@ static void vector_thread(void *arg)
 
 static int vector_op(engine *en, const struct op *o, struct result *r, struct err *e)
 {
-	struct vec_run v = { en, o, scw_now(), 0, { 0 }, false };
+	struct vec_run v = { en, o, scw_kernel_now(en->kernel), 0, { 0 }, false };
 	hbm_reset(en->hbm);
 	sram_reset(en->sram);
-	scw_spawn("vector", vector_thread, &v);
-	if (scw_run(e) < 0)
+	scw_spawn(en->kernel, "vector", vector_thread, &v);
+	if (scw_run(en->kernel, e) < 0)
 		return -1;
 	if (!v.finished)
 		return err_sim(e, "cycle %lld: engine: vector unit stopped before finishing %s", (long long)scw_now(), o->name);

@@ -37,14 +37,19 @@
 
 typedef struct engine engine;
 
-/* An engine for cfg (borrowed; must outlive it). ideal: unbounded buffers, instant HBM. */
+/*
+ * An engine for cfg (borrowed; must outlive it). ideal: unbounded buffers,
+ * instant HBM. Each engine is its own simulation kernel, from cycle 0: an op
+ * that failed in one engine leaves other engines unaffected.
+ */
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e);
 void engine_free(engine *en);                /* NULL is a no-op */
 
 /*
  * Writes a VCD trace (path + ".vcd") of the run: the op being simulated and
  * running counts of loads issued, folds done and stores issued, and whether
- * the array is waiting. Call before the first engine_op.
+ * the array is waiting. Call before the first engine_op; the file is
+ * complete once the engine is freed.
  */
 int engine_trace(engine *en, const char *path, struct err *e);
 

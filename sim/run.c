@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "engine.h"
-#include "scw.h"
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e)
@@ -35,8 +34,6 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		result_add(&out->layers[ops->v[i].layer], &r);
 		result_add(&out->total, &r);
 	}
-	if (en && o->vcd)
-		scw_trace_close();
 	engine_free(en);
 	return 0;
 fail:
