@@ -8,7 +8,7 @@
 
 #include "analytic.h"
 #include "array.h"
-#include "hbm.h"
+#include "memory.h"
 #include "schedule.h"
 #include "scw.h"
 #include "sram.h"
@@ -24,7 +24,7 @@
 struct engine {
 	const struct config *cfg;   /* borrowed */
 	bool ideal;
-	hbm *hbm;
+	mem *mem;                   /* off-chip memory */
 	sram *sram;
 	scw_kernel *kernel;         /* owned: this engine's simulation */
 	/* What engine_trace shows in a VCD: running counts over the whole run. */
@@ -48,7 +48,7 @@ int engine_trace(engine *en, const char *path, struct err *e)
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 {
 	engine *en = calloc(1, sizeof *en);
-	if (!en || !(en->hbm = hbm_new(&cfg->arch.hbm, cfg->arch.clock_ghz, ideal)) ||
+	if (!en || !(en->mem = mem_new(&cfg->arch.hbm, cfg->arch.clock_ghz, ideal)) ||
 	    !(en->sram = sram_new(&cfg->arch.sram, ideal))) {
 		engine_free(en);
 		err_input(e, "out of memory");
@@ -65,25 +65,31 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 
 int engine_instant_memory(engine *en, struct err *e)
 {
-	hbm *h = hbm_new(&en->cfg->arch.hbm, en->cfg->arch.clock_ghz, true);
+	mem *h = mem_new(&en->cfg->arch.hbm, en->cfg->arch.clock_ghz, true);
 	sram *s = sram_new(&en->cfg->arch.sram, true);
 	if (!h || !s) {
-		hbm_free(h);
+		mem_free(h);
 		sram_free(s);
 		return err_input(e, "out of memory");
 	}
-	hbm_free(en->hbm);
+	mem_free(en->mem);
 	sram_free(en->sram);
-	en->hbm = h;
+	en->mem = h;
 	en->sram = s;
 	return 0;
+}
+
+void engine_use_memory(engine *en, mem *m)
+{
+	mem_free(en->mem);
+	en->mem = m;
 }
 
 void engine_free(engine *en)
 {
 	if (!en)
 		return;
-	hbm_free(en->hbm);
+	mem_free(en->mem);
 	sram_free(en->sram);
 	scw_kernel_free(en->kernel);
 	free(en);
@@ -97,6 +103,23 @@ static int64_t max64(int64_t a, int64_t b)
 static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
+}
+
+/*
+ * Moves bytes at addr through off-chip memory, from a thread: while the
+ * memory refuses the request, waits until the cycle it names and issues it
+ * again. Returns the cycle the request completes; if the memory cannot say
+ * yet, waits until it can.
+ */
+static int64_t transfer(engine *en, uint64_t addr, int64_t bytes, bool write)
+{
+	uint64_t ticket;
+	int64_t at, done;
+	while (!mem_issue(en->mem, scw_now(), addr, bytes, write, &ticket, &at))
+		scw_wait_until(at);
+	while ((done = mem_done(en->mem, ticket, scw_now(), &at)) == MEM_NOT_YET)
+		scw_wait_until(at);
+	return done;
 }
 
 static const enum sram_buf opnd_buf[2] = { SRAM_INPUTS, SRAM_WEIGHTS };   /* A, B */
@@ -143,7 +166,7 @@ static void load_thread(void *arg)
 		scw_sem_take(g->room, 1);
 		if (!kept(g, ins.operand))
 			scw_sem_take(g->slots[ins.operand], 1);
-		g->done[j++ % RING] = hbm_transfer(g->en->hbm, scw_now(), addr[ins.operand], ins.bytes, false);
+		g->done[j++ % RING] = transfer(g->en, addr[ins.operand], ins.bytes, false);
 		addr[ins.operand] += (uint64_t)ins.bytes;
 		sram_write(g->en->sram, opnd_buf[ins.operand], ins.bytes);
 		g->en->tr_loads++;
@@ -167,7 +190,7 @@ static void store_thread(void *arg)
 		scw_sem_take(g->finished, 1);
 		scw_wait_until(g->block_ready[b % RING]);
 		sram_read(g->en->sram, SRAM_OUTPUTS, ins.bytes);
-		g->store_done[b % RING] = hbm_transfer(g->en->hbm, scw_now(), addr, ins.bytes, true);
+		g->store_done[b % RING] = transfer(g->en, addr, ins.bytes, true);
 		g->last_store = max64(g->last_store, g->store_done[b % RING]);
 		addr += (uint64_t)ins.bytes;
 		b++;
@@ -543,7 +566,7 @@ static int gemm_op(engine *en, const struct op *o, int df, struct result *r, str
 		err_input(e, "out of memory");
 		goto out;
 	}
-	hbm_reset(en->hbm);
+	mem_reset(en->mem);
 	sram_reset(en->sram);
 	g->alive = 3;
 	scw_spawn(en->kernel, "load", load_thread, g);
@@ -610,7 +633,9 @@ static void vector_thread(void *arg)
 		/* Keep one chunk's load in flight ahead of the one being computed. */
 		while (next_load <= i + 1 && next_load < n) {
 			int64_t bytes = share(o->in_elems, next_load, n) * eb;
-			arrive[next_load % 2] = hbm_transfer(v->en->hbm, scw_now(), in_addr, bytes, false);
+			int64_t issued = scw_now();      /* a memory that pushes back stalls the inputs */
+			arrive[next_load % 2] = transfer(v->en, in_addr, bytes, false);
+			v->cat[CAT_INPUTS] += scw_now() - issued;
 			in_addr += (uint64_t)bytes;
 			sram_write(sr, SRAM_INPUTS, bytes);
 			next_load++;
@@ -628,7 +653,9 @@ static void vector_thread(void *arg)
 		int64_t out = share(o->out_elems, i, n) * eb;
 		sram_write(sr, SRAM_OUTPUTS, out);
 		sram_read(sr, SRAM_OUTPUTS, out);
-		last_store = max64(last_store, hbm_transfer(v->en->hbm, scw_now(), out_addr, out, true));
+		int64_t issued = scw_now();              /* and the outputs */
+		last_store = max64(last_store, transfer(v->en, out_addr, out, true));
+		v->cat[CAT_OUTPUTS] += scw_now() - issued;
 		out_addr += (uint64_t)out;
 	}
 	v->end = max64(scw_now(), last_store);
@@ -640,7 +667,7 @@ static void vector_thread(void *arg)
 static int vector_op(engine *en, const struct op *o, struct result *r, struct err *e)
 {
 	struct vec_run v = { en, o, scw_kernel_now(en->kernel), 0, { 0 }, false };
-	hbm_reset(en->hbm);
+	mem_reset(en->mem);
 	sram_reset(en->sram);
 	scw_spawn(en->kernel, "vector", vector_thread, &v);
 	if (scw_run(en->kernel, e) < 0)
@@ -666,8 +693,8 @@ int engine_op(engine *en, const struct op *o, int df, struct result *r, struct e
 	int rc = o->kind == OP_GEMM ? gemm_op(en, o, df, r, e) : vector_op(en, o, r, e);
 	if (rc < 0)
 		return -1;
-	r->hbm_read_bytes = hbm_read_bytes(en->hbm);
-	r->hbm_write_bytes = hbm_written_bytes(en->hbm);
+	r->hbm_read_bytes = mem_read_bytes(en->mem);
+	r->hbm_write_bytes = mem_written_bytes(en->mem);
 	for (int b = 0; b < SRAM_NBUF; b++) {
 		r->sram_read_bytes[b] = sram_reads(en->sram, b);
 		r->sram_write_bytes[b] = sram_writes(en->sram, b);

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "err.h"
 #include "lower.h"
+#include "memory.h"
 #include "stats.h"
 
 typedef struct engine engine;
@@ -59,6 +60,9 @@ int engine_trace(engine *en, const char *path, struct err *e);
  * plan, which must equal the closed form's (a test oracle).
  */
 int engine_instant_memory(engine *en, struct err *e);
+
+/* Replaces the engine's off-chip memory with m (takes ownership): a model outside hbm.model's table. */
+void engine_use_memory(engine *en, mem *m);
 
 /* Simulates one op with dataflow df; fills r. */
 int engine_op(engine *en, const struct op *o, int df, struct result *r, struct err *e);

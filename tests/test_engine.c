@@ -8,7 +8,7 @@
 
 #include "analytic.h"
 #include "engine.h"
-#include "hbm.h"
+#include "memory.h"
 #include "tests.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
@@ -216,16 +216,19 @@ END_TEST
 START_TEST(tpu_v1_weight_tile)
 {
 	struct config c;
-	hbm *h;
-	int64_t done;
+	mem *h;
+	uint64_t t;
+	int64_t done, retry, ask;
 	th_config(&c, "tpu_v1", NULL);
-	h = hbm_new(&c.arch.hbm, c.arch.clock_ghz, false);
-	done = hbm_transfer(h, 0, 0, 65536, false);
+	h = mem_new(&c.arch.hbm, c.arch.clock_ghz, false);
+	ck_assert(mem_issue(h, 0, 0, 65536, false, &t, &retry));
+	done = mem_done(h, t, 0, &ask);
 	ck_assert_int_ge(done - 70, 1349);
 	ck_assert_int_le(done - 70, 1350);
 	/* A second tile behind it waits for the bandwidth, not for another latency. */
-	ck_assert_int_le(hbm_transfer(h, 0, 65536, 65536, false) - done, 1350);
-	hbm_free(h);
+	ck_assert(mem_issue(h, 0, 65536, 65536, false, &t, &retry));
+	ck_assert_int_le(mem_done(h, t, 0, &ask) - done, 1350);
+	mem_free(h);
 }
 END_TEST
 

@@ -25,6 +25,7 @@ Suite *errors_suite(void);
 Suite *e2e_suite(void);
 Suite *scw_suite(void);
 Suite *engine_suite(void);
+Suite *memory_suite(void);
 Suite *energy_suite(void);
 Suite *plots_suite(void);
 
