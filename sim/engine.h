@@ -5,8 +5,12 @@
  *   load queue    walks the program's loads in order; a streaming tile waits
  *                 for a free slot in its buffer (slots = what the buffer holds
  *                 beyond what the plan keeps resident: TPU v1's 256 KiB weight
- *                 buffer holds four 64 KiB tiles, its weight FIFO); then HBM
- *                 (models/hbm) says when the tile has arrived.
+ *                 buffer holds four 64 KiB tiles, its weight FIFO); then
+ *                 off-chip memory (models/memory) says when the tile has
+ *                 arrived. A memory that refuses a request (its queues are
+ *                 full) makes the thread wait until the cycle it names and
+ *                 issue it again; one that cannot yet say when a request
+ *                 completes makes it wait until it can.
  *   matrix unit   runs each fold when its operands have arrived, its shadow
  *                 tile is free and an accumulator tile is free, with the fold
  *                 timing of models/array; streaming from a buffer whose port
