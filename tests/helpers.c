@@ -192,3 +192,13 @@ char *th_slurp(const char *path)
 	fclose(f);
 	return s;
 }
+
+int64_t th_cat_sum(const struct result *r)
+{
+	int64_t s = 0;
+	for (int i = 0; i < CAT_N; i++) {
+		ck_assert_int_ge(r->cat[i], 0);
+		s += r->cat[i];
+	}
+	return s;
+}

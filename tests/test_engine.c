@@ -12,15 +12,6 @@
 #include "tests.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
-static int64_t cat_sum(const struct result *r)
-{
-	int64_t s = 0;
-	for (int i = 0; i < CAT_N; i++) {
-		ck_assert_int_ge(r->cat[i], 0);
-		s += r->cat[i];
-	}
-	return s;
-}
 
 /*
  * With ideal memory the engine's cycles equal the analytic model's, for ws, os
@@ -58,8 +49,8 @@ START_TEST(ideal_engine_equals_analytic)
 		ck_assert_msg(g.cycles == a.cycles, "case %d: df %d M %lld K %lld N %lld x%lld on %s %s: engine %lld, analytic %lld",
 			      i, df, (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, s[0], s[1],
 			      (long long)g.cycles, (long long)a.cycles);
-		ck_assert_int_eq(cat_sum(&g), g.cycles);
-		ck_assert_int_eq(cat_sum(&a), a.cycles);
+		ck_assert_int_eq(th_cat_sum(&g), g.cycles);
+		ck_assert_int_eq(th_cat_sum(&a), a.cycles);
 		/* no memory stalls with ideal memory */
 		ck_assert_int_eq(g.cat[CAT_WEIGHTS] + g.cat[CAT_INPUTS] + g.cat[CAT_OUTPUTS], 0);
 		ck_assert_int_eq(g.cat[CAT_COMPUTE], a.cat[CAT_COMPUTE]);
@@ -121,7 +112,7 @@ START_TEST(real_plans_instant_memory)
 			      (long long)o.repeat, s[0], s[1], s[3], s[4], s[5], s[6], (long long)g.cycles,
 			      (long long)a.compute_cycles);
 		ck_assert_int_eq(g.hbm_read_bytes, a.hbm_read_bytes);
-		ck_assert_int_eq(cat_sum(&g), g.cycles);
+		ck_assert_int_eq(th_cat_sum(&g), g.cycles);
 		checked++;
 	}
 	ck_assert_int_gt(checked, 500);
@@ -170,7 +161,7 @@ static struct result run1(const char *preset, const char *const *sets, struct op
 	ck_assert_ptr_nonnull(en);
 	ck_assert_msg(engine_op(en, &o, df, &r, &e) == 0, "%s", e.msg);
 	engine_free(en);
-	ck_assert_int_eq(cat_sum(&r), r.cycles);
+	ck_assert_int_eq(th_cat_sum(&r), r.cycles);
 	return r;
 }
 

@@ -200,16 +200,6 @@ START_TEST(refusal_and_not_yet)
 }
 END_TEST
 
-static int64_t cat_total(const struct result *r)
-{
-	int64_t s = 0;
-	for (int i = 0; i < CAT_N; i++) {
-		ck_assert_int_ge(r->cat[i], 0);
-		s += r->cat[i];
-	}
-	return s;
-}
-
 /* One op on lab_4x4's engine, with the configured memory or with the queue of one. */
 static struct result run_op(const struct op *o, bool queue1)
 {
@@ -224,7 +214,7 @@ static struct result run_op(const struct op *o, bool queue1)
 		engine_use_memory(en, mem_new_ops(&queue1_ops, &c.arch.hbm, c.arch.clock_ghz));
 	ck_assert_msg(engine_op(en, o, DF_WS, &r, &e) == 0, "%s", e.msg);
 	engine_free(en);
-	ck_assert_int_eq(cat_total(&r), r.cycles);
+	ck_assert_int_eq(th_cat_sum(&r), r.cycles);
 	return r;
 }
 
