@@ -117,6 +117,7 @@ static double channels_bytes_per_cycle(const void *s)
 	return h->bpc;
 }
 
+/* The channel model as a memory.h class: hbm.model "channels" (its row in memory.c). */
 const struct mem_ops mem_channels = {
 	"channels", channels_create, channels_destroy, channels_reset, channels_issue, channels_done,
 	channels_bytes_per_cycle

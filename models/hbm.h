@@ -27,22 +27,18 @@
 enum hbm_type { HBM_DDR3, HBM_LPDDR4, HBM_HBM2, HBM_HBM2E, HBM_HBM3, HBM_CUSTOM };
 
 struct hbm_params {
-	int model;                  /* index into mem_model_names (memory.h) */
 	int type;                   /* enum hbm_type; a label */
 	double gbps;
 	int64_t channels;
 	double latency_ns;
 	int64_t burst_bytes;
 	int64_t interleave_bytes;
+	int model;                  /* index into mem_model_names (memory.h) */
 };
 
 extern const struct cfg_key hbm_keys[];
 
 /* Bytes the memory delivers per array clock cycle at clock_ghz. */
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz);
-
-/* The channel model as a memory.h class: hbm.model "channels". */
-struct mem_ops;
-extern const struct mem_ops mem_channels;
 
 #endif

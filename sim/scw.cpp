@@ -3,11 +3,12 @@
  *
  * Each kernel owns a sc_simcontext. SystemC keeps the context it works in in
  * a global (sc_curr_simcontext); every entry point that names a kernel makes
- * its context current first. Deleting a context is what SystemC's own
- * sc_elab_and_sim does at exit: it frees the kernel's processes (threads
- * still waiting included, with their stacks), its events and its scheduler.
- * What must not outlive it: events created in it (freed by their owners
- * first, see scw.h) and its trace file (closed first, here).
+ * its context current first. Deleting a context (SystemC 2.3.4) frees its
+ * processes, threads still waiting included with their stacks, its
+ * scheduler and its registries: kernel after kernel, the process does not
+ * grow (tests/test_scw.c). What must not outlive it, because it points into
+ * it: events used in it (freed by their owners first, see scw.h) and its
+ * trace file (closed first, here).
  */
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
@@ -94,6 +95,13 @@ static void quiet_kernel()
 	sc_report_handler::set_actions(SC_WARNING, SC_DO_NOTHING);
 }
 
+/* An error outside k's threads (spawning, tracing): k's next run reports it. */
+static void fail_outside(scw_kernel *k, const char *where, const char *what)
+{
+	if (k->failure.empty())
+		k->failure = "cycle " + std::to_string(scw_kernel_now(k)) + ": " + where + ": " + what;
+}
+
 static void trampoline(scw_fn fn, void *arg)
 {
 	fn(arg);
@@ -125,7 +133,7 @@ extern "C" void scw_kernel_free(scw_kernel *k)
 		return;
 	SIM_ASSERT(running != k);
 	scw_trace_close(k);
-	enter(k);               /* as in sc_elab_and_sim: the context is current while it is destroyed */
+	enter(k);               /* its objects' destructors may look up the current context */
 	delete k->ctx;
 	/* Back to the process's default context (created at most once, by SystemC), never a dangling one. */
 	sc_curr_simcontext = sc_default_global_context;
@@ -137,7 +145,13 @@ extern "C" void scw_spawn(scw_kernel *k, const char *name, scw_fn fn, void *arg)
 	sc_spawn_options o;
 	enter(k);
 	o.set_stack_size(256 * 1024);
-	sc_spawn(sc_bind(&trampoline, fn, arg), sc_gen_unique_name(name), &o);
+	try {
+		sc_spawn(sc_bind(&trampoline, fn, arg), sc_gen_unique_name(name), &o);
+	} catch (const sc_report &r) {
+		fail_outside(k, "spawn", r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
+	} catch (const std::exception &x) {
+		fail_outside(k, "spawn", x.what());
+	}
 }
 
 extern "C" int scw_run(scw_kernel *k, struct err *e)
@@ -285,12 +299,6 @@ extern "C" int scw_trace_open(scw_kernel *k, const char *path, struct err *e)
 	return 0;
 }
 
-static void trace_failed(scw_kernel *k, const char *what)
-{
-	if (k->failure.empty())
-		k->failure = "cycle " + std::to_string(scw_kernel_now(k)) + ": trace: " + what;
-}
-
 extern "C" void scw_trace_i64(scw_kernel *k, const int64_t *var, const char *name)
 {
 	if (!k->trace)
@@ -299,9 +307,9 @@ extern "C" void scw_trace_i64(scw_kernel *k, const int64_t *var, const char *nam
 	try {
 		sc_trace(k->trace, *reinterpret_cast<const sc_dt::int64 *>(var), name);
 	} catch (const sc_report &r) {
-		trace_failed(k, r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
+		fail_outside(k, "trace", r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
 	} catch (...) {
-		trace_failed(k, "unknown failure");
+		fail_outside(k, "trace", "unknown failure");
 	}
 }
 

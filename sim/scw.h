@@ -19,7 +19,8 @@
  * and semaphores belong to no kernel until a thread first waits on them (or
  * notifies an event); free them before freeing the kernel they were used in.
  * Outside threads, scw_now() is the cycle of the current kernel: the one last
- * created or passed to scw_spawn, scw_run, scw_stop or a trace function.
+ * created or passed to scw_spawn, scw_run, scw_stop, scw_kernel_now or a
+ * trace function.
  *
  * No C++ exception crosses into C: an error inside the kernel ends scw_run()
  * with -1 and an error naming the cycle and the thread; the kernel keeps that
@@ -85,7 +86,8 @@ int64_t scw_sem_count(const scw_sem *s);
 /*
  * VCD tracing of C variables (read at every change of time) in k. Open before
  * k's first scw_run; variables must outlive the trace. scw_trace_open returns
- * 0 or -1 with e set; a variable that cannot be traced fails k's next run.
+ * 0 or -1 with e set; a variable that cannot be traced fails k's next run
+ * (as does a thread that cannot be spawned).
  * scw_trace_close (or scw_kernel_free) writes the file out.
  */
 int scw_trace_open(scw_kernel *k, const char *path_without_vcd, struct err *e);
