@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory.h"
+
 static const char *const type_names[] = { "ddr3", "lpddr4", "hbm2", "hbm2e", "hbm3", "custom", NULL };
 
 #define F(x) offsetof(struct hbm_params, x)
@@ -19,6 +21,8 @@ const struct cfg_key hbm_keys[] = {
 	{ "burst_bytes", CFG_INT, F(burst_bytes), "B", "32", 1, 1 << 20, NULL, "smallest transfer of one channel" },
 	{ "interleave_bytes", CFG_INT, F(interleave_bytes), "B", "256", 1, 1 << 30, NULL,
 	  "consecutive bytes mapped to one channel before the next" },
+	{ "model", CFG_ENUM, F(model), "", "channels", 0, 0, mem_model_names,
+	  "memory model: channels (the keys above), or ideal (every request completes at once)" },
 	CFG_END
 };
 #undef F
@@ -28,48 +32,44 @@ double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz)
 	return p->gbps / clock_ghz;
 }
 
-struct hbm {
+struct channels {
 	struct hbm_params p;
-	bool ideal;
+	double bpc;                 /* bytes per cycle, all channels */
 	double per_channel;         /* bytes per cycle of one channel */
 	int64_t latency;            /* cycles */
-	int64_t read, written;
 	double busy[];              /* per channel: the cycle it is free again */
 };
 
-hbm *hbm_new(const struct hbm_params *p, double clock_ghz, bool ideal)
+static void *channels_create(const struct hbm_params *p, double clock_ghz)
 {
-	hbm *h = calloc(1, sizeof *h + (size_t)p->channels * sizeof h->busy[0]);
+	struct channels *h = calloc(1, sizeof *h + (size_t)p->channels * sizeof h->busy[0]);
 	if (!h)
 		return NULL;
 	h->p = *p;
-	h->ideal = ideal;
-	h->per_channel = hbm_bytes_per_cycle(p, clock_ghz) / (double)p->channels;
+	h->bpc = hbm_bytes_per_cycle(p, clock_ghz);
+	h->per_channel = h->bpc / (double)p->channels;
 	h->latency = (int64_t)ceil(p->latency_ns * clock_ghz - 1e-9);
 	return h;
 }
 
-void hbm_free(hbm *h)
+static void channels_destroy(void *s)
 {
-	free(h);
+	free(s);
 }
 
-void hbm_reset(hbm *h)
+static void channels_reset(void *s)
 {
+	struct channels *h = s;
 	memset(h->busy, 0, (size_t)h->p.channels * sizeof h->busy[0]);
-	h->read = h->written = 0;
 }
 
-int64_t hbm_transfer(hbm *h, int64_t now, uint64_t addr, int64_t bytes, bool write)
+/* The cycle at which the last byte of the request has arrived (>= now). */
+static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t bytes)
 {
 	int64_t ch = h->p.channels, il = h->p.interleave_bytes, burst = h->p.burst_bytes;
 	double last = (double)now;
 
-	if (write)
-		h->written += bytes;
-	else
-		h->read += bytes;
-	if (h->ideal || bytes <= 0)
+	if (bytes <= 0)
 		return now;
 	/*
 	 * The request covers interleave blocks first .. first + n - 1 (the first
@@ -96,12 +96,29 @@ int64_t hbm_transfer(hbm *h, int64_t now, uint64_t addr, int64_t bytes, bool wri
 	return (int64_t)ceil(last - 1e-9) + h->latency;
 }
 
-int64_t hbm_read_bytes(const hbm *h)
+/* Never refuses: completion is known at issue, and the ticket is that cycle. */
+static bool channels_issue(void *s, int64_t now, uint64_t addr, int64_t bytes, bool write, uint64_t *ticket,
+			   int64_t *retry)
 {
-	return h->read;
+	(void)write, (void)retry;
+	*ticket = (uint64_t)transfer(s, now, addr, bytes);
+	return true;
 }
 
-int64_t hbm_written_bytes(const hbm *h)
+static int64_t channels_done(void *s, uint64_t ticket, int64_t now, int64_t *ask)
 {
-	return h->written;
+	(void)s, (void)now, (void)ask;
+	return (int64_t)ticket;
 }
+
+static double channels_bytes_per_cycle(const void *s)
+{
+	const struct channels *h = s;
+	return h->bpc;
+}
+
+/* The channel model as a memory.h class: hbm.model "channels" (its row in memory.c). */
+const struct mem_ops mem_channels = {
+	"channels", channels_create, channels_destroy, channels_reset, channels_issue, channels_done,
+	channels_bytes_per_cycle
+};

@@ -1,5 +1,7 @@
 /*
- * hbm.h - off-chip memory: DDR3 or HBM behind a number of channels.
+ * hbm.h - off-chip memory: DDR3 or HBM behind a number of channels; the
+ * parameters of every memory model (hbm.*) and the channel model itself,
+ * used through memory.h.
  *
  * hbm.gbps is the total bandwidth in GB/s (10^9 bytes per second), shared
  * equally by hbm.channels (pseudo-)channels. Addresses interleave across the
@@ -31,27 +33,12 @@ struct hbm_params {
 	double latency_ns;
 	int64_t burst_bytes;
 	int64_t interleave_bytes;
+	int model;                  /* index into mem_model_names (memory.h) */
 };
 
 extern const struct cfg_key hbm_keys[];
 
 /* Bytes the memory delivers per array clock cycle at clock_ghz. */
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz);
-
-typedef struct hbm hbm;
-
-/* A memory at clock_ghz; ideal: every transfer completes at once. Returns owned, or NULL (out of memory). */
-hbm *hbm_new(const struct hbm_params *p, double clock_ghz, bool ideal);
-void hbm_free(hbm *h);                  /* NULL is a no-op */
-void hbm_reset(hbm *h);                 /* idle channels, zero counts */
-
-/*
- * Moves bytes at addr, requested at cycle now. Returns the cycle at which the
- * last byte has arrived (>= now). write: counts as written, not read.
- */
-int64_t hbm_transfer(hbm *h, int64_t now, uint64_t addr, int64_t bytes, bool write);
-
-int64_t hbm_read_bytes(const hbm *h);
-int64_t hbm_written_bytes(const hbm *h);
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "array.h"
-#include "hbm.h"
+#include "memory.h"
 #include "schedule.h"
 #include "scw.h"
 #include "sram.h"
@@ -24,8 +24,9 @@
 struct engine {
 	const struct config *cfg;   /* borrowed */
 	bool ideal;
-	hbm *hbm;
+	mem *mem;                   /* off-chip memory */
 	sram *sram;
+	scw_kernel *kernel;         /* owned: this engine's simulation */
 	/* What engine_trace shows in a VCD: running counts over the whole run. */
 	bool tracing;
 	int64_t tr_op, tr_loads, tr_folds, tr_stores, tr_stall;
@@ -33,24 +34,28 @@ struct engine {
 
 int engine_trace(engine *en, const char *path, struct err *e)
 {
-	if (scw_trace_open(path, e) < 0)
+	if (scw_trace_open(en->kernel, path, e) < 0)
 		return -1;
 	en->tracing = true;
-	scw_trace_i64(&en->tr_op, "op");
-	scw_trace_i64(&en->tr_loads, "loads_issued");
-	scw_trace_i64(&en->tr_folds, "folds_done");
-	scw_trace_i64(&en->tr_stores, "stores_issued");
-	scw_trace_i64(&en->tr_stall, "array_waiting");
+	scw_trace_i64(en->kernel, &en->tr_op, "op");
+	scw_trace_i64(en->kernel, &en->tr_loads, "loads_issued");
+	scw_trace_i64(en->kernel, &en->tr_folds, "folds_done");
+	scw_trace_i64(en->kernel, &en->tr_stores, "stores_issued");
+	scw_trace_i64(en->kernel, &en->tr_stall, "array_waiting");
 	return 0;
 }
 
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 {
 	engine *en = calloc(1, sizeof *en);
-	if (!en || !(en->hbm = hbm_new(&cfg->arch.hbm, cfg->arch.clock_ghz, ideal)) ||
+	if (!en || !(en->mem = mem_new(&cfg->arch.hbm, cfg->arch.clock_ghz, ideal)) ||
 	    !(en->sram = sram_new(&cfg->arch.sram, ideal))) {
 		engine_free(en);
 		err_input(e, "out of memory");
+		return NULL;
+	}
+	if (!(en->kernel = scw_kernel_new(e))) {
+		engine_free(en);
 		return NULL;
 	}
 	en->cfg = cfg;
@@ -60,27 +65,51 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 
 int engine_instant_memory(engine *en, struct err *e)
 {
-	hbm *h = hbm_new(&en->cfg->arch.hbm, en->cfg->arch.clock_ghz, true);
+	mem *h = mem_new(&en->cfg->arch.hbm, en->cfg->arch.clock_ghz, true);
 	sram *s = sram_new(&en->cfg->arch.sram, true);
 	if (!h || !s) {
-		hbm_free(h);
+		mem_free(h);
 		sram_free(s);
 		return err_input(e, "out of memory");
 	}
-	hbm_free(en->hbm);
+	mem_free(en->mem);
 	sram_free(en->sram);
-	en->hbm = h;
+	en->mem = h;
 	en->sram = s;
 	return 0;
+}
+
+void engine_use_memory(engine *en, mem *m)
+{
+	mem_free(en->mem);
+	en->mem = m;
 }
 
 void engine_free(engine *en)
 {
 	if (!en)
 		return;
-	hbm_free(en->hbm);
+	mem_free(en->mem);
 	sram_free(en->sram);
+	scw_kernel_free(en->kernel);
 	free(en);
+}
+
+/*
+ * Moves bytes at addr through off-chip memory, from a thread: while the
+ * memory refuses the request, waits until the cycle it names and issues it
+ * again. Returns the cycle the request completes; if the memory cannot say
+ * yet, waits until it can.
+ */
+static int64_t transfer(engine *en, uint64_t addr, int64_t bytes, bool write)
+{
+	uint64_t ticket;
+	int64_t at, done;
+	while (!mem_issue(en->mem, scw_now(), addr, bytes, write, &ticket, &at))
+		scw_wait_until(at);
+	while ((done = mem_done(en->mem, ticket, scw_now(), &at)) == MEM_NOT_YET)
+		scw_wait_until(at);
+	return done;
 }
 
 /* ---- GEMM ops ---- */
@@ -123,7 +152,7 @@ static void load_thread(void *arg)
 		scw_sem_take(g->room, 1);
 		if (!kept(g, ins.operand))
 			scw_sem_take(g->slots[ins.operand], 1);
-		g->done[j++ % RING] = hbm_transfer(g->en->hbm, scw_now(), ins.addr, ins.bytes, false);
+		g->done[j++ % RING] = transfer(g->en, ins.addr, ins.bytes, false);
 		sram_write(g->en->sram, sram_operand_buf(g->s->df, ins.operand), ins.bytes);
 		g->en->tr_loads++;
 		scw_sem_give(g->issued, 1);
@@ -145,7 +174,7 @@ static void store_thread(void *arg)
 		scw_sem_take(g->finished, 1);
 		scw_wait_until(g->block_ready[b % RING]);
 		sram_read(g->en->sram, sram_operand_buf(g->s->df, OPND_C), ins.bytes);
-		g->store_done[b % RING] = hbm_transfer(g->en->hbm, scw_now(), ins.addr, ins.bytes, true);
+		g->store_done[b % RING] = transfer(g->en, ins.addr, ins.bytes, true);
 		g->last_store = max64(g->last_store, g->store_done[b % RING]);
 		b++;
 		g->en->tr_stores++;
@@ -340,7 +369,7 @@ static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct
 		return err_input(e, "out of memory");
 	g->s = s;
 	g->en = en;
-	g->t0 = scw_now();
+	g->t0 = scw_kernel_now(en->kernel);
 	if (s->df == DF_OS) {
 		int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n);
 		g->slots[OPND_A] = scw_sem_new(slots_for(g, OPND_A, rr * s->kpart * s->eb));
@@ -362,13 +391,13 @@ static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct
 		err_input(e, "out of memory");
 		goto out;
 	}
-	hbm_reset(en->hbm);
+	mem_reset(en->mem);
 	sram_reset(en->sram);
 	g->alive = 3;
-	scw_spawn("load", load_thread, g);
-	scw_spawn("matrix", matrix_thread, g);
-	scw_spawn("store", store_thread, g);
-	if (scw_run(e) < 0)
+	scw_spawn(en->kernel, "load", load_thread, g);
+	scw_spawn(en->kernel, "matrix", matrix_thread, g);
+	scw_spawn(en->kernel, "store", store_thread, g);
+	if (scw_run(en->kernel, e) < 0)
 		goto out;
 	if (g->alive) {
 		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
@@ -430,7 +459,9 @@ static void vector_thread(void *arg)
 		/* Keep one chunk's load in flight ahead of the one being computed. */
 		while (next_load <= i + 1 && next_load < n) {
 			int64_t bytes = share(o->in_elems, next_load, n) * eb;
-			arrive[next_load % 2] = hbm_transfer(v->en->hbm, scw_now(), in_addr, bytes, false);
+			int64_t issued = scw_now();      /* a memory that pushes back stalls the inputs */
+			arrive[next_load % 2] = transfer(v->en, in_addr, bytes, false);
+			v->cat[CAT_INPUTS] += scw_now() - issued;
 			in_addr += (uint64_t)bytes;
 			sram_write(sr, SRAM_INPUTS, bytes);
 			next_load++;
@@ -448,7 +479,9 @@ static void vector_thread(void *arg)
 		int64_t out = share(o->out_elems, i, n) * eb;
 		sram_write(sr, SRAM_OUTPUTS, out);
 		sram_read(sr, SRAM_OUTPUTS, out);
-		last_store = max64(last_store, hbm_transfer(v->en->hbm, scw_now(), out_addr, out, true));
+		int64_t issued = scw_now();              /* and the outputs */
+		last_store = max64(last_store, transfer(v->en, out_addr, out, true));
+		v->cat[CAT_OUTPUTS] += scw_now() - issued;
 		out_addr += (uint64_t)out;
 	}
 	v->end = max64(scw_now(), last_store);
@@ -459,11 +492,11 @@ static void vector_thread(void *arg)
 
 static int vector_op(engine *en, const struct op *o, struct result *r, struct err *e)
 {
-	struct vec_run v = { en, o, scw_now(), 0, { 0 }, false };
-	hbm_reset(en->hbm);
+	struct vec_run v = { en, o, scw_kernel_now(en->kernel), 0, { 0 }, false };
+	mem_reset(en->mem);
 	sram_reset(en->sram);
-	scw_spawn("vector", vector_thread, &v);
-	if (scw_run(e) < 0)
+	scw_spawn(en->kernel, "vector", vector_thread, &v);
+	if (scw_run(en->kernel, e) < 0)
 		return -1;
 	if (!v.finished)
 		return err_sim(e, "cycle %lld: engine: vector unit stopped before finishing %s", (long long)scw_now(), o->name);
@@ -482,8 +515,8 @@ int engine_op(engine *en, const struct op *o, const struct sched *s, struct resu
 	int rc = o->kind == OP_GEMM ? gemm_op(en, o, s, r, e) : vector_op(en, o, r, e);
 	if (rc < 0)
 		return -1;
-	r->hbm_read_bytes = hbm_read_bytes(en->hbm);
-	r->hbm_write_bytes = hbm_written_bytes(en->hbm);
+	r->hbm_read_bytes = mem_read_bytes(en->mem);
+	r->hbm_write_bytes = mem_written_bytes(en->mem);
 	for (int b = 0; b < SRAM_NBUF; b++) {
 		r->sram_read_bytes[b] = sram_reads(en->sram, b);
 		r->sram_write_bytes[b] = sram_writes(en->sram, b);

@@ -5,8 +5,12 @@
  *   load queue    walks the program's loads in order; a streaming tile waits
  *                 for a free slot in its buffer (slots = what the buffer holds
  *                 beyond what the plan keeps resident: TPU v1's 256 KiB weight
- *                 buffer holds four 64 KiB tiles, its weight FIFO); then HBM
- *                 (models/hbm) says when the tile has arrived.
+ *                 buffer holds four 64 KiB tiles, its weight FIFO); then
+ *                 off-chip memory (models/memory) says when the tile has
+ *                 arrived. A memory that refuses a request (its queues are
+ *                 full) makes the thread wait until the cycle it names and
+ *                 issue it again; one that cannot yet say when a request
+ *                 completes makes it wait until it can.
  *   matrix unit   runs each fold when its operands have arrived, its shadow
  *                 tile is free and an accumulator tile is free, with the fold
  *                 timing of models/array; streaming from a buffer whose port
@@ -36,19 +40,25 @@
 #include "config.h"
 #include "err.h"
 #include "lower.h"
+#include "memory.h"
 #include "schedule.h"
 #include "stats.h"
 
 typedef struct engine engine;
 
-/* An engine for cfg (borrowed; must outlive it). ideal: unbounded buffers, instant HBM. */
+/*
+ * An engine for cfg (borrowed; must outlive it). ideal: unbounded buffers,
+ * instant HBM. Each engine is its own simulation kernel, from cycle 0: an op
+ * that failed in one engine leaves other engines unaffected.
+ */
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e);
 void engine_free(engine *en);                /* NULL is a no-op */
 
 /*
  * Writes a VCD trace (path + ".vcd") of the run: the op being simulated and
  * running counts of loads issued, folds done and stores issued, and whether
- * the array is waiting. Call before the first engine_op.
+ * the array is waiting. Call before the first engine_op; the file is
+ * complete once the engine is freed.
  */
 int engine_trace(engine *en, const char *path, struct err *e);
 
@@ -65,5 +75,8 @@ int engine_instant_memory(engine *en, struct err *e);
  * first (analytic_check): the engine assumes it fits the cycle limit.
  */
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e);
+
+/* Replaces the engine's off-chip memory with m (takes ownership): a model outside hbm.model's table. */
+void engine_use_memory(engine *en, mem *m);
 
 #endif

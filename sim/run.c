@@ -9,7 +9,6 @@
 #include "analytic.h"
 #include "engine.h"
 #include "schedule.h"
-#include "scw.h"
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e)
@@ -44,8 +43,6 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		result_add(&out->layers[ops->v[i].layer], &r);
 		result_add(&out->total, &r);
 	}
-	if (en && o->vcd)
-		scw_trace_close();
 	engine_free(en);
 	return 0;
 fail:

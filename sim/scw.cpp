@@ -1,11 +1,21 @@
 /*
- * scw.cpp - SystemC thread processes, events and semaphores for C (see scw.h).
+ * scw.cpp - SystemC kernels, thread processes, events and semaphores for C (see scw.h).
+ *
+ * Each kernel owns a sc_simcontext. SystemC keeps the context it works in in
+ * a global (sc_curr_simcontext); every entry point that names a kernel makes
+ * its context current first. Deleting a context (SystemC 2.3.4) frees its
+ * processes, threads still waiting included with their stacks, its
+ * scheduler and its registries: kernel after kernel, the process does not
+ * grow (tests/test_scw.c). What must not outlive it, because it points into
+ * it: events used in it (freed by their owners first, see scw.h) and its
+ * trace file (closed first, here).
  */
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "scw.h"
@@ -18,26 +28,49 @@ __attribute__((visibility("default"))) int sc_main(int, char **)
 	return 0;
 }
 
+struct scw_kernel {
+	sc_simcontext *ctx;
+	sc_trace_file *trace;
+	std::string failure;        /* the first error raised inside one of its threads */
+};
+
+/* An event binds to the context of the first thread that waits on it or notifies it. */
 struct scw_event {
-	sc_event ev;
+	sc_event *ev;
 };
 
 struct scw_sem {
 	int64_t count;
-	sc_event changed;
+	sc_event *changed;          /* NULL until a thread first waits */
 };
 
-static const sc_time cycle(1, SC_NS);
-static sc_trace_file *trace;
-static std::string failure;      /* the first error raised inside a thread */
+static scw_kernel *running;      /* the kernel inside scw_run, else NULL */
+
+/* Whether the running kernel has failed: its threads stop waiting for what will never come. */
+static bool failed()
+{
+	return running && !running->failure.empty();
+}
+
+static void enter(const scw_kernel *k)
+{
+	sc_curr_simcontext = k->ctx;
+}
+
+/* SystemC time to cycles (one cycle is 1 ns), in the current context's resolution. */
+static int64_t cycles(const sc_time &t)
+{
+	return (int64_t)(t.value() / sc_time(1, SC_NS).value());
+}
 
 /* Keeps an exception from unwinding through C frames: record it and stop the kernel. */
 static void fail_in_thread(const char *what)
 {
-	if (failure.empty()) {
+	SIM_ASSERT(running);
+	if (running->failure.empty()) {
 		char buf[64];
-		snprintf(buf, sizeof buf, "cycle %lld: ", (long long)(sc_time_stamp().value() / cycle.value()));
-		failure = std::string(buf) + sc_get_current_process_handle().name() + ": " + what;
+		snprintf(buf, sizeof buf, "cycle %lld: ", (long long)cycles(sc_time_stamp()));
+		running->failure = std::string(buf) + sc_get_current_process_handle().name() + ": " + what;
 	}
 	sc_stop();
 }
@@ -51,6 +84,7 @@ static void fail_in_thread(const char *what)
 		fail_in_thread(x.what()); \
 	}
 
+/* Report handling is process-wide configuration, not run state: set once. */
 static void quiet_kernel()
 {
 	static bool done;
@@ -61,55 +95,120 @@ static void quiet_kernel()
 	sc_report_handler::set_actions(SC_WARNING, SC_DO_NOTHING);
 }
 
+/* An error outside k's threads (spawning, tracing): k's next run reports it. */
+static void fail_outside(scw_kernel *k, const char *where, const char *what)
+{
+	if (k->failure.empty())
+		k->failure = "cycle " + std::to_string(scw_kernel_now(k)) + ": " + where + ": " + what;
+}
+
 static void trampoline(scw_fn fn, void *arg)
 {
 	fn(arg);
 }
 
-
-extern "C" void scw_spawn(const char *name, scw_fn fn, void *arg)
+extern "C" scw_kernel *scw_kernel_new(struct err *e)
 {
+	scw_kernel *k = new (std::nothrow) scw_kernel;
 	quiet_kernel();
-	sc_spawn_options o;
-	o.set_stack_size(256 * 1024);
-	sc_spawn(sc_bind(&trampoline, fn, arg), sc_gen_unique_name(name), &o);
+	if (!k) {
+		err_input(e, "out of memory");
+		return NULL;
+	}
+	try {
+		k->ctx = new sc_simcontext;
+	} catch (...) {
+		delete k;
+		err_input(e, "out of memory");
+		return NULL;
+	}
+	k->trace = NULL;
+	enter(k);
+	return k;
 }
 
-extern "C" int scw_run(struct err *e)
+extern "C" void scw_kernel_free(scw_kernel *k)
 {
-	quiet_kernel();
-	if (!failure.empty())
-		return err_sim(e, "%s", failure.c_str());
+	if (!k)
+		return;
+	SIM_ASSERT(running != k);
+	scw_trace_close(k);
+	enter(k);               /* its objects' destructors may look up the current context */
+	delete k->ctx;
+	/* Back to the process's default context (created at most once, by SystemC), never a dangling one. */
+	sc_curr_simcontext = sc_default_global_context;
+	delete k;
+}
+
+extern "C" void scw_spawn(scw_kernel *k, const char *name, scw_fn fn, void *arg)
+{
+	sc_spawn_options o;
+	enter(k);
+	o.set_stack_size(256 * 1024);
+	try {
+		sc_spawn(sc_bind(&trampoline, fn, arg), sc_gen_unique_name(name), &o);
+	} catch (const sc_report &r) {
+		fail_outside(k, "spawn", r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
+	} catch (const std::exception &x) {
+		fail_outside(k, "spawn", x.what());
+	}
+}
+
+extern "C" int scw_run(scw_kernel *k, struct err *e)
+{
+	int rc = 0;
+	if (!k->failure.empty())
+		return err_sim(e, "%s", k->failure.c_str());
+	enter(k);
+	running = k;
 	try {
 		sc_start();
-		if (!failure.empty())
-			return err_sim(e, "%s", failure.c_str());
+		if (!k->failure.empty())
+			rc = err_sim(e, "%s", k->failure.c_str());
 	} catch (const sc_report &r) {
-		return err_sim(e, "cycle %lld: %s: %s", (long long)(r.get_time().value() / cycle.value()),
-			       r.get_process_name() ? r.get_process_name() : "kernel",
-			       r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
+		rc = err_sim(e, "cycle %lld: %s: %s", (long long)cycles(r.get_time()),
+			     r.get_process_name() ? r.get_process_name() : "kernel",
+			     r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
 	} catch (const std::exception &x) {
-		return err_sim(e, "cycle %lld: kernel: %s", (long long)scw_now(), x.what());
+		rc = err_sim(e, "cycle %lld: kernel: %s", (long long)scw_now(), x.what());
 	} catch (...) {
-		return err_sim(e, "cycle %lld: kernel: unknown failure", (long long)scw_now());
+		rc = err_sim(e, "cycle %lld: kernel: unknown failure", (long long)scw_now());
 	}
-	return 0;
+	running = NULL;
+	return rc;
 }
 
-extern "C" void scw_stop(void)
+extern "C" void scw_stop(scw_kernel *k)
 {
+	enter(k);
 	sc_stop();
+}
+
+extern "C" int64_t scw_kernel_now(const scw_kernel *k)
+{
+	enter(k);
+	return cycles(k->ctx->time_stamp());
 }
 
 extern "C" int64_t scw_now(void)
 {
-	return (int64_t)(sc_time_stamp().value() / cycle.value());
+	return cycles(sc_time_stamp());
 }
 
 extern "C" void scw_wait(int64_t n)
 {
-	if (n > 0)
-		GUARD(wait((double)n, SC_NS));
+	int64_t now = scw_now(), last = cycles(sc_max_time());
+	if (n <= 0)
+		return;
+	if (n > last - now) {
+		/* SystemC's clock would wrap: a model violation, not a wait. */
+		char what[160];
+		snprintf(what, sizeof what, "expected a wait that ends by cycle %lld, found one of %lld cycles",
+			 (long long)last, (long long)n);
+		fail_in_thread(what);
+		return;
+	}
+	GUARD(wait((double)n, SC_NS));
 }
 
 extern "C" void scw_wait_until(int64_t c)
@@ -119,50 +218,65 @@ extern "C" void scw_wait_until(int64_t c)
 
 extern "C" scw_event *scw_event_new(void)
 {
-	quiet_kernel();
-	return new (std::nothrow) scw_event;
+	scw_event *ev = new (std::nothrow) scw_event;
+	if (ev)
+		ev->ev = NULL;
+	return ev;
 }
 
 extern "C" void scw_event_free(scw_event *ev)
 {
+	if (ev)
+		delete ev->ev;
 	delete ev;
+}
+
+static sc_event *bound(sc_event **ev)
+{
+	if (!*ev)
+		*ev = new sc_event;
+	return *ev;
 }
 
 extern "C" void scw_event_notify(scw_event *ev)
 {
-	ev->ev.notify(SC_ZERO_TIME);
+	bound(&ev->ev)->notify(SC_ZERO_TIME);
 }
 
 extern "C" void scw_event_wait(scw_event *ev)
 {
-	GUARD(wait(ev->ev));
+	GUARD(wait(*bound(&ev->ev)));
 }
 
 extern "C" scw_sem *scw_sem_new(int64_t count)
 {
-	quiet_kernel();
 	scw_sem *s = new (std::nothrow) scw_sem;
-	if (s)
+	if (s) {
 		s->count = count;
+		s->changed = NULL;
+	}
 	return s;
 }
 
 extern "C" void scw_sem_free(scw_sem *s)
 {
+	if (s)
+		delete s->changed;
 	delete s;
 }
 
 extern "C" void scw_sem_take(scw_sem *s, int64_t n)
 {
-	while (s->count < n && failure.empty())
-		GUARD(wait(s->changed));
+	while (s->count < n && !failed())
+		GUARD(wait(*bound(&s->changed)));
 	s->count -= n;
 }
 
 extern "C" void scw_sem_give(scw_sem *s, int64_t n)
 {
 	s->count += n;
-	s->changed.notify(SC_ZERO_TIME);
+	if (s->changed)             /* else no thread has ever waited on it */
+		s->changed->notify(SC_ZERO_TIME);
 }
 
 extern "C" int64_t scw_sem_count(const scw_sem *s)
@@ -170,29 +284,40 @@ extern "C" int64_t scw_sem_count(const scw_sem *s)
 	return s->count;
 }
 
-extern "C" int scw_trace_open(const char *path, struct err *e)
+extern "C" int scw_trace_open(scw_kernel *k, const char *path, struct err *e)
 {
-	quiet_kernel();
+	enter(k);
+	scw_trace_close(k);
 	try {
-		trace = sc_create_vcd_trace_file(path);
+		k->trace = sc_create_vcd_trace_file(path);
 	} catch (...) {
-		trace = NULL;
+		k->trace = NULL;
 	}
-	if (!trace)
+	if (!k->trace)
 		return err_input(e, "%s.vcd: expected a writable trace file, found an error opening it", path);
-	trace->set_time_unit(1, SC_NS);
+	k->trace->set_time_unit(1, SC_NS);
 	return 0;
 }
 
-extern "C" void scw_trace_i64(const int64_t *var, const char *name)
+extern "C" void scw_trace_i64(scw_kernel *k, const int64_t *var, const char *name)
 {
-	if (trace)
-		sc_trace(trace, *reinterpret_cast<const sc_dt::int64 *>(var), name);
+	if (!k->trace)
+		return;
+	enter(k);
+	try {
+		sc_trace(k->trace, *reinterpret_cast<const sc_dt::int64 *>(var), name);
+	} catch (const sc_report &r) {
+		fail_outside(k, "trace", r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
+	} catch (...) {
+		fail_outside(k, "trace", "unknown failure");
+	}
 }
 
-extern "C" void scw_trace_close(void)
+extern "C" void scw_trace_close(scw_kernel *k)
 {
-	if (trace)
-		sc_close_vcd_trace_file(trace);
-	trace = NULL;
+	if (!k->trace)
+		return;
+	enter(k);
+	sc_close_vcd_trace_file(k->trace);
+	k->trace = NULL;
 }

@@ -6,14 +6,25 @@
  * nanosecond of SystemC time, whatever the accelerator's clock, so cycle
  * counts never pass through floating point.
  *
+ * A kernel (scw_kernel) is one simulation: its own SystemC context starting at
+ * cycle 0, its threads, its failure and its VCD trace. Nothing survives from
+ * one kernel to the next, so a run that failed leaves the next kernel
+ * unaffected, and one process may run many kernels one after another.
+ * scw_run() runs until no thread can make progress, and may be called again
+ * after spawning more threads (time keeps counting; measure durations as
+ * differences of scw_now()).
+ *
  * Threads are C functions run as SystemC thread processes. Inside a thread,
- * scw_wait* suspend it; everything else may be called from anywhere. The
- * kernel lives for the whole process: scw_run() runs until no thread can
- * make progress, and may be called again after spawning more threads (time
- * keeps counting; measure durations as differences of scw_now()).
+ * scw_wait* suspend it and scw_now() is the running kernel's cycle. Events
+ * and semaphores belong to no kernel until a thread first waits on them (or
+ * notifies an event); free them before freeing the kernel they were used in.
+ * Outside threads, scw_now() is the cycle of the current kernel: the one last
+ * created or passed to scw_spawn, scw_run, scw_stop, scw_kernel_now or a
+ * trace function.
  *
  * No C++ exception crosses into C: an error inside the kernel ends scw_run()
- * with -1 and an error naming the cycle and the thread.
+ * with -1 and an error naming the cycle and the thread; the kernel keeps that
+ * failure (every later scw_run on it returns it again).
  */
 #ifndef TPUSIM_SCW_H
 #define TPUSIM_SCW_H
@@ -26,20 +37,33 @@
 extern "C" {
 #endif
 
+typedef struct scw_kernel scw_kernel;
 typedef struct scw_event scw_event;
 typedef struct scw_sem scw_sem;
 typedef void (*scw_fn)(void *arg);
 
-/* Starts a thread running fn(arg) at the current cycle (when the kernel runs). name is copied. */
-void scw_spawn(const char *name, scw_fn fn, void *arg);
+/* A fresh kernel at cycle 0; it becomes the current kernel. Returns owned, or NULL with e set. */
+scw_kernel *scw_kernel_new(struct err *e);
 
-/* Runs until every thread has finished or waits forever. Returns 0, or -1 with e set. */
-int scw_run(struct err *e);
+/*
+ * Closes the kernel's trace and frees it with its context and every thread
+ * still waiting in it. NULL is a no-op. Not from inside one of its threads.
+ */
+void scw_kernel_free(scw_kernel *k);
 
-/* Ends the simulation at the end of this delta cycle; the kernel cannot run again. */
-void scw_stop(void);
+/* Starts a thread of k running fn(arg) at k's current cycle (when k runs). name is copied. */
+void scw_spawn(scw_kernel *k, const char *name, scw_fn fn, void *arg);
 
-/* The current cycle. */
+/* Runs k until every thread has finished or waits forever. Returns 0, or -1 with e set. */
+int scw_run(scw_kernel *k, struct err *e);
+
+/* Ends k's simulation at the end of this delta cycle; k cannot run again. */
+void scw_stop(scw_kernel *k);
+
+/* k's current cycle, from anywhere. */
+int64_t scw_kernel_now(const scw_kernel *k);
+
+/* The current cycle: in a thread, of the kernel running it; outside, of the current kernel. */
 int64_t scw_now(void);
 
 /* In a thread: suspend for n >= 0 cycles; until cycle c (now if c is past). */
@@ -55,17 +79,20 @@ void scw_event_wait(scw_event *ev);            /* in a thread */
 /* Counting semaphores: scw_sem_take blocks until count >= n, then subtracts n. */
 scw_sem *scw_sem_new(int64_t count);
 void scw_sem_free(scw_sem *s);                 /* NULL is a no-op */
-void scw_sem_take(scw_sem *s, int64_t n);      /* in a thread */
+void scw_sem_take(scw_sem *s, int64_t n);      /* in a thread, unless count >= n */
 void scw_sem_give(scw_sem *s, int64_t n);
 int64_t scw_sem_count(const scw_sem *s);
 
 /*
- * VCD tracing of C variables (read at every change of time). Open before the
- * first scw_run; variables must outlive the trace. Returns 0 or -1 with e set.
+ * VCD tracing of C variables (read at every change of time) in k. Open before
+ * k's first scw_run; variables must outlive the trace. scw_trace_open returns
+ * 0 or -1 with e set; a variable that cannot be traced fails k's next run
+ * (as does a thread that cannot be spawned).
+ * scw_trace_close (or scw_kernel_free) writes the file out.
  */
-int scw_trace_open(const char *path_without_vcd, struct err *e);
-void scw_trace_i64(const int64_t *var, const char *name);
-void scw_trace_close(void);
+int scw_trace_open(scw_kernel *k, const char *path_without_vcd, struct err *e);
+void scw_trace_i64(scw_kernel *k, const int64_t *var, const char *name);
+void scw_trace_close(scw_kernel *k);
 
 #ifdef __cplusplus
 }

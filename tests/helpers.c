@@ -214,3 +214,13 @@ int th_engine(engine *en, const struct config *c, const struct op *o, int df, bo
 		return -1;
 	return engine_op(en, o, sp, r, e);
 }
+
+int64_t th_cat_sum(const struct result *r)
+{
+	int64_t s = 0;
+	for (int i = 0; i < CAT_N; i++) {
+		ck_assert_int_ge(r->cat[i], 0);
+		s += r->cat[i];
+	}
+	return s;
+}

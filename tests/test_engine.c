@@ -8,19 +8,10 @@
 
 #include "analytic.h"
 #include "engine.h"
-#include "hbm.h"
+#include "memory.h"
 #include "tests.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
-static int64_t cat_sum(const struct result *r)
-{
-	int64_t s = 0;
-	for (int i = 0; i < CAT_N; i++) {
-		ck_assert_int_ge(r->cat[i], 0);
-		s += r->cat[i];
-	}
-	return s;
-}
 
 /*
  * With ideal memory the engine's cycles equal the analytic model's, for ws, os
@@ -58,8 +49,8 @@ START_TEST(ideal_engine_equals_analytic)
 		ck_assert_msg(g.cycles == a.cycles, "case %d: df %d M %lld K %lld N %lld x%lld on %s %s: engine %lld, analytic %lld",
 			      i, df, (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, s[0], s[1],
 			      (long long)g.cycles, (long long)a.cycles);
-		ck_assert_int_eq(cat_sum(&g), g.cycles);
-		ck_assert_int_eq(cat_sum(&a), a.cycles);
+		ck_assert_int_eq(th_cat_sum(&g), g.cycles);
+		ck_assert_int_eq(th_cat_sum(&a), a.cycles);
 		/* no memory stalls with ideal memory */
 		ck_assert_int_eq(g.cat[CAT_WEIGHTS] + g.cat[CAT_INPUTS] + g.cat[CAT_OUTPUTS], 0);
 		ck_assert_int_eq(g.cat[CAT_COMPUTE], a.cat[CAT_COMPUTE]);
@@ -121,7 +112,7 @@ START_TEST(real_plans_instant_memory)
 			      (long long)o.repeat, s[0], s[1], s[3], s[4], s[5], s[6], (long long)g.cycles,
 			      (long long)a.compute_cycles);
 		ck_assert_int_eq(g.hbm_read_bytes, a.hbm_read_bytes);
-		ck_assert_int_eq(cat_sum(&g), g.cycles);
+		ck_assert_int_eq(th_cat_sum(&g), g.cycles);
 		checked++;
 	}
 	ck_assert_int_gt(checked, 500);
@@ -170,7 +161,7 @@ static struct result run1(const char *preset, const char *const *sets, struct op
 	ck_assert_ptr_nonnull(en);
 	ck_assert_msg(th_engine(en, &c, &o, df, ideal, &r, &e) == 0, "%s", e.msg);
 	engine_free(en);
-	ck_assert_int_eq(cat_sum(&r), r.cycles);
+	ck_assert_int_eq(th_cat_sum(&r), r.cycles);
 	return r;
 }
 
@@ -216,16 +207,19 @@ END_TEST
 START_TEST(tpu_v1_weight_tile)
 {
 	struct config c;
-	hbm *h;
-	int64_t done;
+	mem *h;
+	uint64_t t;
+	int64_t done, retry, ask;
 	th_config(&c, "tpu_v1", NULL);
-	h = hbm_new(&c.arch.hbm, c.arch.clock_ghz, false);
-	done = hbm_transfer(h, 0, 0, 65536, false);
+	h = mem_new(&c.arch.hbm, c.arch.clock_ghz, false);
+	ck_assert(mem_issue(h, 0, 0, 65536, false, &t, &retry));
+	done = mem_done(h, t, 0, &ask);
 	ck_assert_int_ge(done - 70, 1349);
 	ck_assert_int_le(done - 70, 1350);
 	/* A second tile behind it waits for the bandwidth, not for another latency. */
-	ck_assert_int_le(hbm_transfer(h, 0, 65536, 65536, false) - done, 1350);
-	hbm_free(h);
+	ck_assert(mem_issue(h, 0, 65536, 65536, false, &t, &retry));
+	ck_assert_int_le(mem_done(h, t, 0, &ask) - done, 1350);
+	mem_free(h);
 }
 END_TEST
 

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "engine.h"
 #include "lower.h"
+#include "stats.h"
 #include "workload.h"
 
 Suite *config_suite(void);
@@ -26,6 +27,7 @@ Suite *errors_suite(void);
 Suite *e2e_suite(void);
 Suite *scw_suite(void);
 Suite *engine_suite(void);
+Suite *memory_suite(void);
 Suite *energy_suite(void);
 Suite *plots_suite(void);
 Suite *api_suite(void);
@@ -66,6 +68,9 @@ int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi);
 
 /* The whole file at path, NUL-terminated (owned), or fails the test. */
 char *th_slurp(const char *path);
+
+/* The sum of r's cycles by category (each must be >= 0, or the test fails). */
+int64_t th_cat_sum(const struct result *r);
 
 /* The op named name in ops, or fails the test. */
 const struct op *th_op(const struct oplist *ops, const char *name);

@@ -1,0 +1,91 @@
+/*
+ * memory.h - off-chip memory behind one interface.
+ *
+ * A request moves bytes at an address, read or write, issued at a cycle. The
+ * memory accepts it and names it with a ticket, or refuses it (back-pressure:
+ * its queues are full) and names the cycle at which to try again. The ticket
+ * then tells when the request completes (its last byte has arrived or been
+ * written), or, if the memory cannot say yet (it is still queued), the cycle
+ * at which to ask again. A model that knows completion times at issue answers
+ * at once; a queueing model answers once the request is scheduled.
+ *
+ * Implementations are chosen by name (hbm.model): "channels", the channel
+ * model of hbm.h (bandwidth shared by channels, bursts, interleaving,
+ * latency), and "ideal" (every request completes the cycle it is issued:
+ * what --ideal-memory selects). A new model is one file that defines a struct
+ * mem_ops and one row in MEM_MODELS (memory.c).
+ *
+ * Time is in array clock cycles. Every model counts the same way: an accepted
+ * request counts once, its bytes as read or written; a refused one not at all.
+ */
+#ifndef TPUSIM_MEMORY_H
+#define TPUSIM_MEMORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hbm.h"
+
+/* mem_done: the memory cannot say yet when the request completes. */
+#define MEM_NOT_YET INT64_C(-1)
+
+/* The models hbm.model may name, NULL-terminated, in the order of its enum values. */
+extern const char *const mem_model_names[];
+
+/*
+ * A model's class: its name and its verbs on its own state. Called only
+ * through the mem_ functions below, which keep the counts and check the
+ * contract (a refusal or a "not yet" names a later cycle).
+ */
+struct mem_ops {
+	const char *name;
+	/* Returns owned state at clock_ghz for p (borrowed), or NULL when out of memory. */
+	void *(*create)(const struct hbm_params *p, double clock_ghz);
+	void (*destroy)(void *s);
+	void (*reset)(void *s);                         /* idle, nothing in flight */
+	/* Accepts (true, *ticket set) or refuses (false, *retry set to a cycle > now). */
+	bool (*issue)(void *s, int64_t now, uint64_t addr, int64_t bytes, bool write, uint64_t *ticket,
+		      int64_t *retry);
+	/* The cycle the request completes, or MEM_NOT_YET with *ask set to a cycle > now. */
+	int64_t (*done)(void *s, uint64_t ticket, int64_t now, int64_t *ask);
+	double (*bytes_per_cycle)(const void *s);       /* peak; INFINITY when unbounded */
+};
+
+typedef struct mem mem;
+
+/*
+ * The model p->model names (the ideal one if ideal is set, whatever p says),
+ * at clock_ghz, for p (borrowed, copied where needed). Returns owned, or NULL
+ * (out of memory).
+ */
+mem *mem_new(const struct hbm_params *p, double clock_ghz, bool ideal);
+
+/* The same for a model outside the table (ops borrowed; must outlive the memory). */
+mem *mem_new_ops(const struct mem_ops *ops, const struct hbm_params *p, double clock_ghz);
+
+void mem_free(mem *m);                  /* NULL is a no-op */
+void mem_reset(mem *m);                 /* idle, zero counts */
+const char *mem_name(const mem *m);
+
+/*
+ * Issues a request for bytes at addr at cycle now. Returns true and sets
+ * *ticket when accepted; returns false and sets *retry (> now) when refused.
+ * write: counts as written, not read.
+ */
+bool mem_issue(mem *m, int64_t now, uint64_t addr, int64_t bytes, bool write, uint64_t *ticket, int64_t *retry);
+
+/*
+ * When the request of ticket completes, asked at cycle now: the cycle (at or
+ * after its issue), or MEM_NOT_YET with *ask (> now) the cycle to ask again.
+ */
+int64_t mem_done(mem *m, uint64_t ticket, int64_t now, int64_t *ask);
+
+/* Peak bytes per array clock cycle (INFINITY for the ideal memory). */
+double mem_bytes_per_cycle(const mem *m);
+
+/* Since creation or the last reset: bytes read, bytes written, requests accepted. */
+int64_t mem_read_bytes(const mem *m);
+int64_t mem_written_bytes(const mem *m);
+int64_t mem_requests(const mem *m);
+
+#endif
