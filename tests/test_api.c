@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scw.h"
 #include "stats.h"
 #include "tests.h"
 #include "tpusim.h"
@@ -75,19 +76,43 @@ START_TEST(same_as_cli)
 }
 END_TEST
 
+/* A thread that overruns the kernel's clock: a simulation error (exit status 1) in this process. */
+static void overrun(void *arg)
+{
+	(void)arg;
+	scw_wait(7);
+	scw_wait(INT64_MAX);
+}
+
+/* A SystemC run that fails in this process, left behind as a failed library call would leave it. */
+static void fail_a_kernel(void)
+{
+	struct err e = { 0 };
+	scw_kernel *k = scw_kernel_new(&e);
+	ck_assert_ptr_nonnull(k);
+	scw_spawn(k, "overrun", overrun, NULL);
+	ck_assert_int_eq(scw_run(k, &e), -1);
+	ck_assert_int_eq(e.kind, ERR_SIM);
+	scw_kernel_free(k);
+}
+
 /*
- * Calls that fail with 2 (a bad request, a bad config) do not change later
- * answers: every pair, again after each failure, equals its first answer.
+ * Calls that fail with 2 (a bad request, a bad config) and a SystemC run
+ * that fails (status 1) do not change later answers: every pair, again after
+ * each failure, equals its first answer.
  */
 START_TEST(failures_leave_no_trace)
 {
 	char *first[NPAIRS];
 	for (int i = 0; i < NPAIRS; i++)
 		first[i] = lib_summary(pairs[i].request, 0);
-	for (int round = 0; round < 2; round++) {
-		tpusim_free(lib_summary(round == 0 ? "{\"configs\": [" :
-					"{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\","
-					" \"set\": {\"array.rows\": 0}}", 2));
+	for (int round = 0; round < 3; round++) {
+		if (round == 2)
+			fail_a_kernel();
+		else
+			tpusim_free(lib_summary(round == 0 ? "{\"configs\": [" :
+						"{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": "
+						"\"configs/workloads/mlp.yaml\", \"set\": {\"array.rows\": 0}}", 2));
 		for (int i = 0; i < NPAIRS; i++) {
 			char *again = lib_summary(pairs[i].request, 0);
 			ck_assert_msg(!strcmp(again, first[i]), "round %d: %s gave another answer", round, pairs[i].request);
