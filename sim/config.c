@@ -31,6 +31,40 @@ const struct cfg_schema *config_schema(void)
 	return &schema;
 }
 
+/* A key a file or --set gave (not a default, not brought by hbm.type). */
+static bool given(const struct config *c, int i)
+{
+	return c->origin[i].line > 0;
+}
+
+/*
+ * hbm.type brings its defaults for the keys nobody gave; run after every
+ * change, so that a later overlay or --set of hbm.type brings the new type's.
+ */
+static void type_defaults(struct config *c)
+{
+	const struct cfg_schema *s = config_schema();
+	const char *const *row = hbm_type_defaults[c->arch.hbm.type];
+	for (int j = 0; hbm_type_keys[j]; j++) {
+		int i = cfg_find(s, hbm_type_keys[j]);
+		struct pos nowhere = { "defaults", 0, 0 };
+		struct err e;
+		SIM_ASSERT(i >= 0);
+		if (given(c, i))
+			continue;
+		/* A preset that does not parse is a bug in the table. */
+		if (cfg_parse(s, i, &c->arch, row[j] ? row[j] : s->e[i].key->def, false, nowhere, NULL, &e) < 0)
+			sim_assert_fail(e.msg, __FILE__, __LINE__);
+	}
+}
+
+void config_resolve(struct config *c)
+{
+	const struct array_params *ap = &c->arch.array;
+	type_defaults(c);
+	sram_fit_edge(&c->arch.sram, ap->rows, ap->cols, array_elem_bytes(ap->dtype), array_acc_bytes(ap->dtype));
+}
+
 void config_init(struct config *c)
 {
 	const struct cfg_schema *s = config_schema();
@@ -39,6 +73,7 @@ void config_init(struct config *c)
 	snprintf(c->file, sizeof c->file, "defaults");
 	for (size_t i = 0; i < s->n; i++)
 		c->origin[i] = (struct pos){ "defaults", 0, 0 };
+	config_resolve(c);
 }
 
 int config_merge(struct config *c, const char *path, struct err *e)
@@ -67,6 +102,7 @@ int config_merge(struct config *c, const char *path, struct err *e)
 		if (c->origin[i].file == d->file)
 			c->origin[i].file = file;
 	ydoc_free(d);
+	config_resolve(c);
 	return rc;
 }
 
@@ -107,6 +143,7 @@ int config_set(struct config *c, const char *assignment, struct err *e)
 	if (cfg_parse(s, i, &c->arch, eq + 1, false, at, NULL, e) < 0)
 		return -1;
 	c->origin[i] = at;
+	config_resolve(c);
 	return 0;
 }
 
@@ -127,6 +164,33 @@ double arch_peak_macs_per_s(const struct arch *a)
 double arch_hbm_bytes_per_s(const struct arch *a)
 {
 	return a->hbm.gbps * 1e9;
+}
+
+int config_warnings(const struct config *c, char lines[][CONFIG_WARNING_MAX], int max)
+{
+	const struct arch *a = &c->arch;
+	int n = 0;
+	for (int b = 0; b < SRAM_NBUF && n < max; b++) {
+		int64_t have = a->sram.buf[b].bytes_per_cycle, need = a->sram.edge_bytes[b];
+		/*
+		 * The edge the port feeds: outputs the columns; inputs and weights
+		 * the wider side (sram.h), inputs the rows and weights the columns
+		 * when the array is square.
+		 */
+		bool by_rows = b == SRAM_INPUTS ? a->array.rows >= a->array.cols :
+			       b == SRAM_WEIGHTS && a->array.rows > a->array.cols;
+		char key[CFG_NAME_MAX];
+		struct err e;
+		if (!have || have >= need)
+			continue;
+		snprintf(key, sizeof key, "sram.%s.bytes_per_cycle", sram_buf_names[b]);
+		err_at(&e, config_origin(c, key), key,
+		       "%lld B/cycle cannot feed the array's %lld-%s edge (needs %lld); streams will stretch",
+		       (long long)have, (long long)(by_rows ? a->array.rows : a->array.cols), by_rows ? "row" : "column",
+		       (long long)need);
+		snprintf(lines[n++], CONFIG_WARNING_MAX, "%s", e.msg);
+	}
+	return n;
 }
 
 void config_dump(const struct config *c, FILE *out)
