@@ -27,6 +27,7 @@ Suite *scw_suite(void);
 Suite *engine_suite(void);
 Suite *energy_suite(void);
 Suite *plots_suite(void);
+Suite *monotone_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
