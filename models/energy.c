@@ -19,6 +19,8 @@ const char *const energy_part_names[] = { "mac", "array", "sram_weights", "sram_
  * Operand movement between PEs: twice a MAC (Eyeriss, Chen et al., ISCA
  * 2016: inter-PE 2x, register file 1x, relative to one MAC), taken here as
  * 2 x the int8 MAC. Leakage is not in those sources: the values are assumed.
+ * hbm_pj_per_bit's default here is what custom memory gets; every other
+ * hbm.type brings its own (hbm_type_defaults in models/hbm.c).
  */
 #define F(x) offsetof(struct energy_params, x)
 const struct cfg_key energy_keys[] = {
@@ -32,7 +34,7 @@ const struct cfg_key energy_keys[] = {
 	{ "sram_32kib_pj", CFG_DOUBLE, F(sram_32kib_pj), "pJ", "20", 0, 1e6, NULL, "64-bit read of a 32 KiB SRAM" },
 	{ "sram_1mib_pj", CFG_DOUBLE, F(sram_1mib_pj), "pJ", "100", 0, 1e6, NULL, "64-bit read of a 1 MiB SRAM" },
 	{ "hbm_pj_per_bit", CFG_DOUBLE, F(hbm_pj_per_bit), "pJ/bit", "20", 0, 1e6, NULL,
-	  "moving one bit to or from HBM/DRAM" },
+	  "moving one bit to or from HBM/DRAM (default: hbm.type's)" },
 	{ "leak_pe_pj", CFG_DOUBLE, F(leak_pe_pj), "pJ/cycle", "0.005", 0, 1e6, NULL, "leakage of one PE per cycle" },
 	{ "leak_sram_pj_per_kib", CFG_DOUBLE, F(leak_sram_pj_per_kib), "pJ/cycle", "0.01", 0, 1e6, NULL,
 	  "leakage of one KiB of SRAM per cycle" },

@@ -14,7 +14,7 @@ static const char *const type_names[] = { "ddr3", "lpddr4", "hbm2", "hbm2e", "hb
 
 #define F(x) offsetof(struct hbm_params, x)
 const struct cfg_key hbm_keys[] = {
-	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology (a label for reports)" },
+	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology; brings its bandwidth, channels, latency, burst and pJ/bit unless set" },
 	{ "gbps", CFG_DOUBLE, F(gbps), "GB/s", "256", 0.001, 1e6, NULL, "total bandwidth, 10^9 bytes per second" },
 	{ "channels", CFG_INT, F(channels), "", "8", 1, 1024, NULL, "independent (pseudo-)channels sharing the bandwidth" },
 	{ "latency_ns", CFG_DOUBLE, F(latency_ns), "ns", "100", 0, 1e6, NULL, "time from request to first data" },
@@ -26,6 +26,42 @@ const struct cfg_key hbm_keys[] = {
 	CFG_END
 };
 #undef F
+
+/*
+ * One device of each type, as in configs/memory/<type>.yaml (the overlays
+ * that set every key). Sources:
+ *   ddr3   Jouppi et al., "In-Datacenter Performance Analysis of a Tensor
+ *          Processing Unit", ISCA 2017, Sec. 2 and Table 2: 34 GB/s; two
+ *          channels of 17 GB/s assumed; a 64-byte line is BL8 x 64 bit;
+ *          20 pJ/bit is the low end of DRAM's 1.3-2.6 nJ per 64 bits
+ *          (Horowitz, ISSCC 2014)
+ *   hbm2   JEDEC JESD235A: 1024 pins x 2 Gb/s / 8 = 256 GB/s, 16 pseudo-
+ *          channels, BL4 x 64 bit = 32 B; 3.97 pJ/bit (O'Connor et al.,
+ *          MICRO 2017)
+ *   hbm2e  vendor datasheets: 410-460 GB/s per stack, the low end; 16
+ *          pseudo-channels, 32 B; 4.3 pJ/bit as quoted in
+ *          shared/reference/HARDWARE.md
+ *   hbm3   JEDEC JESD238: 1024 pins x 6.4 Gb/s / 8 = 819 GB/s, 32 pseudo-
+ *          channels, BL8 x 32 bit = 32 B; pJ/bit assumed: no vendor figure
+ *          found, HBM2's value
+ * Latencies (100 ns) and interleaving (ddr3 one line, HBM 256 B) are assumed
+ * for every type. lpddr4 and custom: no collected source, the keys' own
+ * defaults.
+ */
+const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1] = {
+	"hbm.gbps", "hbm.channels", "hbm.latency_ns", "hbm.burst_bytes", "hbm.interleave_bytes",
+	"energy.hbm_pj_per_bit", NULL
+};
+
+const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS] = {
+	/*             gbps   channels latency_ns burst_bytes interleave_bytes hbm_pj_per_bit */
+	[HBM_DDR3]   = { "34",  "2",     "100",     "64",       "64",            "20" },
+	[HBM_LPDDR4] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
+	[HBM_HBM2]   = { "256", "16",    "100",     "32",       "256",           "3.97" },
+	[HBM_HBM2E]  = { "410", "16",    "100",     "32",       "256",           "4.3" },
+	[HBM_HBM3]   = { "819", "32",    "100",     "32",       "256",           "3.97" },
+	[HBM_CUSTOM] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
+};
 
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz)
 {

@@ -13,6 +13,11 @@
  * last share has arrived plus the access latency (hbm.latency_ns). Requests
  * in flight overlap their latencies; bandwidth is what they contend for.
  *
+ * hbm.type names the technology and brings its defaults: the bandwidth,
+ * channels, latency, burst, interleaving and energy per bit of one device of
+ * that type (hbm_type_defaults, with sources). Keys a config file or --set
+ * gives win over the type's defaults; custom keeps the keys' own defaults.
+ *
  * Time is in array clock cycles; the clock converts ns and GB/s once.
  */
 #ifndef TPUSIM_HBM_H
@@ -24,10 +29,10 @@
 #include "cfgkey.h"
 #include "err.h"
 
-enum hbm_type { HBM_DDR3, HBM_LPDDR4, HBM_HBM2, HBM_HBM2E, HBM_HBM3, HBM_CUSTOM };
+enum hbm_type { HBM_DDR3, HBM_LPDDR4, HBM_HBM2, HBM_HBM2E, HBM_HBM3, HBM_CUSTOM, HBM_NTYPES };
 
 struct hbm_params {
-	int type;                   /* enum hbm_type; a label */
+	int type;                   /* enum hbm_type */
 	double gbps;
 	int64_t channels;
 	double latency_ns;
@@ -37,6 +42,15 @@ struct hbm_params {
 };
 
 extern const struct cfg_key hbm_keys[];
+
+/*
+ * What hbm.type brings: hbm_type_keys names the config keys (full dotted
+ * names, NULL-terminated) and hbm_type_defaults[type][j] gives the value of
+ * key j for that type as config text, or NULL for the key's own default.
+ */
+#define HBM_TYPE_NKEYS 6
+extern const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1];
+extern const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS];
 
 /* Bytes the memory delivers per array clock cycle at clock_ghz. */
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
+
 const char *const sram_buf_names[] = { "weights", "inputs", "outputs", NULL };
 
 #define B(i, x) offsetof(struct sram_params, buf) + (i) * sizeof(struct sram_buf_params) + \
@@ -14,8 +16,8 @@ const char *const sram_buf_names[] = { "weights", "inputs", "outputs", NULL };
 #define BUF_KEYS(i, name, def, what) \
 	{ name ".kib", CFG_INT, B(i, kib), "KiB", def, 1, 1 << 30, NULL, "capacity of the " what }, \
 	{ name ".banks", CFG_INT, B(i, banks), "", "4", 1, 1024, NULL, "independently addressed banks of the " what }, \
-	{ name ".bytes_per_cycle", CFG_INT, B(i, bytes_per_cycle), "B/cycle", "128", 1, 1 << 20, NULL, \
-	  "bytes one port of the " what " moves per cycle" }
+	{ name ".bytes_per_cycle", CFG_AUTO, B(i, bytes_per_cycle), "B/cycle", "auto", 1, 1 << 20, NULL, \
+	  "bytes one port of the " what " moves per cycle; auto: what the array's edge needs" }
 
 const struct cfg_key sram_keys[] = {
 	{ "unified", CFG_BOOL, offsetof(struct sram_params, unified), "", "false", 0, 0, NULL,
@@ -91,6 +93,24 @@ void sram_fold_traffic(int df, int eb, int ab, const struct sram_fold *f, int64_
 	}
 }
 
+int64_t sram_edge_bytes(enum sram_buf b, int64_t rows, int64_t cols, int elem_bytes, int acc_bytes)
+{
+	if (b == SRAM_OUTPUTS)
+		return cols * acc_bytes;
+	return (rows > cols ? rows : cols) * elem_bytes;
+}
+
+void sram_fit_edge(struct sram_params *p, int64_t rows, int64_t cols, int elem_bytes, int acc_bytes)
+{
+	for (int b = 0; b < SRAM_NBUF; b++)
+		p->edge_bytes[b] = sram_edge_bytes((enum sram_buf)b, rows, cols, elem_bytes, acc_bytes);
+}
+
+int64_t sram_port_bytes(const struct sram_params *p, enum sram_buf b)
+{
+	return p->buf[b].bytes_per_cycle ? p->buf[b].bytes_per_cycle : p->edge_bytes[b];
+}
+
 struct sram {
 	struct sram_params p;
 	bool ideal;
@@ -99,8 +119,10 @@ struct sram {
 
 sram *sram_new(const struct sram_params *p, bool ideal)
 {
-	sram *s = calloc(1, sizeof *s);
-	if (!s)
+	sram *s;
+	for (int b = 0; b < SRAM_NBUF; b++)
+		SIM_ASSERT(sram_port_bytes(p, (enum sram_buf)b) > 0);
+	if (!(s = calloc(1, sizeof *s)))
 		return NULL;
 	s->p = *p;
 	s->ideal = ideal;
@@ -140,7 +162,7 @@ int64_t sram_writes(const sram *s, enum sram_buf b)
 
 int64_t sram_stream_cycles(const sram *s, enum sram_buf b, int64_t t, int64_t bytes)
 {
-	int64_t bw = s->p.buf[b].bytes_per_cycle, need;
+	int64_t bw = sram_port_bytes(&s->p, b), need;
 	if (s->ideal)
 		return t;
 	need = bytes / bw + (bytes % bw != 0);

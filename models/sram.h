@@ -15,6 +15,16 @@
  * the bank size that sets the energy per access, and what one fold reads and
  * writes in each buffer (the engine counts it fold by fold, the closed form
  * sums it over the folds).
+ *
+ * A port width may be auto (the default): as wide as the array's edge needs
+ * to be fed every cycle, whatever the dataflow (array.h):
+ *   weights  max(rows, cols) x element bytes: ws shifts Sc weights a cycle,
+ *            is streams Sr, os streams Sc
+ *   inputs   max(rows, cols) x element bytes: ws and os stream Sr inputs a
+ *            cycle, is shifts Sc
+ *   outputs  cols x accumulator bytes: ws and is write (and read back) Sc
+ *            partial sums a cycle
+ * A narrower port stretches every stream that needs more (sram_stream_cycles).
  */
 #ifndef TPUSIM_SRAM_H
 #define TPUSIM_SRAM_H
@@ -30,12 +40,13 @@ enum sram_buf { SRAM_WEIGHTS, SRAM_INPUTS, SRAM_OUTPUTS, SRAM_NBUF };
 struct sram_buf_params {
 	int64_t kib;
 	int64_t banks;
-	int64_t bytes_per_cycle;    /* per port */
+	int64_t bytes_per_cycle;    /* per port; 0: auto */
 };
 
 struct sram_params {
 	bool unified;
 	struct sram_buf_params buf[SRAM_NBUF];
+	int64_t edge_bytes[SRAM_NBUF];  /* not a key: what the array's edge needs (sram_fit_edge) */
 };
 
 extern const struct cfg_key sram_keys[];
@@ -43,6 +54,18 @@ extern const char *const sram_buf_names[];   /* "weights", "inputs", "outputs" *
 
 /* Capacity of buffer b in bytes. */
 int64_t sram_bytes(const struct sram_params *p, enum sram_buf b);
+
+/*
+ * Bytes per cycle buffer b must move to feed a rows x cols array every cycle,
+ * with elem_bytes per operand and acc_bytes per partial sum (the rule above).
+ */
+int64_t sram_edge_bytes(enum sram_buf b, int64_t rows, int64_t cols, int elem_bytes, int acc_bytes);
+
+/* Records what the array's edge needs in p->edge_bytes: what auto ports resolve to. */
+void sram_fit_edge(struct sram_params *p, int64_t rows, int64_t cols, int elem_bytes, int acc_bytes);
+
+/* The width of buffer b's port in bytes per cycle: as configured, or the edge's need when auto. */
+int64_t sram_port_bytes(const struct sram_params *p, enum sram_buf b);
 
 /*
  * Where operands live: A in the input buffer, B in the weight buffer, C (the
@@ -89,7 +112,8 @@ void sram_fold_traffic(int df, int eb, int ab, const struct sram_fold *f, int64_
  */
 typedef struct sram sram;
 
-sram *sram_new(const struct sram_params *p, bool ideal);   /* owned, or NULL (out of memory) */
+/* p: its auto ports resolved (sram_fit_edge). Returns owned, or NULL (out of memory). */
+sram *sram_new(const struct sram_params *p, bool ideal);
 void sram_free(sram *s);                                    /* NULL is a no-op */
 void sram_reset(sram *s);
 
@@ -100,7 +124,7 @@ int64_t sram_writes(const sram *s, enum sram_buf b);       /* bytes */
 
 /*
  * Cycles to stream t rows into the array when they need `bytes` from buffer
- * b: t if one port keeps up (bytes_per_cycle per cycle), longer if not.
+ * b: t if one port keeps up (sram_port_bytes per cycle), longer if not.
  */
 int64_t sram_stream_cycles(const sram *s, enum sram_buf b, int64_t t, int64_t bytes);
 

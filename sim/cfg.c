@@ -60,6 +60,9 @@ void cfg_expected(const struct cfg_key *k, char *buf, size_t size)
 	case CFG_INT:
 		snprintf(buf, size, "an integer in [%lld, %lld]", (long long)k->min, (long long)k->max);
 		break;
+	case CFG_AUTO:
+		snprintf(buf, size, "an integer in [%lld, %lld] or auto", (long long)k->min, (long long)k->max);
+		break;
 	case CFG_DOUBLE:
 		snprintf(buf, size, "a number in [%g, %g]", k->min, k->max);
 		break;
@@ -83,7 +86,7 @@ static int bad_value(const struct cfg_key *k, const char *name, const char *text
 		     const char *why, struct pos at, struct err *e)
 {
 	char exp[256];
-	bool typed = k->type == CFG_INT || k->type == CFG_DOUBLE || k->type == CFG_BOOL;
+	bool typed = k->type == CFG_INT || k->type == CFG_AUTO || k->type == CFG_DOUBLE || k->type == CFG_BOOL;
 	cfg_expected(k, exp, sizeof exp);
 	char q[300];
 	if (!*text)
@@ -103,6 +106,14 @@ int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bo
 	snprintf(name, sizeof name, "%s%s", shown ? shown : "", s->e[i].name);
 
 	switch (k->type) {
+	case CFG_AUTO:
+		/* auto, or else an integer as CFG_INT */
+		SIM_ASSERT(k->min >= 1);
+		if (!quoted && strcmp(text, "auto") == 0) {
+			*(int64_t *)f = 0;
+			return 0;
+		}
+		/* fall through */
 	case CFG_INT: {
 		long long v;
 		if (quoted || !(isdigit((unsigned char)text[0]) || (text[0] == '-' && isdigit((unsigned char)text[1]))))
@@ -164,7 +175,7 @@ void cfg_defaults(const struct cfg_schema *s, void *obj)
 		struct err e;
 		struct pos nowhere = { "default", 0, 0 };
 		if (!k->def) {
-			size_t size = k->type == CFG_INT ? sizeof(int64_t) : k->type == CFG_DOUBLE ? sizeof(double) :
+			size_t size = k->type == CFG_INT || k->type == CFG_AUTO ? sizeof(int64_t) : k->type == CFG_DOUBLE ? sizeof(double) :
 				      k->type == CFG_BOOL ? sizeof(bool) : k->type == CFG_ENUM ? sizeof(int) : CFG_STR_MAX;
 			memset(FIELD(obj, s, i), 0, size);
 			continue;
@@ -312,6 +323,12 @@ void cfg_format(const struct cfg_schema *s, int i, const void *obj, char *buf, s
 	switch (k->type) {
 	case CFG_INT:
 		snprintf(buf, size, "%lld", (long long)*(const int64_t *)f);
+		break;
+	case CFG_AUTO:
+		if (*(const int64_t *)f == 0)
+			snprintf(buf, size, "auto");
+		else
+			snprintf(buf, size, "%lld", (long long)*(const int64_t *)f);
 		break;
 	case CFG_DOUBLE: {
 		/* The shortest form that reads back to the same double. */

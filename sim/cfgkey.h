@@ -14,6 +14,8 @@
 
 enum cfg_type {
 	CFG_INT,     /* int64_t; range [min, max] */
+	CFG_AUTO,    /* int64_t; range [min >= 1, max], or `auto` (stored as 0: the user of the
+			value computes it from other keys) */
 	CFG_DOUBLE,  /* double; range [min, max] */
 	CFG_BOOL,    /* bool; true or false */
 	CFG_ENUM,    /* int: index into choices */
@@ -28,7 +30,7 @@ struct cfg_key {
 	size_t off;                     /* offset of the field in the table's struct */
 	const char *unit;               /* "" when unitless */
 	const char *def;                /* default as text; NULL means required */
-	double min, max;                /* CFG_INT, CFG_DOUBLE */
+	double min, max;                /* CFG_INT, CFG_AUTO, CFG_DOUBLE */
 	const char *const *choices;     /* CFG_ENUM: NULL-terminated */
 	const char *doc;                /* one line */
 };

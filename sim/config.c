@@ -32,6 +32,40 @@ const struct cfg_schema *config_schema(void)
 	return &schema;
 }
 
+/* A key a file or --set gave (not a default, not brought by hbm.type). */
+static bool given(const struct config *c, int i)
+{
+	return c->origin[i].line > 0;
+}
+
+/*
+ * hbm.type brings its defaults for the keys nobody gave; run after every
+ * change, so that a later overlay or --set of hbm.type brings the new type's.
+ */
+static void type_defaults(struct config *c)
+{
+	const struct cfg_schema *s = config_schema();
+	const char *const *row = hbm_type_defaults[c->arch.hbm.type];
+	for (int j = 0; hbm_type_keys[j]; j++) {
+		int i = cfg_find(s, hbm_type_keys[j]);
+		struct pos nowhere = { "defaults", 0, 0 };
+		struct err e;
+		SIM_ASSERT(i >= 0);
+		if (given(c, i))
+			continue;
+		/* A preset that does not parse is a bug in the table. */
+		if (cfg_parse(s, i, &c->arch, row[j] ? row[j] : s->e[i].key->def, false, nowhere, NULL, &e) < 0)
+			sim_assert_fail(e.msg, __FILE__, __LINE__);
+	}
+}
+
+void config_resolve(struct config *c)
+{
+	const struct array_params *ap = &c->arch.array;
+	type_defaults(c);
+	sram_fit_edge(&c->arch.sram, ap->rows, ap->cols, array_elem_bytes(ap->dtype), array_acc_bytes(ap->dtype));
+}
+
 void config_init(struct config *c)
 {
 	const struct cfg_schema *s = config_schema();
@@ -40,6 +74,7 @@ void config_init(struct config *c)
 	snprintf(c->file, sizeof c->file, "defaults");
 	for (size_t i = 0; i < s->n; i++)
 		c->origin[i] = (struct pos){ "defaults", 0, 0 };
+	config_resolve(c);
 }
 
 int config_merge(struct config *c, const char *path, struct err *e)
@@ -68,6 +103,7 @@ int config_merge(struct config *c, const char *path, struct err *e)
 		if (c->origin[i].file == d->file)
 			c->origin[i].file = file;
 	ydoc_free(d);
+	config_resolve(c);
 	return rc;
 }
 
@@ -108,6 +144,7 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
 	snprintf(c->sets[c->nsets].key, sizeof c->sets[0].key, "%s", s->e[i].name);
 	cfg_format(s, i, &c->arch, c->sets[c->nsets].value, sizeof c->sets[0].value);
 	c->nsets++;
+	config_resolve(c);
 	return 0;
 }
 
@@ -153,6 +190,33 @@ int64_t arch_memory_cycles(const struct arch *a, int64_t bytes)
 {
 	double c = ceil((double)bytes / hbm_bytes_per_cycle(&a->hbm, a->clock_ghz));
 	return c >= 0x1p62 ? INT64_MAX : (int64_t)c;
+}
+
+int config_warnings(const struct config *c, char lines[][CONFIG_WARNING_MAX], int max)
+{
+	const struct arch *a = &c->arch;
+	int n = 0;
+	for (int b = 0; b < SRAM_NBUF && n < max; b++) {
+		int64_t have = a->sram.buf[b].bytes_per_cycle, need = a->sram.edge_bytes[b];
+		/*
+		 * The edge the port feeds: outputs the columns; inputs and weights
+		 * the wider side (sram.h), inputs the rows and weights the columns
+		 * when the array is square.
+		 */
+		bool by_rows = b == SRAM_INPUTS ? a->array.rows >= a->array.cols :
+			       b == SRAM_WEIGHTS && a->array.rows > a->array.cols;
+		char key[CFG_NAME_MAX];
+		struct err e;
+		if (!have || have >= need)
+			continue;
+		snprintf(key, sizeof key, "sram.%s.bytes_per_cycle", sram_buf_names[b]);
+		err_at(&e, config_origin(c, key), key,
+		       "%lld B/cycle cannot feed the array's %lld-%s edge (needs %lld); streams will stretch",
+		       (long long)have, (long long)(by_rows ? a->array.rows : a->array.cols), by_rows ? "row" : "column",
+		       (long long)need);
+		snprintf(lines[n++], CONFIG_WARNING_MAX, "%s", e.msg);
+	}
+	return n;
 }
 
 void config_dump(const struct config *c, FILE *out)

@@ -8,6 +8,12 @@
  * line printed by `tpusim config --dump` are all the same key. Loading starts
  * from every default, overlays the file, then the --set overrides, and
  * remembers where each value came from for later errors.
+ *
+ * Some defaults follow other keys. hbm.type brings its memory's defaults
+ * (hbm.h): a key that any file or --set gives keeps that value; every other
+ * key of the type's table follows the type in force after the last file or
+ * --set, so that an overlay or --set that changes hbm.type brings the new
+ * type's values for the keys nobody gave.
  */
 #ifndef TPUSIM_CONFIG_H
 #define TPUSIM_CONFIG_H
@@ -79,12 +85,29 @@ int config_set(struct config *c, const char *assignment, struct err *e);
  */
 int config_set_key(struct config *c, const char *key, const char *value, bool quoted, struct pos at, struct err *e);
 
-/* Where key got its value: file:line:col, --set, or the defaults. */
+/*
+ * Recomputes the values that follow other keys (hbm.type's defaults). Loading,
+ * merging and --set do this themselves; call it after changing c->arch
+ * directly.
+ */
+void config_resolve(struct config *c);
+
+/* Where key got its value: file:line:col, --set, or the defaults (also hbm.type's). */
 struct pos config_origin(const struct config *c, const char *key);
 
 /* Peak MACs per second and HBM bytes per second. */
 double arch_peak_macs_per_s(const struct arch *a);
 double arch_hbm_bytes_per_s(const struct arch *a);
+
+/*
+ * Writes one line per finding worth a warning into lines (at most max) and
+ * returns how many: a configured SRAM port narrower than the array's edge
+ * needs, e.g. "configs/x.yaml:12:5: sram.inputs.bytes_per_cycle: 64 B/cycle
+ * cannot feed the array's 128-row edge (needs 128); streams will stretch".
+ * The caller prints them (once per run, on stderr).
+ */
+#define CONFIG_WARNING_MAX 512
+int config_warnings(const struct config *c, char lines[][CONFIG_WARNING_MAX], int max);
 
 /*
  * The memory bound: cycles to move bytes at the full HBM bandwidth, rounded

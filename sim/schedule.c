@@ -3,9 +3,11 @@
  */
 #include "schedule.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "xmath.h"
+#include "analytic.h"
 
 static int64_t ceil_div(int64_t a, int64_t b)
 {
@@ -38,38 +40,62 @@ struct caps {
 	int64_t w, i, o;                /* bytes */
 };
 
-/* A candidate plan: what it keeps, its chunk, footprint and traffic. */
+/*
+ * A candidate plan: what it keeps, its chunk (and os part), footprint and
+ * traffic, and its estimated cycles: `time` is the closed form's (the
+ * analytic model's: max of compute and HBM bytes / bytes per cycle),
+ * `exposed` adds what the closed form leaves out, the memory time a tile
+ * pipeline cannot hide (see estimate()).
+ */
 struct cand {
 	bool ok, keep_s, keep_x;
 	int order;
 	int64_t chunk, kpart, traffic;
 	int64_t fp[SRAM_NBUF];
+	int64_t time, exposed;          /* exposed: beyond time, in whole 1/64ths of it */
 };
 
+/*
+ * Shortest time, then least exposed memory time (in whole steps of 1/64 of
+ * the time: smaller gains are within the estimate's error and not worth more
+ * traffic or smaller tiles), then least traffic, then the most operands kept
+ * (their loads never wait for a streaming slot), then the largest chunk and
+ * part.
+ */
 static bool better(const struct cand *a, const struct cand *b)
 {
 	if (!b->ok)
 		return a->ok;
 	if (!a->ok)
 		return false;
+	if (a->time != b->time)
+		return a->time < b->time;
+	if (a->exposed != b->exposed)
+		return a->exposed < b->exposed;
 	if (a->traffic != b->traffic)
 		return a->traffic < b->traffic;
-	return a->chunk > b->chunk;
+	if (a->keep_s + a->keep_x != b->keep_s + b->keep_x)
+		return a->keep_s + a->keep_x > b->keep_s + b->keep_x;
+	if (a->chunk != b->chunk)
+		return a->chunk > b->chunk;
+	return a->kpart > b->kpart;
 }
 
 /*
  * ws/is: S panel kdim x cc (kept) or two Sr x Sc tiles (streamed); X whole
  * (kept) or two Sr x chunk tiles; outputs two chunk x cc accumulator tiles.
+ * The chunk is the largest that fits and is at most limit.
  */
 static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int order, bool ks, bool kx,
-			     int64_t s_bytes, int64_t x_bytes, int64_t c_bytes)
+			     int64_t limit, int64_t s_bytes, int64_t x_bytes, int64_t c_bytes)
 {
 	struct cand c = { .keep_s = ks, .keep_x = kx, .order = order };
 	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
 	int64_t cap_s = s->s_buf == SRAM_WEIGHTS ? cp->w : cp->i, cap_x = s->x_buf == SRAM_WEIGHTS ? cp->w : cp->i;
 	/* Kept S: its column panel (kdim x cc) when columns are outer, all of it when chunks are. */
 	int64_t panel = s->df == DF_IS ? a_share(s, s->rows * cc * s->eb) : s->rows * cc * s->eb;
-	int64_t need_s = ks ? (order == ORDER_CT ? panel : s_bytes) : 2 * rr * cc * s->eb, need_x, avail_x, chunk = s->t;
+	int64_t need_s = ks ? (order == ORDER_CT ? panel : s_bytes) : 2 * rr * cc * s->eb, need_x, avail_x;
+	int64_t chunk = min64(s->t, limit);
 
 	if (s->compat && !ks)
 		need_s = 0;                         /* SCALE-Sim's compute ignores buffer sizes */
@@ -109,16 +135,18 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 /*
  * os: A kept in chunks of `chunk` rows x K, or streamed in parts of rr x kpart;
  * B's column panel (K x cc) kept across the row folds of a chunk, or streamed
- * in parts of kpart x cc; outputs two rr x cc blocks draining. kpart (the
- * reduction streamed per part) is as long as the streaming parts allow.
+ * in parts of kpart x cc; outputs two rr x cc blocks draining. The chunk (a
+ * multiple of R, or all of M) is the largest that fits and is at most
+ * chunk_limit; kpart (the reduction streamed per part) the longest the
+ * streaming parts allow, at most kpart_limit.
  */
-static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka, bool kb,
-			   int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
+static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka, bool kb, int64_t chunk_limit,
+			   int64_t kpart_limit, int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
 {
 	struct cand c = { .keep_s = ka, .keep_x = kb };
 	const struct op *o = s->op;
 	int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n), eb = s->eb;
-	int64_t panel_b = o->k * cc * eb, chunk = ka ? o->m : rr, kpart = o->k;
+	int64_t panel_b = o->k * cc * eb, chunk = ka ? min64(o->m, chunk_limit) : rr, kpart = min64(o->k, kpart_limit);
 
 	if (!cp->ideal && !s->compat) {
 		int64_t cap_a = cp->unified ? cp->w + cp->i : cp->i, cap_b = cp->unified ? cp->w + cp->i : cp->w;
@@ -137,7 +165,7 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 			int64_t room = cap_a - (cp->unified && !kb ? 2 * min64(o->k, s->R) * cc * eb : 0);
 			int64_t rows = room <= 0 ? 0 : (int64_t)((unsigned __int128)room * (unsigned __int128)o->m /
 								 (unsigned __int128)s->a_unique);
-			chunk = rows >= o->m ? o->m : rows / s->R * s->R;
+			chunk = min64(chunk, rows >= o->m ? o->m : rows / s->R * s->R);
 			if (chunk < rr)
 				return c;
 			if (cp->unified)
@@ -205,6 +233,175 @@ static int too_small(const struct sched *s, const struct config *cfg, const stru
 		      (long long)(need_w > cp->w ? cp->w : cp->i));
 }
 
+/* Sets the plan's fields from candidate c: its loops, tiles, footprint and HBM traffic. */
+static void apply(struct sched *s, const struct cand *c, int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
+{
+	const struct op *op = s->op;
+	s->keep_s = c->keep_s;
+	s->keep_x = c->keep_x;
+	s->order = c->order;
+	s->chunk = c->chunk;
+	memcpy(s->footprint, c->fp, sizeof s->footprint);
+	if (s->df == DF_OS) {
+		int64_t nm = ceil_div(op->m, s->chunk);
+		s->nchunks = nm;
+		s->kpart = c->kpart;
+		s->nparts = ceil_div(op->k, s->kpart);
+		s->folds = s->nr * s->nc * op->repeat;
+		s->read_bytes[OPND_A] = a_bytes * (s->keep_s || s->nc == 1 ? 1 : s->nc) * op->repeat;
+		s->read_bytes[OPND_B] = b_bytes * (s->keep_x ? nm : s->nr) * op->repeat;
+	} else {
+		int64_t nt = ceil_div(s->t, s->chunk);
+		int64_t sb = s->df == DF_WS ? b_bytes : a_bytes, xb = s->df == DF_WS ? a_bytes : b_bytes;
+		int so = s->s_opnd, xo = s->x_opnd;
+		s->nchunks = nt;
+		s->kpart = s->nparts = 0;
+		s->folds = s->nr * s->nc * nt * op->repeat;
+		s->read_bytes[so] = sb * (s->keep_s || nt == 1 ? 1 : nt) * op->repeat;
+		s->read_bytes[xo] = xb * (s->keep_x || s->nc == 1 ? 1 : s->nc) * op->repeat;
+	}
+	s->write_bytes = c_bytes * op->repeat;
+}
+
+/* HBM as the estimate sees it: bytes per cycle (0: ideal memory) and the latency of one request in cycles. */
+struct hbm_view {
+	double bpc;
+	int64_t latency;
+};
+
+/*
+ * Tiles a buffer holds in flight beside what the plan keeps there: its
+ * capacity over one tile, at least the plan's two; a unified pool shares
+ * what the plan leaves free.
+ */
+static double slots(const struct caps *cp, const struct cand *c, int buf, int64_t tile)
+{
+	int64_t cap = cp->unified && buf != SRAM_OUTPUTS ?
+		      2 * tile + (cp->w + cp->i - c->fp[SRAM_WEIGHTS] - c->fp[SRAM_INPUTS]) / 2 :
+		      buf == SRAM_WEIGHTS ? cp->w : buf == SRAM_INPUTS ? cp->i : cp->o;
+	int64_t n = tile > 0 ? cap / tile : 2;
+	return (double)(n < 2 ? 2 : n);
+}
+
+/*
+ * Estimated cycles of candidate c. time: the closed form, max(compute
+ * cycles of the plan, all its HBM bytes / bytes per cycle). exposed: at
+ * least time, and also at least
+ *   first loads + compute + a block's store   the array waits for its first
+ *                                             tiles; the last results leave
+ *                                             after it is done
+ *   loads + a fold + a block's store          the folds and stores of the
+ *                                             blocks loaded last follow the
+ *                                             last load
+ *   n x (a tile's time in its slot) / slots   for each kind of tile that
+ *                                             cycles through buffer slots:
+ *                                             streaming tiles (load,
+ *                                             latency, fold) and accumulator
+ *                                             blocks (folds, drain, store,
+ *                                             latency)
+ * with byte counts over bytes per cycle, and a full chunk as the block: the
+ * blocks loaded last may be full ones. A tile so large that it is most of an
+ * operand, or so many tiles that few fit in their buffer, leave time exposed
+ * that the closed form does not see.
+ */
+static void estimate(const struct sched *base, const struct caps *cp, const struct hbm_view *hm, struct cand *c,
+		     int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
+{
+	struct sched x = *base;
+	int64_t compute, eb = base->eb, R = base->R, rep = base->op->repeat;
+	int64_t rr = min64(R, x.rows), cc = min64(x.C, x.cols), first, last, tail;
+	double bpc = hm->bpc, lat = (double)hm->latency, loads, all, t, m, p, q, fold, tile[2], n[2], w[2], blk;
+	int tbuf[2];
+
+	apply(&x, c, a_bytes, b_bytes, c_bytes);
+	compute = analytic_gemm_cycles(&x);
+	c->time = compute;
+	c->exposed = 0;
+	if (bpc <= 0)
+		return;
+	if (x.df == DF_OS) {
+		/* A's parts (rr x kpart) and B's (kpart x cc); accumulators hold one rr x cc block each. */
+		fold = (double)x.kpart;
+		tile[0] = (double)(rr * x.kpart * eb), tbuf[0] = SRAM_INPUTS;
+		tile[1] = (double)(x.kpart * cc * eb), tbuf[1] = SRAM_WEIGHTS;
+		n[0] = n[1] = (double)(x.nr * x.nc * x.nparts * rep);
+		first = rr * x.kpart * eb + x.kpart * cc * eb;
+		last = rr * cc * eb;
+		tail = x.kpart + rr + cc - 2 + R;
+		blk = (double)(x.t > R ? x.t : R) + (double)(rr + cc - 2 + R);
+		w[0] = (double)(x.nr * x.nc * rep);
+		w[1] = (double)(rr * cc * x.ab);
+	} else {
+		/* S tiles (rr x cc) and X tiles (rr x chunk); accumulators hold one chunk x cc block each. */
+		fold = (double)x.chunk;
+		tile[0] = (double)(rr * cc * eb), tbuf[0] = x.s_buf;
+		tile[1] = (double)(rr * x.chunk * eb), tbuf[1] = x.x_buf;
+		n[0] = n[1] = (double)(x.nr * x.nc * x.nchunks * rep);
+		first = rr * cc * eb + rr * x.chunk * eb;
+		last = x.chunk * cc * eb;
+		tail = x.chunk + R + cc - 2;
+		blk = (double)x.nr * (double)(x.chunk > R ? x.chunk : R) + (double)(R + cc - 2);
+		w[0] = (double)(x.nc * x.nchunks * rep);
+		w[1] = (double)(x.chunk * cc * x.ab);
+	}
+	loads = (double)(x.read_bytes[OPND_A] + x.read_bytes[OPND_B]);
+	all = loads + (double)x.write_bytes;
+	t = (double)compute;
+	m = ceil(all / bpc - 1e-9);
+	if (m > t)
+		t = m;
+	c->time = t > (double)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)t;
+	p = (double)first / bpc + (double)compute + (double)last / bpc;
+	q = loads / bpc + (double)tail + (double)last / bpc;
+	if (q > p)
+		p = q;
+	/* Streaming tiles: a tile holds its slot from its load until its fold has streamed. */
+	for (int j = 0; j < 2; j++) {
+		bool kept = j == 0 ? c->keep_s : c->keep_x;
+		if (kept || x.compat)
+			continue;
+		q = n[j] * (tile[j] / bpc + lat + fold) / slots(cp, c, tbuf[j], (int64_t)tile[j]);
+		if (q > p)
+			p = q;
+	}
+	/* Accumulator blocks: a block holds its tile from its first fold until its store has completed. */
+	q = w[0] * (blk + (double)last / bpc + lat) / slots(cp, c, SRAM_OUTPUTS, (int64_t)w[1]);
+	if (q > p && !x.compat)
+		p = q;
+	/* In whole steps of 1/64 of the time beyond it (see better). */
+	t = floor((p - (double)c->time) * 64 / ((double)c->time + 1) + 1e-9);
+	c->exposed = t < 0 ? 0 : t > (double)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)t;
+}
+
+/*
+ * The series of chunks tried for splitting total: the balanced splits
+ * ceil(total / n), n = 1, 2, ... (n near-equal parts), and the multiples
+ * unit x 2^j (whole array heights; the last part is the remainder). It does
+ * not depend on the buffers. series_at_most: its largest member <= limit
+ * (limit >= 1); series_next: the next smaller member, 0 after 1.
+ */
+static int64_t pow2_at_most(int64_t unit, int64_t limit)
+{
+	int64_t u = unit;
+	if (u > limit)
+		return 0;
+	while (u <= limit / 2)
+		u *= 2;
+	return u;
+}
+
+static int64_t series_at_most(int64_t total, int64_t unit, int64_t limit)
+{
+	int64_t b = limit >= total ? total : ceil_div(total, ceil_div(total, limit));
+	int64_t p = pow2_at_most(unit, min64(limit, total));
+	return b > p ? b : p;
+}
+
+static int64_t series_next(int64_t total, int64_t unit, int64_t chunk)
+{
+	return chunk <= 1 ? 0 : series_at_most(total, unit, chunk - 1);
+}
+
 int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
 	       struct err *e)
 {
@@ -213,6 +410,10 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 			   sram_bytes(&a->sram, SRAM_INPUTS), sram_bytes(&a->sram, SRAM_OUTPUTS) };
 	struct cand best = { 0 };
 	int64_t a_bytes, b_bytes, c_bytes;
+	struct hbm_view hm = { ideal ? 0 : hbm_bytes_per_cycle(&a->hbm, a->clock_ghz),
+			  (int64_t)ceil(a->hbm.latency_ns * a->clock_ghz - 1e-9) };
+	/* Only with bounded buffers and real timing do tile sizes matter: else the largest tiles. */
+	bool sizes = !ideal && !a->array.scalesim_compat;
 
 	SIM_ASSERT(op->kind == OP_GEMM);
 	memset(s, 0, sizeof *s);
@@ -248,47 +449,64 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	s->nr = ceil_div(s->rows, s->R);
 	s->nc = ceil_div(s->cols, s->C);
 
+	/*
+	 * Every choice of what to keep and loop order, each with every chunk
+	 * (os: every chunk and part) of a fixed series that fits (series_at_most)
+	 * down to the array's height: a stream shorter than R rows only adds
+	 * folds that each still cost R cycles of shifting (os: parts of K below
+	 * R only add loads), so below R only the largest that fits is tried.
+	 * The series does not depend on the buffers, so a larger buffer tries
+	 * the plans a smaller one tried (or, below R, longer streams), and the
+	 * best estimate can only improve.
+	 */
+	int64_t floor_t = sizes ? min64(s->t, s->R) : INT64_MAX, floor_k = sizes ? min64(op->k, s->R) : INT64_MAX;
 	for (int order = 0; order < (df == DF_OS ? 1 : 2); order++) {
 		for (int ks = 0; ks < 2; ks++) {
 			for (int kx = 0; kx < 2; kx++) {
 				struct cand c;
-				if (df == DF_OS)
-					c = plan_os(s, &cp, ks, kx, a_bytes, b_bytes, c_bytes);
-				else if (df == DF_WS)
-					c = plan_wsis(s, &cp, order, ks, kx, b_bytes, a_bytes, c_bytes);
-				else
-					c = plan_wsis(s, &cp, order, ks, kx, a_bytes, b_bytes, c_bytes);
-				if (better(&c, &best))
-					best = c;
+				if (df == DF_OS) {
+					int64_t nrb = ceil_div(op->m, s->R);
+					c = plan_os(s, &cp, ks, kx, op->m, op->k, a_bytes, b_bytes, c_bytes);
+					if (!c.ok)
+						continue;
+					int64_t blocks = ks && sizes ? series_at_most(nrb, 1, ceil_div(c.chunk, s->R)) : 0;
+					do {
+						struct cand ck = ks && sizes ? plan_os(s, &cp, ks, kx, blocks * s->R, op->k, a_bytes,
+										       b_bytes, c_bytes) : c;
+						if (!ck.ok)
+							continue;
+						int64_t kpart = sizes ? series_at_most(op->k, s->R, ck.kpart) : ck.kpart;
+						for (; kpart; kpart = kpart > floor_k ? series_next(op->k, s->R, kpart) : 0) {
+							struct cand kc = plan_os(s, &cp, ks, kx, ck.chunk, kpart, a_bytes, b_bytes,
+										 c_bytes);
+							if (!kc.ok)
+								break;
+							estimate(s, &cp, &hm, &kc, a_bytes, b_bytes, c_bytes);
+							if (better(&kc, &best))
+								best = kc;
+						}
+					} while ((blocks = series_next(nrb, 1, blocks)));
+					continue;
+				}
+				int64_t sb = df == DF_WS ? b_bytes : a_bytes, xb = df == DF_WS ? a_bytes : b_bytes;
+				c = plan_wsis(s, &cp, order, ks, kx, s->t, sb, xb, c_bytes);
+				if (!c.ok)
+					continue;
+				int64_t chunk = sizes ? series_at_most(s->t, s->R, c.chunk) : c.chunk;
+				for (; chunk; chunk = chunk > floor_t ? series_next(s->t, s->R, chunk) : 0) {
+					struct cand cc = plan_wsis(s, &cp, order, ks, kx, chunk, sb, xb, c_bytes);
+					if (!cc.ok)
+						break;
+					estimate(s, &cp, &hm, &cc, a_bytes, b_bytes, c_bytes);
+					if (better(&cc, &best))
+						best = cc;
+				}
 			}
 		}
 	}
 	if (!best.ok)
 		return too_small(s, cfg, &cp, e);
-
-	s->keep_s = best.keep_s;
-	s->keep_x = best.keep_x;
-	s->order = best.order;
-	s->chunk = best.chunk;
-	memcpy(s->footprint, best.fp, sizeof s->footprint);
-	if (df == DF_OS) {
-		int64_t nm = ceil_div(op->m, s->chunk);
-		s->nchunks = nm;
-		s->kpart = best.kpart;
-		s->nparts = ceil_div(op->k, s->kpart);
-		s->folds = s->nr * s->nc * op->repeat;
-		s->read_bytes[OPND_A] = a_bytes * (s->keep_s || s->nc == 1 ? 1 : s->nc) * op->repeat;
-		s->read_bytes[OPND_B] = b_bytes * (s->keep_x ? nm : s->nr) * op->repeat;
-	} else {
-		int64_t nt = ceil_div(s->t, s->chunk);
-		int64_t sb = df == DF_WS ? b_bytes : a_bytes, xb = df == DF_WS ? a_bytes : b_bytes;
-		int so = s->s_opnd, xo = s->x_opnd;
-		s->nchunks = nt;
-		s->folds = s->nr * s->nc * nt * op->repeat;
-		s->read_bytes[so] = sb * (s->keep_s || nt == 1 ? 1 : nt) * op->repeat;
-		s->read_bytes[xo] = xb * (s->keep_x || s->nc == 1 ? 1 : s->nc) * op->repeat;
-	}
-	s->write_bytes = c_bytes * op->repeat;
+	apply(s, &best, a_bytes, b_bytes, c_bytes);
 	return 0;
 }
 

@@ -144,6 +144,222 @@ START_TEST(gemmini_unified)
 }
 END_TEST
 
+/* Loads YAML text as a config file (and then the overlays, in order). */
+static void load_text(struct config *c, const char *text, const char *const *overlays)
+{
+	char *dir = th_tmpdir(), *path = th_write(dir, "c.yaml", text);
+	struct err e = { 0 };
+	ck_assert_msg(config_load(c, path, &e) == 0, "%s", e.msg);
+	for (int i = 0; overlays && overlays[i]; i++) {
+		char name[32], *o;
+		snprintf(name, sizeof name, "o%d.yaml", i);
+		o = th_write(dir, name, overlays[i]);
+		ck_assert_msg(config_merge(c, o, &e) == 0, "%s", e.msg);
+		free(o);
+	}
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+
+/* Dumps c, loads the dump, and checks that it is the same config. */
+static void check_round_trip(const struct config *c)
+{
+	struct config b;
+	char *dump = NULL;
+	size_t n;
+	FILE *f = open_memstream(&dump, &n);
+	config_dump(c, f);
+	fclose(f);
+	load_text(&b, dump, NULL);
+	ck_assert_msg(cfg_equal(config_schema(), &c->arch, &b.arch), "%s", dump);
+	for (int i = 0; i < SRAM_NBUF; i++)
+		ck_assert_int_eq(sram_port_bytes(&b.arch.sram, i), sram_port_bytes(&c->arch.sram, i));
+	free(dump);
+}
+
+/* hbm.type alone brings the type's values: JESD238 HBM3, 819 GB/s, 32 pseudo-channels of BL8 x 32 bit. */
+START_TEST(memory_type_brings_defaults)
+{
+	struct config c;
+	load_text(&c, "hbm: {type: hbm3}\n", NULL);
+	ck_assert_int_eq(c.arch.hbm.type, HBM_HBM3);
+	ck_assert(c.arch.hbm.gbps == 819);
+	ck_assert_int_eq(c.arch.hbm.channels, 32);
+	ck_assert_int_eq(c.arch.hbm.burst_bytes, 32);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 3.97);
+	/* Not 20 pJ/bit (DDR3's): 2,000 bytes cost 16,000 bits x 3.97 pJ. */
+	ck_assert(c.arch.energy.hbm_pj_per_bit * 16000 < 64000);
+	ck_assert_int_eq(config_origin(&c, "hbm.gbps").line, 0);
+	check_round_trip(&c);
+	/* With no file at all, the default type (hbm2) brings JESD235A's 16 pseudo-channels. */
+	config_init(&c);
+	ck_assert_int_eq(c.arch.hbm.type, HBM_HBM2);
+	ck_assert_int_eq(c.arch.hbm.channels, 16);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 3.97);
+	/* custom keeps the keys' own defaults: 8 channels, 20 pJ/bit. */
+	load_text(&c, "hbm: {type: custom}\n", NULL);
+	ck_assert_int_eq(c.arch.hbm.channels, 8);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
+}
+END_TEST
+
+/* hbm.type: X alone is the same memory as the overlay configs/memory/X.yaml, which sets every key. */
+START_TEST(memory_type_matches_overlay)
+{
+	static const char *const types[] = { "ddr3", "hbm2", "hbm2e", "hbm3" };
+	struct config a, b;
+	struct err e = { 0 };
+	char text[64], path[64];
+	snprintf(text, sizeof text, "hbm: {type: %s}\n", types[_i]);
+	snprintf(path, sizeof path, "configs/memory/%s.yaml", types[_i]);
+	load_text(&a, text, NULL);
+	ck_assert_msg(config_load(&b, path, &e) == 0, "%s", e.msg);
+	ck_assert(cfg_equal(config_schema(), &a.arch, &b.arch));
+}
+END_TEST
+
+/* A key given in the file wins over the type's default, before or after hbm.type. */
+START_TEST(memory_type_given_key_wins)
+{
+	struct config c;
+	load_text(&c, "hbm: {type: hbm3}\nenergy: {hbm_pj_per_bit: 7}\n", NULL);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 7);
+	ck_assert_int_eq(c.arch.hbm.channels, 32);
+	load_text(&c, "energy: {hbm_pj_per_bit: 7}\nhbm: {type: hbm3, channels: 5}\n", NULL);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 7);
+	ck_assert_int_eq(c.arch.hbm.channels, 5);
+	ck_assert(c.arch.hbm.gbps == 819);
+	ck_assert_int_eq(config_origin(&c, "energy.hbm_pj_per_bit").line, 1);
+	check_round_trip(&c);
+}
+END_TEST
+
+/*
+ * Overlays: keys any file gave stay; a later file that changes hbm.type
+ * brings the new type's values for the rest, and a later file that does not
+ * change it leaves them.
+ */
+START_TEST(memory_type_overlay_order)
+{
+	struct config c;
+	const char *to_ddr3[] = { "hbm: {type: ddr3}\n", NULL };
+	const char *channels[] = { "hbm: {channels: 3}\n", NULL };
+	const char *to_custom[] = { "hbm: {type: ddr3}\n", "hbm: {type: custom}\n", NULL };
+	load_text(&c, "hbm: {type: hbm3, gbps: 100}\n", to_ddr3);
+	ck_assert_int_eq(c.arch.hbm.type, HBM_DDR3);
+	ck_assert(c.arch.hbm.gbps == 100);                  /* given by the first file */
+	ck_assert_int_eq(c.arch.hbm.channels, 2);           /* DDR3's, not HBM3's 32 */
+	ck_assert_int_eq(c.arch.hbm.burst_bytes, 64);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
+	check_round_trip(&c);
+	load_text(&c, "hbm: {type: ddr3}\n", channels);
+	ck_assert_int_eq(c.arch.hbm.type, HBM_DDR3);
+	ck_assert_int_eq(c.arch.hbm.channels, 3);
+	ck_assert(c.arch.hbm.gbps == 34);
+	load_text(&c, "hbm: {type: hbm3, latency_ns: 80}\n", to_custom);
+	ck_assert(c.arch.hbm.gbps == 256);                  /* the key's own default */
+	ck_assert_int_eq(c.arch.hbm.channels, 8);
+	ck_assert(c.arch.hbm.latency_ns == 80);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
+}
+END_TEST
+
+/* --set hbm.type switches the defaults of the keys nobody gave; --set keys win too. */
+START_TEST(memory_type_set)
+{
+	struct config c;
+	struct err e = { 0 };
+	load_text(&c, "hbm: {type: hbm3}\n", NULL);
+	ck_assert_int_eq(config_set(&c, "hbm.type=ddr3", &e), 0);
+	ck_assert(c.arch.hbm.gbps == 34);
+	ck_assert_int_eq(c.arch.hbm.channels, 2);
+	ck_assert_int_eq(c.arch.hbm.burst_bytes, 64);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
+	ck_assert_int_eq(config_set(&c, "energy.hbm_pj_per_bit=9", &e), 0);
+	ck_assert_int_eq(config_set(&c, "hbm.type=hbm2e", &e), 0);
+	ck_assert(c.arch.hbm.gbps == 410);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 9);
+	check_round_trip(&c);
+	/* A preset that gives every memory key keeps them all when only the type changes. */
+	th_config(&c, "tpu_v1", (const char *const[]){ "hbm.type=hbm3", NULL });
+	ck_assert(c.arch.hbm.gbps == 34);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
+}
+END_TEST
+
+/* auto ports: weights and inputs max(rows, cols) elements, outputs cols accumulators (4 B). */
+START_TEST(auto_port_widths)
+{
+	struct config c;
+	th_config(&c, "tpu_v4_mxu", NULL);                   /* 128 x 128 bf16 */
+	ck_assert_int_eq(c.arch.sram.buf[SRAM_INPUTS].bytes_per_cycle, 0);
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_WEIGHTS), 128 * 2);
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_INPUTS), 128 * 2);
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_OUTPUTS), 128 * 4);
+	th_config(&c, "tpu_v1", NULL);                       /* 256 x 256 int8; cited 256 B ports kept */
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_WEIGHTS), 256);
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_OUTPUTS), 256 * 4);
+	/* Non-square, fp32, changed by --set after the file: the widths follow. */
+	th_config(&c, "lab_4x4", (const char *const[]){ "array.rows=64", "array.cols=32", "array.dtype=fp32", NULL });
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_WEIGHTS), 64 * 4);
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_INPUTS), 64 * 4);
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_OUTPUTS), 32 * 4);
+	check_round_trip(&c);
+	/* A number replaces auto, and auto comes back by --set. */
+	th_config(&c, "lab_4x4", (const char *const[]){ "sram.inputs.bytes_per_cycle=3", NULL });
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_INPUTS), 3);
+	struct err e = { 0 };
+	ck_assert_int_eq(config_set(&c, "sram.inputs.bytes_per_cycle=auto", &e), 0);
+	ck_assert_int_eq(sram_port_bytes(&c.arch.sram, SRAM_INPUTS), 4);
+	ck_assert_int_eq(config_set(&c, "sram.inputs.bytes_per_cycle=0", &e), -1);
+	ck_assert_str_eq(e.msg, "--set:1:29: sram.inputs.bytes_per_cycle: expected an integer in [1, 1048576] or auto, "
+			 "found \"0\"");
+}
+END_TEST
+
+/* A port narrower than the edge is named once, at the place that set it; auto and wide ports are not. */
+START_TEST(port_warnings)
+{
+	struct config c;
+	struct err e = { 0 };
+	char lines[4][CONFIG_WARNING_MAX];
+	char *dir = th_tmpdir(), *path = th_write(dir, "x.yaml",
+		"array: {rows: 128, cols: 128, dtype: int8}\n"
+		"sram:\n"
+		"  inputs:\n"
+		"    bytes_per_cycle: 64\n"
+		"  outputs: {bytes_per_cycle: 512}\n");
+	char want[600];
+	ck_assert_msg(config_load(&c, path, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(config_warnings(&c, lines, 4), 1);
+	snprintf(want, sizeof want, "%s:4:22: sram.inputs.bytes_per_cycle: 64 B/cycle cannot feed the array's "
+		 "128-row edge (needs 128); streams will stretch", path);
+	ck_assert_str_eq(lines[0], want);
+	/* 128 accumulators of 4 B need 512: exactly enough is no warning; 511 is one. */
+	ck_assert_int_eq(config_set(&c, "sram.outputs.bytes_per_cycle=511", &e), 0);
+	ck_assert_int_eq(config_set(&c, "sram.weights.bytes_per_cycle=127", &e), 0);
+	ck_assert_int_eq(config_warnings(&c, lines, 4), 3);
+	ck_assert_str_eq(lines[0], "--set:1:30: sram.weights.bytes_per_cycle: 127 B/cycle cannot feed the array's "
+			 "128-column edge (needs 128); streams will stretch");
+	ck_assert_str_eq(lines[2], "--set:1:30: sram.outputs.bytes_per_cycle: 511 B/cycle cannot feed the array's "
+			 "128-column edge (needs 512); streams will stretch");
+	ck_assert_int_eq(config_warnings(&c, lines, 1), 1);  /* at most max lines */
+	ck_assert_int_eq(config_set(&c, "sram.inputs.bytes_per_cycle=auto", &e), 0);
+	ck_assert_int_eq(config_set(&c, "sram.weights.bytes_per_cycle=128", &e), 0);
+	ck_assert_int_eq(config_set(&c, "sram.outputs.bytes_per_cycle=512", &e), 0);
+	ck_assert_int_eq(config_warnings(&c, lines, 4), 0);
+	/* Every preset feeds its edge. */
+	for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
+		th_config(&c, presets[i], NULL);
+		ck_assert_int_eq(config_warnings(&c, lines, 4), 0);
+	}
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -155,6 +371,13 @@ Suite *config_suite(void)
 	tcase_add_test(t, set_overrides_and_checks);
 	tcase_add_test(t, gemmini_unified);
 	tcase_add_test(t, memory_overlay);
+	tcase_add_test(t, memory_type_brings_defaults);
+	tcase_add_loop_test(t, memory_type_matches_overlay, 0, 4);
+	tcase_add_test(t, memory_type_given_key_wins);
+	tcase_add_test(t, memory_type_overlay_order);
+	tcase_add_test(t, memory_type_set);
+	tcase_add_test(t, auto_port_widths);
+	tcase_add_test(t, port_warnings);
 	suite_add_tcase(s, t);
 	return s;
 }
