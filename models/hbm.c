@@ -63,6 +63,11 @@ const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS] = {
 	[HBM_CUSTOM] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
 };
 
+int64_t hbm_latency_cycles(const struct hbm_params *p, double clock_ghz)
+{
+	return (int64_t)ceil(p->latency_ns * clock_ghz - 1e-9);
+}
+
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz)
 {
 	return p->gbps / clock_ghz;
@@ -84,7 +89,7 @@ static void *channels_create(const struct hbm_params *p, double clock_ghz)
 	h->p = *p;
 	h->bpc = hbm_bytes_per_cycle(p, clock_ghz);
 	h->per_channel = h->bpc / (double)p->channels;
-	h->latency = (int64_t)ceil(p->latency_ns * clock_ghz - 1e-9);
+	h->latency = hbm_latency_cycles(p, clock_ghz);
 	return h;
 }
 

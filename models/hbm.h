@@ -55,4 +55,7 @@ extern const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS];
 /* Bytes the memory delivers per array clock cycle at clock_ghz. */
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz);
 
+/* The access latency in whole array clock cycles at clock_ghz (rounded up). */
+int64_t hbm_latency_cycles(const struct hbm_params *p, double clock_ghz);
+
 #endif

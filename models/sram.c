@@ -59,6 +59,16 @@ int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int
 	return (cap - held) / n;
 }
 
+int64_t sram_stream_slots(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF],
+			  int64_t tile)
+{
+	int64_t room = sram_stream_room(p, b, footprint), n;
+	if (tile <= 0)
+		return SRAM_MAX_SLOTS;
+	n = (2 * tile + (room > 0 ? room : 0)) / tile;
+	return n < 2 ? 2 : n > SRAM_MAX_SLOTS ? SRAM_MAX_SLOTS : n;
+}
+
 double sram_bank_bytes(const struct sram_params *p, enum sram_buf b)
 {
 	int64_t bytes = 0, banks = 0;

@@ -82,6 +82,18 @@ enum sram_buf sram_operand_buf(int df, int operand);
  */
 int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF]);
 
+/* Most tiles of one stream (or accumulator blocks) in flight: the engine's queue depth (assumed). */
+#define SRAM_MAX_SLOTS 64
+
+/*
+ * Tiles of `tile` bytes buffer b holds in flight for one stream: the plan's
+ * two, plus what its footprint leaves (its share of a unified pool), at
+ * least 2 and at most SRAM_MAX_SLOTS. For the outputs buffer, whose
+ * footprint is two accumulator blocks, that is its capacity over a block.
+ */
+int64_t sram_stream_slots(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF],
+			  int64_t tile);
+
 /* Bytes of one bank of buffer b (with sram.unified, weights and inputs share their banks): sets the energy per access. */
 double sram_bank_bytes(const struct sram_params *p, enum sram_buf b);
 

@@ -17,7 +17,6 @@
 #define RING 16384           /* loads or blocks in flight between two threads: more than the longest
 				drain (R + C - 2 < 8192 blocks at one a cycle) with ideal memory */
 #define LOAD_WINDOW 16       /* loads the load queue may issue ahead of the matrix unit */
-#define MAX_SLOTS 64         /* most tiles of one operand in flight (LOAD_WINDOW bounds all loads) */
 #define IDEAL_OSLOTS 8192    /* accumulator tiles with ideal memory: never the constraint */
 #define VEC_CHUNK_ROWS 1024  /* vector unit: lane-rows per chunk */
 
@@ -349,14 +348,9 @@ static void matrix_thread(void *arg)
 static int64_t slots_for(const struct gemm_run *g, int operand, int64_t tile)
 {
 	const struct sched *s = g->s;
-	int64_t room;
-	if (g->en->ideal || s->compat)
-		return MAX_SLOTS;
-	if (kept(g, operand) || tile <= 0)
-		return MAX_SLOTS;
-	/* Two tiles of its own, and its share of what the plan leaves free. */
-	room = sram_stream_room(&g->en->cfg->arch.sram, sram_operand_buf(s->df, operand), s->footprint);
-	return max64(2, min64(MAX_SLOTS, (2 * tile + max64(room, 0)) / tile));
+	if (g->en->ideal || s->compat || kept(g, operand))
+		return SRAM_MAX_SLOTS;
+	return sram_stream_slots(&g->en->cfg->arch.sram, sram_operand_buf(s->df, operand), s->footprint, tile);
 }
 
 static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
@@ -381,8 +375,7 @@ static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct
 		g->slots[s->x_opnd] = scw_sem_new(slots_for(g, s->x_opnd, rr * s->chunk * s->eb));
 		acc_tile = en->ideal || s->compat ? 0 : s->chunk * cc * s->ab;
 	}
-	g->oslots = acc_tile ? max64(2, min64(MAX_SLOTS, sram_bytes(&en->cfg->arch.sram, SRAM_OUTPUTS) / acc_tile)) :
-		    IDEAL_OSLOTS;
+	g->oslots = acc_tile ? sram_stream_slots(&en->cfg->arch.sram, SRAM_OUTPUTS, s->footprint, acc_tile) : IDEAL_OSLOTS;
 	g->issued = scw_sem_new(0);
 	g->room = scw_sem_new(LOAD_WINDOW);
 	g->finished = scw_sem_new(0);

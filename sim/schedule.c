@@ -38,6 +38,7 @@ static int64_t x_share(const struct sched *s, int64_t chunk, int64_t x_bytes)
 struct caps {
 	bool unified, ideal;
 	int64_t w, i, o;                /* bytes */
+	const struct sram_params *sp;   /* borrowed */
 };
 
 /*
@@ -265,22 +266,15 @@ static void apply(struct sched *s, const struct cand *c, int64_t a_bytes, int64_
 
 /* HBM as the estimate sees it: bytes per cycle (0: ideal memory) and the latency of one request in cycles. */
 struct hbm_view {
+	const struct arch *a;           /* borrowed */
 	double bpc;
 	int64_t latency;
 };
 
-/*
- * Tiles a buffer holds in flight beside what the plan keeps there: its
- * capacity over one tile, at least the plan's two; a unified pool shares
- * what the plan leaves free.
- */
+/* Tiles a buffer holds in flight beside what the plan keeps there, as the engine counts them. */
 static double slots(const struct caps *cp, const struct cand *c, int buf, int64_t tile)
 {
-	int64_t cap = cp->unified && buf != SRAM_OUTPUTS ?
-		      2 * tile + (cp->w + cp->i - c->fp[SRAM_WEIGHTS] - c->fp[SRAM_INPUTS]) / 2 :
-		      buf == SRAM_WEIGHTS ? cp->w : buf == SRAM_INPUTS ? cp->i : cp->o;
-	int64_t n = tile > 0 ? cap / tile : 2;
-	return (double)(n < 2 ? 2 : n);
+	return (double)sram_stream_slots(cp->sp, buf, c->fp, tile);
 }
 
 /*
@@ -310,7 +304,7 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 	struct sched x = *base;
 	int64_t compute, eb = base->eb, R = base->R, rep = base->op->repeat;
 	int64_t rr = min64(R, x.rows), cc = min64(x.C, x.cols), first, last, tail;
-	double bpc = hm->bpc, lat = (double)hm->latency, loads, all, t, m, p, q, fold, tile[2], n[2], w[2], blk;
+	double bpc = hm->bpc, lat = (double)hm->latency, loads, t, m, p, q, fold, tile[2], n[2], w[2], blk;
 	int tbuf[2];
 
 	apply(&x, c, a_bytes, b_bytes, c_bytes);
@@ -345,9 +339,8 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 		w[1] = (double)(x.chunk * cc * x.ab);
 	}
 	loads = (double)(x.read_bytes[OPND_A] + x.read_bytes[OPND_B]);
-	all = loads + (double)x.write_bytes;
 	t = (double)compute;
-	m = ceil(all / bpc - 1e-9);
+	m = (double)arch_memory_cycles(hm->a, x.read_bytes[OPND_A] + x.read_bytes[OPND_B] + x.write_bytes);
 	if (m > t)
 		t = m;
 	c->time = t > (double)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)t;
@@ -407,11 +400,11 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 {
 	const struct arch *a = &cfg->arch;
 	struct caps cp = { a->sram.unified, ideal, sram_bytes(&a->sram, SRAM_WEIGHTS),
-			   sram_bytes(&a->sram, SRAM_INPUTS), sram_bytes(&a->sram, SRAM_OUTPUTS) };
+			   sram_bytes(&a->sram, SRAM_INPUTS), sram_bytes(&a->sram, SRAM_OUTPUTS), &a->sram };
 	struct cand best = { 0 };
 	int64_t a_bytes, b_bytes, c_bytes;
-	struct hbm_view hm = { ideal ? 0 : hbm_bytes_per_cycle(&a->hbm, a->clock_ghz),
-			  (int64_t)ceil(a->hbm.latency_ns * a->clock_ghz - 1e-9) };
+	struct hbm_view hm = { a, ideal ? 0 : hbm_bytes_per_cycle(&a->hbm, a->clock_ghz),
+			       hbm_latency_cycles(&a->hbm, a->clock_ghz) };
 	/* Only with bounded buffers and real timing do tile sizes matter: else the largest tiles. */
 	bool sizes = !ideal && !a->array.scalesim_compat;
 
