@@ -219,6 +219,15 @@ static void request_for(const struct args *a, int dataflow, struct sim_request *
 	rq->vcd = a->vcd;
 }
 
+/* The config's warnings, once per run, on stderr. */
+static void warn(const struct config *c)
+{
+	char lines[8][CONFIG_WARNING_MAX];
+	int n = config_warnings(c, lines, 8);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "warning: %s\n", lines[i]);
+}
+
 /* Loads, lowers and runs what the command line asks for: what every simulating command starts with. */
 static int simulate(const struct args *a, const char *cmd, struct sim *s, struct err *e)
 {
@@ -231,6 +240,7 @@ static int simulate(const struct args *a, const char *cmd, struct sim *s, struct
 	free(rq);
 	if (rc < 0)
 		return -1;
+	warn(&s->cfg);
 	return sim_run(s, e);
 }
 
@@ -345,6 +355,7 @@ static int cmd_compare(const struct args *a, struct err *e)
 	request_for(a, -1, rq);
 	if (sim_load(s, rq, "compare", e) < 0)
 		goto out;
+	warn(&s->cfg);
 	for (; done < n; done++) {
 		s->opts.dataflow = df[done];
 		if (run_workload(&s->cfg, &s->w, &s->ops, &s->opts, &runs[done], e) < 0)

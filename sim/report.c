@@ -247,7 +247,16 @@ void report_json(FILE *f, const struct report_ctx *c)
 		fputs(": ", f);
 		json_config_value(f, config_schema(), cfg_find(config_schema(), cfg->sets[i].key), cfg->sets[i].value);
 	}
-	fprintf(f, "},\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
+	fprintf(f, "},\n  \"warnings\": [");
+	{
+		char lines[8][CONFIG_WARNING_MAX];
+		int n = config_warnings(cfg, lines, 8);
+		for (int i = 0; i < n; i++) {
+			fputs(i ? ", " : "", f);
+			json_str(f, lines[i]);
+		}
+	}
+	fprintf(f, "],\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
 		   "  \"array\": {\"rows\": %lld, \"cols\": %lld},\n  \"clock_ghz\": %.17g,\n"
 		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %.17g,\n  \"ridge_ops_per_byte\": %.17g,\n"
 		   "  \"config\": ",

@@ -237,6 +237,41 @@ START_TEST(result_table_covers_result)
 }
 END_TEST
 
+/*
+ * A port narrower than the array's edge: the run says so once on stderr,
+ * naming the key and where it was set, and summary.json keeps the line. TPU
+ * v4's MXU is 128 rows of bf16: its input port must move 128 x 2 = 256 B a
+ * cycle.
+ */
+START_TEST(narrow_port_warns_once)
+{
+	static const char line[] = "--set:1:29: sram.inputs.bytes_per_cycle: 64 B/cycle cannot feed the array's "
+				   "128-row edge (needs 256); streams will stretch";
+	char *dir = th_tmpdir(), path[4200], *out, *err, *json, want[400];
+	const char *argv[] = { "run", "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--model",
+			       "analytic", "--set", "sram.inputs.bytes_per_cycle=64", "-o", dir, NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
+	snprintf(want, sizeof want, "warning: %s\n", line);
+	ck_assert_str_eq(err, want);
+	snprintf(path, sizeof path, "%s/summary.json", dir);
+	json = th_slurp(path);
+	snprintf(want, sizeof want, "\"warnings\": [\"%s\"],", line);
+	ck_assert_ptr_nonnull(strstr(json, want));
+	free(json);
+	free(out);
+	free(err);
+	/* Auto ports (the preset's) feed the edge: no warning. */
+	const char *argv2[] = { "run", "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--model",
+				"analytic", NULL };
+	ck_assert_int_eq(th_cli(".", argv2, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -248,6 +283,7 @@ Suite *api_suite(void)
 	tcase_add_test(t, bad_json);
 	tcase_add_test(t, design_point);
 	tcase_add_test(t, result_table_covers_result);
+	tcase_add_test(t, narrow_port_warns_once);
 	suite_add_tcase(s, t);
 	return s;
 }
