@@ -41,16 +41,25 @@ enum sram_buf sram_operand_buf(int df, int operand)
 }
 
 /* The buffers whose capacity b shares: b itself, or the weights and inputs when unified. */
-static bool shares(const struct sram_params *p, enum sram_buf b, enum sram_buf other)
+bool sram_shares(const struct sram_params *p, enum sram_buf b, enum sram_buf other)
 {
 	return b == other || (p->unified && b != SRAM_OUTPUTS && other != SRAM_OUTPUTS);
+}
+
+int64_t sram_pool_bytes(const struct sram_params *p, enum sram_buf b)
+{
+	int64_t bytes = 0;
+	for (int i = 0; i < SRAM_NBUF; i++)
+		if (sram_shares(p, b, i))
+			bytes += sram_bytes(p, i);
+	return bytes;
 }
 
 int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF])
 {
 	int64_t cap = 0, held = 0, n = 0;
 	for (int i = 0; i < SRAM_NBUF; i++) {
-		if (shares(p, b, i)) {
+		if (sram_shares(p, b, i)) {
 			cap += sram_bytes(p, i);
 			held += footprint[i];
 			n++;
@@ -73,7 +82,7 @@ double sram_bank_bytes(const struct sram_params *p, enum sram_buf b)
 {
 	int64_t bytes = 0, banks = 0;
 	for (int i = 0; i < SRAM_NBUF; i++) {
-		if (shares(p, b, i)) {
+		if (sram_shares(p, b, i)) {
 			bytes += sram_bytes(p, i);
 			banks += p->buf[i].banks;
 		}

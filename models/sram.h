@@ -74,6 +74,12 @@ int64_t sram_port_bytes(const struct sram_params *p, enum sram_buf b);
  */
 enum sram_buf sram_operand_buf(int df, int operand);
 
+/* Whether buffers b and other draw on one pool: the same buffer, or weights and inputs with sram.unified. */
+bool sram_shares(const struct sram_params *p, enum sram_buf b, enum sram_buf other);
+
+/* Bytes of the pool buffer b draws on: its own capacity, or with sram.unified the weights' and inputs' together. */
+int64_t sram_pool_bytes(const struct sram_params *p, enum sram_buf b);
+
 /*
  * Bytes of buffer b's pool that a plan holding footprint[] (bytes per buffer)
  * leaves for streaming tiles, as b's share: with sram.unified the weights and

@@ -36,8 +36,9 @@ static int64_t x_share(const struct sched *s, int64_t chunk, int64_t x_bytes)
 
 /* Capacity view of the buffers for one plan. */
 struct caps {
-	bool unified, ideal;
-	int64_t w, i, o;                /* bytes */
+	bool ideal;
+	bool shared;                    /* weights and inputs draw on one pool (sram_shares) */
+	int64_t pool[SRAM_NBUF];        /* bytes of the pool each buffer draws on (sram_pool_bytes) */
 	const struct sram_params *sp;   /* borrowed */
 };
 
@@ -92,7 +93,7 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 {
 	struct cand c = { .keep_s = ks, .keep_x = kx, .order = order };
 	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
-	int64_t cap_s = s->s_buf == SRAM_WEIGHTS ? cp->w : cp->i, cap_x = s->x_buf == SRAM_WEIGHTS ? cp->w : cp->i;
+	int64_t cap_s = cp->pool[s->s_buf], cap_x = cp->pool[s->x_buf];
 	/* Kept S: its column panel (kdim x cc) when columns are outer, all of it when chunks are. */
 	int64_t panel = s->df == DF_IS ? a_share(s, s->rows * cc * s->eb) : s->rows * cc * s->eb;
 	int64_t need_s = ks ? (order == ORDER_CT ? panel : s_bytes) : 2 * rr * cc * s->eb, need_x, avail_x;
@@ -101,16 +102,11 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 	if (s->compat && !ks)
 		need_s = 0;                         /* SCALE-Sim's compute ignores buffer sizes */
 	if (!cp->ideal) {
-		if (cp->unified) {
-			cap_s = cap_x = cp->w + cp->i;
-			avail_x = cap_x - need_s;
-		} else {
-			avail_x = cap_x;
-		}
+		avail_x = cp->shared ? cap_x - need_s : cap_x;
 		if (need_s > cap_s || avail_x < 0)
 			return c;
 		if (!s->compat) {
-			chunk = min64(chunk, cp->o / (2 * cc * s->ab));
+			chunk = min64(chunk, cp->pool[SRAM_OUTPUTS] / (2 * cc * s->ab));
 			if (!kx)
 				chunk = min64(chunk, avail_x / (2 * rr * s->eb));
 			else if (order == ORDER_TC)   /* the chunk of X (chunk x kdim) stays across the columns */
@@ -150,29 +146,29 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 	int64_t panel_b = o->k * cc * eb, chunk = ka ? min64(o->m, chunk_limit) : rr, kpart = min64(o->k, kpart_limit);
 
 	if (!cp->ideal && !s->compat) {
-		int64_t cap_a = cp->unified ? cp->w + cp->i : cp->i, cap_b = cp->unified ? cp->w + cp->i : cp->w;
-		if (2 * rr * cc * s->ab > cp->o)
+		int64_t cap_a = cp->pool[SRAM_INPUTS], cap_b = cp->pool[SRAM_WEIGHTS];
+		if (2 * rr * cc * s->ab > cp->pool[SRAM_OUTPUTS])
 			return c;
 		if (kb) {
 			if (panel_b > cap_b)
 				return c;
-			if (cp->unified)
+			if (cp->shared)
 				cap_a -= panel_b;
 			else
 				cap_b -= panel_b;
 		}
 		if (ka) {
 			/* Rows per chunk, leaving room for B's smallest parts when they share the pool. */
-			int64_t room = cap_a - (cp->unified && !kb ? 2 * min64(o->k, s->R) * cc * eb : 0);
+			int64_t room = cap_a - (cp->shared && !kb ? 2 * min64(o->k, s->R) * cc * eb : 0);
 			int64_t rows = room <= 0 ? 0 : (int64_t)((unsigned __int128)room * (unsigned __int128)o->m /
 								 (unsigned __int128)s->a_unique);
 			chunk = min64(chunk, rows >= o->m ? o->m : rows / s->R * s->R);
 			if (chunk < rr)
 				return c;
-			if (cp->unified)
+			if (cp->shared)
 				cap_b = cap_a - a_share(s, chunk * o->k * eb);
 		}
-		if (cp->unified) {
+		if (cp->shared) {
 			int64_t per_k = (ka ? 0 : 2 * rr * eb) + (kb ? 0 : 2 * cc * eb);
 			if (per_k)
 				kpart = min64(kpart, (ka ? cap_b : cap_a) / per_k);
@@ -214,24 +210,24 @@ static int too_small(const struct sched *s, const struct config *cfg, const stru
 		need_w = s->s_buf == SRAM_WEIGHTS ? stile : xtile;
 		need_i = s->s_buf == SRAM_WEIGHTS ? xtile : stile;
 	}
-	if (need_o > cp->o) {
+	if (need_o > cp->pool[SRAM_OUTPUTS]) {
 		key = "sram.outputs.kib";
 		snprintf(path, sizeof path, "%s", key);
 		return err_at(e, config_origin(cfg, key), path,
 			      "expected at least %lld bytes for two tiles of %lld accumulators for %s, found %lld",
-			      (long long)need_o, (long long)need_o / (2 * s->ab), o->name, (long long)cp->o);
+			      (long long)need_o, (long long)need_o / (2 * s->ab), o->name, (long long)cp->pool[SRAM_OUTPUTS]);
 	}
-	if (cp->unified) {
+	if (cp->shared) {
 		key = "sram.inputs.kib";
 		return err_at(e, config_origin(cfg, key), key,
 			      "expected weights.kib + inputs.kib of at least %lld bytes for the smallest tiles of %s, "
-			      "found %lld", (long long)(need_w + need_i), o->name, (long long)(cp->w + cp->i));
+			      "found %lld", (long long)(need_w + need_i), o->name, (long long)cp->pool[SRAM_INPUTS]);
 	}
-	key = need_w > cp->w ? "sram.weights.kib" : "sram.inputs.kib";
+	key = need_w > cp->pool[SRAM_WEIGHTS] ? "sram.weights.kib" : "sram.inputs.kib";
 	return err_at(e, config_origin(cfg, key), key,
 		      "expected at least %lld bytes for two streaming tiles of %s, found %lld",
-		      (long long)(need_w > cp->w ? need_w : need_i), o->name,
-		      (long long)(need_w > cp->w ? cp->w : cp->i));
+		      (long long)(need_w > cp->pool[SRAM_WEIGHTS] ? need_w : need_i), o->name,
+		      (long long)cp->pool[need_w > cp->pool[SRAM_WEIGHTS] ? SRAM_WEIGHTS : SRAM_INPUTS]);
 }
 
 /* Sets the plan's fields from candidate c: its loops, tiles, footprint and HBM traffic. */
@@ -399,8 +395,9 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	       struct err *e)
 {
 	const struct arch *a = &cfg->arch;
-	struct caps cp = { a->sram.unified, ideal, sram_bytes(&a->sram, SRAM_WEIGHTS),
-			   sram_bytes(&a->sram, SRAM_INPUTS), sram_bytes(&a->sram, SRAM_OUTPUTS), &a->sram };
+	struct caps cp = { ideal, sram_shares(&a->sram, SRAM_WEIGHTS, SRAM_INPUTS),
+			   { sram_pool_bytes(&a->sram, SRAM_WEIGHTS), sram_pool_bytes(&a->sram, SRAM_INPUTS),
+			     sram_pool_bytes(&a->sram, SRAM_OUTPUTS) }, &a->sram };
 	struct cand best = { 0 };
 	int64_t a_bytes, b_bytes, c_bytes;
 	struct hbm_view hm = { a, ideal ? 0 : hbm_bytes_per_cycle(&a->hbm, a->clock_ghz),
