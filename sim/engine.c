@@ -126,6 +126,10 @@ struct gemm_run {
 	int64_t done[RING];          /* arrival cycle of load j, at j % RING */
 	int64_t block_ready[RING];   /* cycle block b has left the array */
 	int64_t store_done[RING];    /* cycle block b is in HBM */
+	uint64_t store_addr[RING];   /* where block b goes, and its bytes: the program's store, */
+	int64_t store_bytes[RING];   /* handed over by the matrix unit */
+	int64_t nstores;             /* stores handed over so far */
+	bool matrix_done;            /* no more stores will come */
 	int64_t matrix_end, last_store;
 	int64_t compute_end;         /* the array alone, everything ready at once */
 	int64_t cat[CAT_N];
@@ -162,18 +166,16 @@ static void load_thread(void *arg)
 static void store_thread(void *arg)
 {
 	struct gemm_run *g = arg;
-	struct sched_iter it;
-	struct tile_ins ins;
 	int64_t b = 0;
 
-	sched_iter_init(&it, g->s);
-	while (sched_next(&it, &ins)) {
-		if (ins.kind != TI_STORE)
-			continue;
+	/* The matrix unit hands over each store as its block finishes, then one last token. */
+	for (;;) {
 		scw_sem_take(g->finished, 1);
+		if (b == g->nstores && g->matrix_done)
+			break;
 		scw_wait_until(g->block_ready[b % RING]);
-		sram_read(g->en->sram, sram_operand_buf(g->s->df, OPND_C), ins.bytes);
-		g->store_done[b % RING] = transfer(g->en, ins.addr, ins.bytes, true);
+		sram_read(g->en->sram, sram_operand_buf(g->s->df, OPND_C), g->store_bytes[b % RING]);
+		g->store_done[b % RING] = transfer(g->en, g->store_addr[b % RING], g->store_bytes[b % RING], true);
 		g->last_store = max64(g->last_store, g->store_done[b % RING]);
 		b++;
 		g->en->tr_stores++;
@@ -292,8 +294,13 @@ static void matrix_thread(void *arg)
 			lbytes[ins.operand] += ins.bytes;
 			continue;
 		}
-		if (ins.kind == TI_STORE)
+		if (ins.kind == TI_STORE) {
+			g->store_addr[g->nstores % RING] = ins.addr;
+			g->store_bytes[g->nstores % RING] = ins.bytes;
+			g->nstores++;
+			scw_sem_give(g->finished, 1);
 			continue;
+		}
 		/* A fold: its loads have been issued, and when they arrive is known. */
 		f = (struct array_fold){ .sr = ins.sr, .sc = ins.sc, .t = ins.t, .cont = ins.cont, .last = ins.last,
 					 .inst_last = ins.inst_last };
@@ -333,11 +340,11 @@ static void matrix_thread(void *arg)
 			if (!kept(g, lops[i]))
 				scw_sem_give(g->slots[lops[i]], 1);
 		nl = 0;
-		if (ins.last) {
+		if (ins.last)
 			g->block_ready[(blocks - 1) % RING] = st.out;
-			scw_sem_give(g->finished, 1);
-		}
 	}
+	g->matrix_done = true;
+	scw_sem_give(g->finished, 1);
 	g->compute_end = array_timer_end(&alone, alone_cat);
 	g->matrix_end = array_timer_end(&tm, g->cat);
 	scw_wait_until(g->matrix_end);

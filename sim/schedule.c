@@ -535,7 +535,7 @@ static void place(const struct sched *s, struct tile_ins *ins)
 		break;
 	}
 	int64_t from = (r0 * cols + h * c0) * s->eb, to = from + h * w * s->eb;
-	if (ins->operand == OPND_A) {
+	if (ins->operand == OPND_A && s->a_unique != o->m * o->k * s->eb) {
 		/*
 		 * A convolution's A is the im2col matrix, but memory holds its
 		 * input tensor (a_unique bytes for all m x k): a tile's bytes are

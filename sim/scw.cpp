@@ -32,6 +32,8 @@ struct scw_kernel {
 	sc_simcontext *ctx;
 	sc_trace_file *trace;
 	std::string failure;        /* the first error raised inside one of its threads */
+	sc_dt::uint64 tick;         /* one cycle (1 ns) in the context's time resolution */
+	int64_t last;               /* the last cycle SystemC's 64-bit clock can reach */
 };
 
 /* An event binds to the context of the first thread that waits on it or notifies it. */
@@ -57,10 +59,16 @@ static void enter(const scw_kernel *k)
 	sc_curr_simcontext = k->ctx;
 }
 
+/* One cycle in the current context's time resolution: the running kernel's, kept, or worked out. */
+static sc_dt::uint64 tick(void)
+{
+	return running ? running->tick : sc_time(1, SC_NS).value();
+}
+
 /* SystemC time to cycles (one cycle is 1 ns), in the current context's resolution. */
 static int64_t cycles(const sc_time &t)
 {
-	return (int64_t)(t.value() / sc_time(1, SC_NS).value());
+	return (int64_t)(t.value() / tick());
 }
 
 /* Keeps an exception from unwinding through C frames: record it and stop the kernel. */
@@ -124,6 +132,8 @@ extern "C" scw_kernel *scw_kernel_new(struct err *e)
 	}
 	k->trace = NULL;
 	enter(k);
+	k->tick = sc_time(1, SC_NS).value();
+	k->last = (int64_t)(sc_max_time().value() / k->tick);
 	return k;
 }
 
@@ -197,7 +207,7 @@ extern "C" int64_t scw_now(void)
 
 extern "C" void scw_wait(int64_t n)
 {
-	int64_t now = scw_now(), last = cycles(sc_max_time());
+	int64_t now = scw_now(), last = running ? running->last : cycles(sc_max_time());
 	if (n <= 0)
 		return;
 	if (n > last - now) {
@@ -208,7 +218,7 @@ extern "C" void scw_wait(int64_t n)
 		fail_in_thread(what);
 		return;
 	}
-	GUARD(wait((double)n, SC_NS));
+	GUARD(wait(sc_time::from_value((sc_dt::uint64)n * tick())));
 }
 
 extern "C" void scw_wait_until(int64_t c)
