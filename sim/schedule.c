@@ -55,14 +55,19 @@ struct cand {
 	int64_t chunk, kpart, traffic;
 	int64_t fp[SRAM_NBUF];
 	int64_t time, exposed;          /* exposed: beyond time, in whole 1/64ths of it */
+	int64_t folds;                  /* of the plan, over all repeats */
 };
 
 /*
- * Shortest time, then least exposed memory time (in whole steps of 1/64 of
- * the time: smaller gains are within the estimate's error and not worth more
- * traffic or smaller tiles), then least traffic, then the most operands kept
- * (their loads never wait for a streaming slot), then the largest chunk and
- * part.
+ * Shortest time (the closed form, which alone decides whether a larger
+ * buffer can be slower), then least HBM traffic; then, between plans whose
+ * fold counts are within a factor of two, least exposed memory time (in
+ * whole steps of 1/64 of the time: smaller gains are within the estimate's
+ * error), else fewer folds (each costs SRAM reads, and the engine's time
+ * grows with them); then the most operands kept (their loads never wait for
+ * a streaming slot), then the largest chunk and part. The fold rule is not
+ * transitive; the candidates are visited in a fixed order, so the choice is
+ * still deterministic.
  */
 static bool better(const struct cand *a, const struct cand *b)
 {
@@ -72,10 +77,13 @@ static bool better(const struct cand *a, const struct cand *b)
 		return false;
 	if (a->time != b->time)
 		return a->time < b->time;
-	if (a->exposed != b->exposed)
-		return a->exposed < b->exposed;
 	if (a->traffic != b->traffic)
 		return a->traffic < b->traffic;
+	/* Less exposed time is worth more folds, but not many times more (each costs SRAM reads and simulation). */
+	if (a->folds > 2 * b->folds || b->folds > 2 * a->folds)
+		return a->folds < b->folds;
+	if (a->exposed != b->exposed)
+		return a->exposed < b->exposed;
 	if (a->keep_s + a->keep_x != b->keep_s + b->keep_x)
 		return a->keep_s + a->keep_x > b->keep_s + b->keep_x;
 	if (a->chunk != b->chunk)
@@ -307,6 +315,7 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 	compute = analytic_gemm_cycles(&x);
 	c->time = compute;
 	c->exposed = 0;
+	c->folds = x.folds;
 	if (bpc <= 0)
 		return;
 	if (x.df == DF_OS) {

@@ -38,12 +38,13 @@
  * The planner tries every choice of what to keep, each with every chunk (os:
  * chunk and part of K) of a fixed series that fits the buffers (double-
  * buffered streaming tiles, with weights and inputs sharing one pool when
- * sram.unified), and picks the shortest estimated time: the closed form's
- * max(compute, HBM bytes / bytes per cycle) first, then the memory time a
- * tile pipeline leaves exposed, then the least HBM traffic, then the largest
- * tiles. The series does not depend on the buffers, so a larger buffer never
- * makes the estimate worse. Operands are read from HBM and results written back once per op:
- * no fusion across ops. The program is produced lazily by sched_next, in
+ * sram.unified), and picks the shortest time by the closed form,
+ * max(compute, HBM bytes / bytes per cycle), then the least HBM traffic,
+ * then (among plans with similar fold counts) the least memory time a tile
+ * pipeline leaves exposed, then the fewest folds and largest tiles. The
+ * series does not depend on the buffers, so a larger buffer never makes the
+ * closed form slower. Operands are read from HBM and results written back
+ * once per op: no fusion across ops. The program is produced lazily by sched_next, in
  * O(1) memory, so an engine can execute it fold by fold.
  */
 #ifndef TPUSIM_SCHEDULE_H
