@@ -56,11 +56,15 @@ struct cand {
 	int64_t fp[SRAM_NBUF];
 	int64_t time, exposed;          /* exposed: beyond time, in whole 1/64ths of it */
 	int64_t folds;                  /* of the plan, over all repeats */
+	bool short_stream;              /* streams (os: parts of K) shorter than the array's height */
 };
 
 /*
  * Shortest time (the closed form, which alone decides whether a larger
- * buffer can be slower), then least HBM traffic; then, between plans whose
+ * buffer can be slower); then streams at least as long as the array's
+ * height (shorter ones, which pay R cycles of shifting for fewer rows, win
+ * only on time, and between them the longest); then least HBM traffic;
+ * then, between plans whose
  * fold counts are within a factor of two, least exposed memory time (in
  * whole steps of 1/64 of the time: smaller gains are within the estimate's
  * error), else fewer folds (each costs SRAM reads, and the engine's time
@@ -77,8 +81,13 @@ static bool better(const struct cand *a, const struct cand *b)
 		return false;
 	if (a->time != b->time)
 		return a->time < b->time;
+	/* Streams shorter than R only win on time; between them, the longest. */
+	if (a->short_stream != b->short_stream)
+		return b->short_stream;
 	if (a->traffic != b->traffic)
 		return a->traffic < b->traffic;
+	if (a->short_stream)
+		return a->chunk != b->chunk ? a->chunk > b->chunk : a->kpart > b->kpart;
 	/* Less exposed time is worth more folds, but not many times more (each costs SRAM reads and simulation). */
 	if (a->folds > 2 * b->folds || b->folds > 2 * a->folds)
 		return a->folds < b->folds;
@@ -373,10 +382,12 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 
 /*
  * The series of chunks tried for splitting total: the balanced splits
- * ceil(total / n), n = 1, 2, ... (n near-equal parts), and the multiples
- * unit x 2^j (whole array heights; the last part is the remainder). It does
- * not depend on the buffers. series_at_most: its largest member <= limit
- * (limit >= 1); series_next: the next smaller member, 0 after 1.
+ * ceil(total / n) for n = 1 .. nmax (n near-equal parts), the multiples
+ * unit x 2^j (whole array heights; the last part is the remainder) and the
+ * fractions unit / 2^j down to 1. It depends on total, unit and nmax only,
+ * never on the buffers, so a larger buffer tries every member a smaller one
+ * tried. series_at_most: its largest member <= limit (limit >= 1);
+ * series_next: the next smaller member, 0 after 1.
  */
 static int64_t pow2_at_most(int64_t unit, int64_t limit)
 {
@@ -388,16 +399,21 @@ static int64_t pow2_at_most(int64_t unit, int64_t limit)
 	return u;
 }
 
-static int64_t series_at_most(int64_t total, int64_t unit, int64_t limit)
+static int64_t series_at_most(int64_t total, int64_t unit, int64_t nmax, int64_t limit)
 {
-	int64_t b = limit >= total ? total : ceil_div(total, ceil_div(total, limit));
-	int64_t p = pow2_at_most(unit, min64(limit, total));
-	return b > p ? b : p;
+	int64_t n, best, f;
+	if (limit >= total)
+		return total;
+	n = ceil_div(total, limit);          /* the fewest near-equal parts of at most limit */
+	best = max64(n <= nmax ? ceil_div(total, n) : 0, pow2_at_most(unit, limit));
+	for (f = unit; f > limit; f /= 2)
+		;
+	return max64(best, f);
 }
 
-static int64_t series_next(int64_t total, int64_t unit, int64_t chunk)
+static int64_t series_next(int64_t total, int64_t unit, int64_t nmax, int64_t chunk)
 {
-	return chunk <= 1 ? 0 : series_at_most(total, unit, chunk - 1);
+	return chunk <= 1 ? 0 : series_at_most(total, unit, nmax, chunk - 1);
 }
 
 int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
@@ -450,15 +466,11 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 
 	/*
 	 * Every choice of what to keep and loop order, each with every chunk
-	 * (os: every chunk and part) of a fixed series that fits (series_at_most)
-	 * down to the array's height: a stream shorter than R rows only adds
-	 * folds that each still cost R cycles of shifting (os: parts of K below
-	 * R only add loads), so below R only the largest that fits is tried.
-	 * The series does not depend on the buffers, so a larger buffer tries
-	 * the plans a smaller one tried (or, below R, longer streams), and the
-	 * best estimate can only improve.
+	 * (os: every chunk and part) of a fixed series that fits. The series
+	 * does not depend on the buffers, so a larger buffer tries every plan a
+	 * smaller one tried, and the shortest time can only improve.
 	 */
-	int64_t floor_t = sizes ? min64(s->t, s->R) : INT64_MAX, floor_k = sizes ? min64(op->k, s->R) : INT64_MAX;
+	int64_t nt = s->t, nk = op->k;
 	for (int order = 0; order < (df == DF_OS ? 1 : 2); order++) {
 		for (int ks = 0; ks < 2; ks++) {
 			for (int kx = 0; kx < 2; kx++) {
@@ -468,35 +480,37 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 					c = plan_os(s, &cp, ks, kx, op->m, op->k, a_bytes, b_bytes, c_bytes);
 					if (!c.ok)
 						continue;
-					int64_t blocks = ks && sizes ? series_at_most(nrb, 1, ceil_div(c.chunk, s->R)) : 0;
+					int64_t blocks = ks && sizes ? series_at_most(nrb, 1, nrb, ceil_div(c.chunk, s->R)) : 0;
 					do {
 						struct cand ck = ks && sizes ? plan_os(s, &cp, ks, kx, blocks * s->R, op->k, a_bytes,
 										       b_bytes, c_bytes) : c;
 						if (!ck.ok)
 							continue;
-						int64_t kpart = sizes ? series_at_most(op->k, s->R, ck.kpart) : ck.kpart;
-						for (; kpart; kpart = kpart > floor_k ? series_next(op->k, s->R, kpart) : 0) {
+						int64_t kpart = sizes ? series_at_most(op->k, s->R, nk, ck.kpart) : ck.kpart;
+						for (; kpart; kpart = sizes ? series_next(op->k, s->R, nk, kpart) : 0) {
 							struct cand kc = plan_os(s, &cp, ks, kx, ck.chunk, kpart, a_bytes, b_bytes,
 										 c_bytes);
 							if (!kc.ok)
 								break;
 							estimate(s, &cp, &hm, &kc, a_bytes, b_bytes, c_bytes);
+							kc.short_stream = sizes && kpart < min64(op->k, s->R);
 							if (better(&kc, &best))
 								best = kc;
 						}
-					} while ((blocks = series_next(nrb, 1, blocks)));
+					} while ((blocks = series_next(nrb, 1, nrb, blocks)));
 					continue;
 				}
 				int64_t sb = df == DF_WS ? b_bytes : a_bytes, xb = df == DF_WS ? a_bytes : b_bytes;
 				c = plan_wsis(s, &cp, order, ks, kx, s->t, sb, xb, c_bytes);
 				if (!c.ok)
 					continue;
-				int64_t chunk = sizes ? series_at_most(s->t, s->R, c.chunk) : c.chunk;
-				for (; chunk; chunk = chunk > floor_t ? series_next(s->t, s->R, chunk) : 0) {
+				int64_t chunk = sizes ? series_at_most(s->t, s->R, nt, c.chunk) : c.chunk;
+				for (; chunk; chunk = sizes ? series_next(s->t, s->R, nt, chunk) : 0) {
 					struct cand cc = plan_wsis(s, &cp, order, ks, kx, chunk, sb, xb, c_bytes);
 					if (!cc.ok)
 						break;
 					estimate(s, &cp, &hm, &cc, a_bytes, b_bytes, c_bytes);
+					cc.short_stream = sizes && chunk < min64(s->t, s->R);
 					if (better(&cc, &best))
 						best = cc;
 				}

@@ -124,12 +124,38 @@ START_TEST(larger_buffer_never_slower)
 }
 END_TEST
 
+/*
+ * A case the random test once missed: is on a 32 x 16 array, M = 33, K = 4,
+ * N = 33 (T = 33 rows streamed). With 3 KiB of accumulators the plan splits
+ * T as 17 + 16; with 4 KiB, 32 + 1 fits too, and the planner must still try
+ * 17 + 16, or the larger buffer is slower.
+ */
+START_TEST(larger_buffer_keeps_balanced_split)
+{
+	int64_t prev = INT64_MAX;
+	for (int kib = 3; kib <= 8; kib++) {
+		char out[64];
+		snprintf(out, sizeof out, "sram.outputs.kib=%d", kib);
+		const char *set[] = { "array.rows=32", "array.cols=16", "hbm.gbps=64", out, NULL };
+		struct config c;
+		struct op o = th_gemm(33, 4, 33, 1);
+		th_config(&c, "lab_4x4", set);
+		struct timing t = run(&c, &o, DF_IS);
+		ck_assert(t.ok);
+		ck_assert_msg(t.analytic <= prev, "%d KiB: %lld cycles, %lld with less", kib, (long long)t.analytic,
+			      (long long)prev);
+		prev = t.analytic;
+	}
+}
+END_TEST
+
 Suite *monotone_suite(void)
 {
 	Suite *s = suite_create("monotone");
 	TCase *t = tcase_create("monotone");
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, larger_buffer_never_slower, 0, (int)(sizeof mono_cases / sizeof *mono_cases));
+	tcase_add_test(t, larger_buffer_keeps_balanced_split);
 	suite_add_tcase(s, t);
 	return s;
 }
