@@ -66,6 +66,8 @@ def version():
 
 def run_json(request):
     """Runs a request given as JSON text; returns (status, text): summary.json or the error line."""
+    if not isinstance(request, str):
+        raise TypeError("tpusim.run_json: expected the request as a str, found %s" % type(request).__name__)
     lib = _load()
     out = ctypes.c_void_p()
     status = lib.tpusim_run_json(request.encode(), ctypes.byref(out))

@@ -85,10 +85,10 @@ static int expected(struct err *e, const struct ynode *n, const char *key, const
 	return err_at(e, at, key, "expected %s, found %s", what, ynode_describe(n, buf, sizeof buf));
 }
 
-/* A string value: a scalar. */
+/* A string value: a quoted scalar. */
 static int req_string(const struct ynode *n, const char *key, const char **out, struct err *e)
 {
-	if (n->kind != Y_SCALAR)
+	if (n->kind != Y_SCALAR || !n->quoted)
 		return expected(e, n, key, "a string");
 	*out = n->str;
 	return 0;
@@ -132,8 +132,8 @@ static int req_set(const struct ynode *n, struct sim_request *rq, struct err *e)
 		const struct ynode *v = n->vals[i];
 		struct sim_override *o = &rq->overrides[rq->noverrides++];
 		if (v->kind != Y_SCALAR) {
-			char path[300];
-			snprintf(path, sizeof path, "set.%s", n->keys[i]->str);
+			char path[300], key[250];
+			snprintf(path, sizeof path, "set.%s", err_quote(key, sizeof key, n->keys[i]->str, 60));
 			return expected(e, v, path, "a number, boolean or string");
 		}
 		o->key = n->keys[i]->str;

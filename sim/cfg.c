@@ -109,7 +109,7 @@ int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bo
 	case CFG_AUTO:
 		/* auto, or else an integer as CFG_INT */
 		SIM_ASSERT(k->min >= 1);
-		if (!quoted && strcmp(text, "auto") == 0) {
+		if (strcmp(text, "auto") == 0) {     /* quoted too: JSON can only spell it "auto" */
 			*(int64_t *)f = 0;
 			return 0;
 		}

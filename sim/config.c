@@ -131,19 +131,24 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
 {
 	const struct cfg_schema *s = config_schema();
 	char shown[CFG_NAME_MAX * 2];
-	int i = cfg_find(s, key);
+	int i = cfg_find(s, key), slot = c->nsets;
 
 	err_quote(shown, sizeof shown, key, CFG_NAME_MAX);
 	if (i < 0)
 		return unknown_key(s, shown, at, e);
-	if (c->nsets == CONFIG_MAX_SETS)
+	/* A key given again replaces its earlier override, in its place. */
+	for (int j = 0; j < c->nsets; j++)
+		if (!strcmp(c->sets[j].key, s->e[i].name))
+			slot = j;
+	if (slot == CONFIG_MAX_SETS)
 		return err_at(e, at, shown, "expected at most %d overrides, found more", CONFIG_MAX_SETS);
 	if (cfg_parse(s, i, &c->arch, value, quoted, at, NULL, e) < 0)
 		return -1;
 	c->origin[i] = at;
-	snprintf(c->sets[c->nsets].key, sizeof c->sets[0].key, "%s", s->e[i].name);
-	cfg_format(s, i, &c->arch, c->sets[c->nsets].value, sizeof c->sets[0].value);
-	c->nsets++;
+	snprintf(c->sets[slot].key, sizeof c->sets[0].key, "%s", s->e[i].name);
+	cfg_format(s, i, &c->arch, c->sets[slot].value, sizeof c->sets[0].value);
+	if (slot == c->nsets)
+		c->nsets++;
 	config_resolve(c);
 	return 0;
 }
@@ -192,7 +197,7 @@ int64_t arch_memory_cycles(const struct arch *a, int64_t bytes)
 	return c >= 0x1p62 ? INT64_MAX : (int64_t)c;
 }
 
-int config_warnings(const struct config *c, char lines[][CONFIG_WARNING_MAX], int max)
+int config_warnings(const struct config *c, bool positioned, char lines[][CONFIG_WARNING_MAX], int max)
 {
 	const struct arch *a = &c->arch;
 	int n = 0;
@@ -214,7 +219,8 @@ int config_warnings(const struct config *c, char lines[][CONFIG_WARNING_MAX], in
 		       "%lld B/cycle cannot feed the array's %lld-%s edge (needs %lld); streams will stretch",
 		       (long long)have, (long long)(by_rows ? a->array.rows : a->array.cols), by_rows ? "row" : "column",
 		       (long long)need);
-		snprintf(lines[n++], CONFIG_WARNING_MAX, "%s", e.msg);
+		/* Without the position, the line starts at the key. */
+		snprintf(lines[n++], CONFIG_WARNING_MAX, "%s", positioned ? e.msg : strstr(e.msg, key));
 	}
 	return n;
 }

@@ -104,10 +104,11 @@ double arch_hbm_bytes_per_s(const struct arch *a);
  * returns how many: a configured SRAM port narrower than the array's edge
  * needs, e.g. "configs/x.yaml:12:5: sram.inputs.bytes_per_cycle: 64 B/cycle
  * cannot feed the array's 128-row edge (needs 128); streams will stretch".
- * The caller prints them (once per run, on stderr).
+ * The caller prints them (once per run, on stderr). Not positioned: the
+ * line starts at the key (summary.json, the same whichever way a value was given).
  */
 #define CONFIG_WARNING_MAX 512
-int config_warnings(const struct config *c, char lines[][CONFIG_WARNING_MAX], int max);
+int config_warnings(const struct config *c, bool positioned, char lines[][CONFIG_WARNING_MAX], int max);
 
 /*
  * The memory bound: cycles to move bytes at the full HBM bandwidth, rounded

@@ -223,7 +223,7 @@ static void request_for(const struct args *a, int dataflow, struct sim_request *
 static void warn(const struct config *c)
 {
 	char lines[8][CONFIG_WARNING_MAX];
-	int n = config_warnings(c, lines, 8);
+	int n = config_warnings(c, true, lines, 8);
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "warning: %s\n", lines[i]);
 }

@@ -182,7 +182,8 @@ static void json_config_value(FILE *f, const struct cfg_schema *s, int i, const 
 {
 	int type = s->e[i].key->type;
 	char *end;
-	if (type == CFG_BOOL || ((type == CFG_INT || type == CFG_DOUBLE) && (strtod(text, &end), end != text && !*end)))
+	if (type == CFG_BOOL ||
+	    ((type == CFG_INT || type == CFG_AUTO || type == CFG_DOUBLE) && (strtod(text, &end), end != text && !*end)))
 		fputs(text, f);
 	else
 		json_str(f, text);
@@ -250,7 +251,7 @@ void report_json(FILE *f, const struct report_ctx *c)
 	fprintf(f, "},\n  \"warnings\": [");
 	{
 		char lines[8][CONFIG_WARNING_MAX];
-		int n = config_warnings(cfg, lines, 8);
+		int n = config_warnings(cfg, false, lines, 8);
 		for (int i = 0; i < n; i++) {
 			fputs(i ? ", " : "", f);
 			json_str(f, lines[i]);

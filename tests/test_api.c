@@ -33,6 +33,12 @@ static const struct pair pairs[] = {
 	    "sram.inputs.kib=1024", "--set", "array.dataflow=is", NULL } },
 	{ "{\"configs\": [\"configs/gemmini.yaml\"], \"workload\": \"configs/workloads/bert_base.yaml\", \"ideal_memory\": true}",
 	  { "-c", "configs/gemmini.yaml", "-w", "configs/workloads/bert_base.yaml", "--ideal-memory", NULL } },
+	/* A port too narrow (a warning), auto given back, and a key set twice: the last value counts, once. */
+	{ "{\"configs\": [\"configs/tpu_v4_mxu.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"analytic\","
+	  " \"set\": {\"sram.inputs.bytes_per_cycle\": 64, \"sram.weights.bytes_per_cycle\": \"auto\", \"array.rows\": 64}}",
+	  { "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--model", "analytic", "--set",
+	    "sram.inputs.bytes_per_cycle=64", "--set", "sram.weights.bytes_per_cycle=auto", "--set", "array.rows=32",
+	    "--set", "array.rows=64", NULL } },
 };
 #define NPAIRS (int)(sizeof pairs / sizeof *pairs)
 
@@ -158,6 +164,13 @@ static const struct {
 	  "request:2:24: set.array.rows: expected a number, boolean or string, found a sequence" },
 	{ "{\"configs\": [\"nonexistent.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\"}",
 	  "nonexistent.yaml: expected a readable file, found No such file or directory" },
+	/* One line, whatever the path holds. */
+	{ "{\"configs\": [\"a\\nb\"], \"workload\": \"configs/workloads/mlp.yaml\"}",
+	  "a\\x0ab: expected a readable file, found No such file or directory" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": 7}",
+	  "request:1:51: workload: expected a string, found \"7\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"w\", \"set\": {\"a\\nb\": []}}",
+	  "request:1:72: set.a\\x0ab: expected a number, boolean or string, found a sequence" },
 };
 
 START_TEST(bad_requests)
@@ -255,7 +268,8 @@ START_TEST(narrow_port_warns_once)
 	ck_assert_str_eq(err, want);
 	snprintf(path, sizeof path, "%s/summary.json", dir);
 	json = th_slurp(path);
-	snprintf(want, sizeof want, "\"warnings\": [\"%s\"],", line);
+	/* summary.json keeps it without the position, the same however the value was given. */
+	snprintf(want, sizeof want, "\"warnings\": [\"%s\"],", strstr(line, "sram.inputs"));
 	ck_assert_ptr_nonnull(strstr(json, want));
 	free(json);
 	free(out);
