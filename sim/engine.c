@@ -508,9 +508,26 @@ static int vector_op(engine *en, const struct op *o, struct result *r, struct er
 	return 0;
 }
 
+/*
+ * SystemC's clock ends at 2^64 ps, about 2^54 cycles. An op takes at most
+ * 2^50 cycles by the closed form (analytic_check), a few times that with
+ * stalls at worst, so a kernel that has run this long is replaced by a fresh
+ * one before the next op: a long run never reaches the end of the clock.
+ */
+#define KERNEL_RENEW_CYCLES (INT64_C(1) << 52)
+
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
 {
 	const struct arch *a = &en->cfg->arch;
+	if (scw_kernel_now(en->kernel) > KERNEL_RENEW_CYCLES) {
+		scw_kernel *k;
+		if (en->tracing)
+			return err_input(e, "--vcd: expected a run of at most 2^52 cycles to trace, found a longer one");
+		if (!(k = scw_kernel_new(e)))
+			return -1;
+		scw_kernel_free(en->kernel);
+		en->kernel = k;
+	}
 	en->tr_op++;
 	int rc = o->kind == OP_GEMM ? gemm_op(en, o, s, r, e) : vector_op(en, o, r, e);
 	if (rc < 0)

@@ -286,6 +286,35 @@ START_TEST(narrow_port_warns_once)
 }
 END_TEST
 
+/*
+ * A run longer than SystemC's clock (2^64 ps, about 1.8e16 cycles): 40 ops
+ * of M = 2^40, K = 512, N = 1 on a 1 x 1 ws array with ideal memory. Each op
+ * streams 512 folds of 2^40 rows after a 1-cycle shift, with no drain on a
+ * 1 x 1 array: 512 x 2^40 + 1 = 2^49 + 1 cycles; 40 of them, 40 x (2^49 + 1).
+ */
+START_TEST(run_longer_than_the_kernel_clock)
+{
+	char *dir = th_tmpdir(), yaml[4096] = "name: long\nbatch: 1\nlayers:\n", request[8192];
+	for (int i = 0; i < 40; i++) {
+		char l[128];
+		snprintf(l, sizeof l, "  - {name: m%d, type: matmul, m: 1099511627776, k: 512, n: 1}\n", i);
+		strcat(yaml, l);
+	}
+	char *cfg = th_write(dir, "c.yaml", "array: {rows: 1, cols: 1}\n"), *wl = th_write(dir, "w.yaml", yaml);
+	snprintf(request, sizeof request, "{\"configs\": [\"%s\"], \"workload\": \"%s\", \"ideal_memory\": true}", cfg,
+		 wl);
+	char *r = lib_summary(request, 0);
+	char want[64];
+	snprintf(want, sizeof want, "\"cycles\": %lld,", 40 * ((1LL << 49) + 1));
+	ck_assert_msg(strstr(strstr(r, "\"total\": {"), want) != NULL, "%.2000s", strstr(r, "\"total\": {"));
+	tpusim_free(r);
+	free(cfg);
+	free(wl);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -298,6 +327,7 @@ Suite *api_suite(void)
 	tcase_add_test(t, design_point);
 	tcase_add_test(t, result_table_covers_result);
 	tcase_add_test(t, narrow_port_warns_once);
+	tcase_add_test(t, run_longer_than_the_kernel_clock);
 	suite_add_tcase(s, t);
 	return s;
 }
