@@ -4,11 +4,15 @@
  * Each kernel owns a sc_simcontext. SystemC keeps the context it works in in
  * a global (sc_curr_simcontext); every entry point that names a kernel makes
  * its context current first. Deleting a context (SystemC 2.3.4) frees its
- * processes, threads still waiting included with their stacks, its
- * scheduler and its registries: kernel after kernel, the process does not
- * grow (tests/test_scw.c). What must not outlive it, because it points into
- * it: events used in it (freed by their owners first, see scw.h) and its
- * trace file (closed first, here).
+ * processes, its scheduler and its registries: kernel after kernel, the
+ * process does not grow (tests/test_scw.c). One exception: the threads of
+ * an engine run that failed inside the kernel stay suspended, and some of
+ * their stack mappings outlive the context (a few per failed run). Such a
+ * failure is a model violation; the engine keeps user input from reaching
+ * the one a user could cause, the end of SystemC's clock (engine.c). What
+ * must not outlive a context, because it points into it: events used in it
+ * (freed by their owners first, see scw.h) and its trace file (closed
+ * first, here).
  */
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
