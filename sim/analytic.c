@@ -159,10 +159,12 @@ static int too_long(const struct op *o, const struct result *r, struct err *e)
 		      "(a larger array, buffer or bandwidth would do)", o->name);
 }
 
-int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct err *e)
+int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal,
+		   int64_t *compute_cycles, struct err *e)
 {
 	struct result r;
 	bound(cfg, o, s, ideal, &r);
+	*compute_cycles = r.compute_cycles;
 	return too_long(o, &r, e);
 }
 

@@ -29,9 +29,12 @@ int64_t analytic_gemm_cycles(const struct sched *s);
  * Checks that op o, planned as s (NULL for a vector op; borrowed), takes at
  * most ANALYTIC_MAX_CYCLES by the closed form's bound (compute, or memory
  * unless ideal): the longest op either model simulates. Run before any model
- * evaluates the op.
+ * evaluates the op. *compute_cycles receives the closed form's compute time
+ * (the array or vector unit busy, fill and drain included, no memory
+ * waits), which the cycle engine's results report as theirs.
  */
-int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct err *e);
+int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal,
+		   int64_t *compute_cycles, struct err *e);
 
 /* Evaluates one op planned as s (NULL for a vector op; borrowed); fails as analytic_check does. */
 int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,

@@ -131,7 +131,6 @@ struct gemm_run {
 	int64_t nstores;             /* stores handed over so far */
 	bool matrix_done;            /* no more stores will come */
 	int64_t matrix_end, last_store;
-	int64_t compute_end;         /* the array alone, everything ready at once */
 	int64_t cat[CAT_N];
 	int alive;                   /* threads not yet finished */
 };
@@ -207,9 +206,9 @@ static void charge_stall(struct gemm_run *g, const struct array_step *st, const 
 			data = ready[i];
 	for (int i = 0; i < n; i++) {
 		if (!bytes[i] && ready[i] > data && ready[i] >= ready[best]) {
-			if (to > min64(data, to))
-				g->cat[cats[i]] += to - min64(data, to);
-			to = min64(data, to);
+			int64_t cut = min64(data, to);
+			g->cat[cats[i]] += to - cut;
+			to = cut;
 		}
 	}
 	if (to <= from)
@@ -276,16 +275,14 @@ static void matrix_thread(void *arg)
 	const struct array_params *ap = &g->en->cfg->arch.array;
 	struct sched_iter it;
 	struct tile_ins ins;
-	struct array_timer tm, alone;
-	struct array_fold f, fa;
-	struct array_step st, st_alone;
-	int64_t alone_cat[CAT_N] = { 0 };
+	struct array_timer tm;
+	struct array_fold f;
+	struct array_step st;
 	int lops[2], nl = 0;
 	int64_t lbytes[2] = { 0 };
 	int64_t j = 0, blocks = 0, prev_end = g->t0;
 
 	array_timer_init(&tm, ap, s->df, g->t0);
-	array_timer_init(&alone, ap, s->df, 0);
 	sched_iter_init(&it, s);
 	while (sched_next(&it, &ins)) {
 		if (ins.kind == TI_LOAD) {
@@ -313,11 +310,6 @@ static void matrix_thread(void *arg)
 			scw_sem_take(g->stored, 1);
 			f.ready[OPND_C] = g->store_done[(blocks - 1 - g->oslots) % RING];
 		}
-		/* The array alone: everything there at once, no port limits. */
-		fa = f;
-		fa.ready[OPND_A] = fa.ready[OPND_B] = fa.ready[OPND_C] = 0;
-		fa.shift = ins.sr, fa.stream = ins.t;
-		array_timer_fold(&alone, &fa, &st_alone);
 		/* Here: the stationary buffer's port can stretch the shift, any port the stream. */
 		f.shift = sram_stream_cycles(g->en->sram, s->s_buf, ins.sr, ins.sr * ins.sc * s->eb);
 		f.stream = stream_cycles(g, &ins, &f.stream_cat);
@@ -345,7 +337,6 @@ static void matrix_thread(void *arg)
 	}
 	g->matrix_done = true;
 	scw_sem_give(g->finished, 1);
-	g->compute_end = array_timer_end(&alone, alone_cat);
 	g->matrix_end = array_timer_end(&tm, g->cat);
 	scw_wait_until(g->matrix_end);
 	g->alive--;
@@ -411,7 +402,6 @@ static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct
 	r->macs = op_macs(o);
 	r->cycles = end - g->t0;
 	memcpy(r->cat, g->cat, sizeof r->cat);
-	r->compute_cycles = g->compute_end;
 	r->folds = s->folds;
 	r->gemm_ops = 1;
 	rc = 0;
@@ -503,7 +493,6 @@ static int vector_op(engine *en, const struct op *o, struct result *r, struct er
 	memset(r, 0, sizeof *r);
 	r->cycles = v.end - v.t0;
 	memcpy(r->cat, v.cat, sizeof r->cat);
-	r->compute_cycles = vector_cycles(&en->cfg->arch.vector, o->lane_ops);
 	r->vector_ops = 1;
 	return 0;
 }

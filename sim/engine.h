@@ -71,8 +71,10 @@ int engine_instant_memory(engine *en, struct err *e);
 
 /*
  * Simulates one op as planned by s (sched_plan with this engine's config and
- * ideal flag; NULL for a vector op; borrowed) and fills r. Check the op
- * first (analytic_check): the engine assumes it fits the cycle limit.
+ * ideal flag; NULL for a vector op; borrowed) and fills r, all but
+ * r->compute_cycles: the array's own time without waits is the plan's closed
+ * form, which analytic_check gives. Check the op first (analytic_check): the
+ * engine assumes it fits the cycle limit.
  */
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e);
 

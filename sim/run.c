@@ -33,9 +33,14 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 				goto fail;
 			s = &plan;
 		}
-		if (en ? analytic_check(cfg, op, s, o->ideal_memory, e) < 0 || engine_op(en, op, s, &r, e) < 0
-		       : analytic_op(cfg, op, s, o->ideal_memory, &r, e) < 0)
+		if (en) {
+			int64_t compute;
+			if (analytic_check(cfg, op, s, o->ideal_memory, &compute, e) < 0 || engine_op(en, op, s, &r, e) < 0)
+				goto fail;
+			r.compute_cycles = compute;
+		} else if (analytic_op(cfg, op, s, o->ideal_memory, &r, e) < 0) {
 			goto fail;
+		}
 		if (r.cycles > RUN_MAX_CYCLES - out->total.cycles) {
 			err_input(e, "%s: expected a workload that takes at most 2^62 cycles in all, found more", w->file);
 			goto fail;

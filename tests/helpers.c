@@ -210,9 +210,11 @@ int th_engine(engine *en, const struct config *c, const struct op *o, int df, bo
 	const struct sched *sp = o->kind == OP_GEMM ? &s : NULL;
 	if (sp && sched_plan(&s, o, c, df, ideal, e) < 0)
 		return -1;
-	if (analytic_check(c, o, sp, ideal, e) < 0)
+	int64_t compute;
+	if (analytic_check(c, o, sp, ideal, &compute, e) < 0 || engine_op(en, o, sp, r, e) < 0)
 		return -1;
-	return engine_op(en, o, sp, r, e);
+	r->compute_cycles = compute;
+	return 0;
 }
 
 int64_t th_cat_sum(const struct result *r)
