@@ -57,15 +57,14 @@ int64_t sram_pool_bytes(const struct sram_params *p, enum sram_buf b)
 
 int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF])
 {
-	int64_t cap = 0, held = 0, n = 0;
+	int64_t held = 0, n = 0;
 	for (int i = 0; i < SRAM_NBUF; i++) {
 		if (sram_shares(p, b, i)) {
-			cap += sram_bytes(p, i);
 			held += footprint[i];
 			n++;
 		}
 	}
-	return (cap - held) / n;
+	return (sram_pool_bytes(p, b) - held) / n;
 }
 
 int64_t sram_stream_slots(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF],

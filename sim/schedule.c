@@ -382,10 +382,10 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 
 /*
  * The series of chunks tried for splitting total: the balanced splits
- * ceil(total / n) for n = 1 .. nmax (n near-equal parts), the multiples
- * unit x 2^j (whole array heights; the last part is the remainder) and the
- * fractions unit / 2^j down to 1. It depends on total, unit and nmax only,
- * never on the buffers, so a larger buffer tries every member a smaller one
+ * ceil(total / n) (n near-equal parts), the multiples unit x 2^j (whole
+ * array heights; the last part is the remainder) and the fractions
+ * unit / 2^j down to 1. It depends on total and unit only, never on the
+ * buffers, so a larger buffer tries every member a smaller one
  * tried. series_at_most: its largest member <= limit (limit >= 1);
  * series_next: the next smaller member, 0 after 1.
  */
@@ -399,21 +399,21 @@ static int64_t pow2_at_most(int64_t unit, int64_t limit)
 	return u;
 }
 
-static int64_t series_at_most(int64_t total, int64_t unit, int64_t nmax, int64_t limit)
+static int64_t series_at_most(int64_t total, int64_t unit, int64_t limit)
 {
-	int64_t n, best, f;
+	int64_t best, f;
 	if (limit >= total)
 		return total;
-	n = ceil_div(total, limit);          /* the fewest near-equal parts of at most limit */
-	best = max64(n <= nmax ? ceil_div(total, n) : 0, pow2_at_most(unit, limit));
+	/* The fewest near-equal parts of at most limit, or a multiple of unit. */
+	best = max64(ceil_div(total, ceil_div(total, limit)), pow2_at_most(unit, limit));
 	for (f = unit; f > limit; f /= 2)
 		;
 	return max64(best, f);
 }
 
-static int64_t series_next(int64_t total, int64_t unit, int64_t nmax, int64_t chunk)
+static int64_t series_next(int64_t total, int64_t unit, int64_t chunk)
 {
-	return chunk <= 1 ? 0 : series_at_most(total, unit, nmax, chunk - 1);
+	return chunk <= 1 ? 0 : series_at_most(total, unit, chunk - 1);
 }
 
 int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
@@ -470,7 +470,6 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	 * does not depend on the buffers, so a larger buffer tries every plan a
 	 * smaller one tried, and the shortest time can only improve.
 	 */
-	int64_t nt = s->t, nk = op->k;
 	for (int order = 0; order < (df == DF_OS ? 1 : 2); order++) {
 		for (int ks = 0; ks < 2; ks++) {
 			for (int kx = 0; kx < 2; kx++) {
@@ -480,14 +479,14 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 					c = plan_os(s, &cp, ks, kx, op->m, op->k, a_bytes, b_bytes, c_bytes);
 					if (!c.ok)
 						continue;
-					int64_t blocks = ks && sizes ? series_at_most(nrb, 1, nrb, ceil_div(c.chunk, s->R)) : 0;
+					int64_t blocks = ks && sizes ? series_at_most(nrb, 1, ceil_div(c.chunk, s->R)) : 0;
 					do {
 						struct cand ck = ks && sizes ? plan_os(s, &cp, ks, kx, blocks * s->R, op->k, a_bytes,
 										       b_bytes, c_bytes) : c;
 						if (!ck.ok)
 							continue;
-						int64_t kpart = sizes ? series_at_most(op->k, s->R, nk, ck.kpart) : ck.kpart;
-						for (; kpart; kpart = sizes ? series_next(op->k, s->R, nk, kpart) : 0) {
+						int64_t kpart = sizes ? series_at_most(op->k, s->R, ck.kpart) : ck.kpart;
+						for (; kpart; kpart = sizes ? series_next(op->k, s->R, kpart) : 0) {
 							struct cand kc = plan_os(s, &cp, ks, kx, ck.chunk, kpart, a_bytes, b_bytes,
 										 c_bytes);
 							if (!kc.ok)
@@ -497,15 +496,15 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 							if (better(&kc, &best))
 								best = kc;
 						}
-					} while ((blocks = series_next(nrb, 1, nrb, blocks)));
+					} while ((blocks = series_next(nrb, 1, blocks)));
 					continue;
 				}
 				int64_t sb = df == DF_WS ? b_bytes : a_bytes, xb = df == DF_WS ? a_bytes : b_bytes;
 				c = plan_wsis(s, &cp, order, ks, kx, s->t, sb, xb, c_bytes);
 				if (!c.ok)
 					continue;
-				int64_t chunk = sizes ? series_at_most(s->t, s->R, nt, c.chunk) : c.chunk;
-				for (; chunk; chunk = sizes ? series_next(s->t, s->R, nt, chunk) : 0) {
+				int64_t chunk = sizes ? series_at_most(s->t, s->R, c.chunk) : c.chunk;
+				for (; chunk; chunk = sizes ? series_next(s->t, s->R, chunk) : 0) {
 					struct cand cc = plan_wsis(s, &cp, order, ks, kx, chunk, sb, xb, c_bytes);
 					if (!cc.ok)
 						break;
