@@ -211,12 +211,6 @@ static int parse_request(const struct ydoc *d, struct sim_request *rq, struct er
 	return 0;
 }
 
-/* The result text: owned copy of s, or NULL when memory ran out. */
-static char *owned(const char *s)
-{
-	return strdup(s);
-}
-
 TPUSIM_API int tpusim_run_json(const char *request, char **result)
 {
 	struct err e = { 0 };
@@ -236,12 +230,12 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 	if (!(d = ydoc_parse_json(request_name, request, &e)) || parse_request(d, rq, &e) < 0 ||
 	    sim_load(s, rq, "request", &e) < 0) {
 		rc = e.kind == ERR_SIM ? 1 : 2;
-		*result = owned(e.msg);
+		*result = strdup(e.msg);
 		goto out;
 	}
 	if (sim_run(s, &e) < 0) {
 		rc = e.kind == ERR_SIM ? 1 : 2;
-		*result = owned(e.msg);
+		*result = strdup(e.msg);
 	} else {
 		rc = 0;
 		*result = sim_summary_json(s);
