@@ -8,7 +8,7 @@
 run() returns summary.json as a dict (the same text `tpusim run -o DIR`
 writes); a bad input or a failed simulation raises tpusim.Error, whose
 message is tpusim's one error line and whose .status is the CLI's exit
-status (2 bad input, 1 simulation error). Standard library only (ctypes).
+status (2 bad input, 1 simulation error, 3 out of memory). Standard library only (ctypes).
 
 The library is found at $TPUSIM_LIB, else build/libtpusim.so beside this
 script's folder, else by the system's loader (libtpusim.so).

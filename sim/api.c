@@ -229,12 +229,12 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 		request = "";
 	if (!(d = ydoc_parse_json(request_name, request, &e)) || parse_request(d, rq, &e) < 0 ||
 	    sim_load(s, rq, "request", &e) < 0) {
-		rc = e.kind == ERR_SIM ? 1 : 2;
+		rc = err_status(&e);
 		*result = strdup(e.msg);
 		goto out;
 	}
 	if (sim_run(s, &e) < 0) {
-		rc = e.kind == ERR_SIM ? 1 : 2;
+		rc = err_status(&e);
 		*result = strdup(e.msg);
 	} else {
 		rc = 0;

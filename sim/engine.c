@@ -50,7 +50,7 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 	if (!en || !(en->mem = mem_new(&cfg->arch.hbm, cfg->arch.clock_ghz, ideal)) ||
 	    !(en->sram = sram_new(&cfg->arch.sram, ideal))) {
 		engine_free(en);
-		err_input(e, "out of memory");
+		err_nomem(e, NULL);
 		return NULL;
 	}
 	if (!(en->kernel = scw_kernel_new(e))) {
@@ -69,7 +69,7 @@ int engine_instant_memory(engine *en, struct err *e)
 	if (!h || !s) {
 		mem_free(h);
 		sram_free(s);
-		return err_input(e, "out of memory");
+		return err_nomem(e, NULL);
 	}
 	mem_free(en->mem);
 	sram_free(en->sram);
@@ -358,7 +358,7 @@ static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct
 	int rc = -1;
 
 	if (!g)
-		return err_input(e, "out of memory");
+		return err_nomem(e, NULL);
 	g->s = s;
 	g->en = en;
 	g->t0 = scw_kernel_now(en->kernel);
@@ -379,7 +379,7 @@ static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct
 	g->finished = scw_sem_new(0);
 	g->stored = scw_sem_new(0);
 	if (!g->slots[0] || !g->slots[1] || !g->issued || !g->room || !g->finished || !g->stored) {
-		err_input(e, "out of memory");
+		err_nomem(e, NULL);
 		goto out;
 	}
 	mem_reset(en->mem);

@@ -59,6 +59,23 @@ int err_sim(struct err *e, const char *fmt, ...)
 	return -1;
 }
 
+int err_nomem(struct err *e, const char *what)
+{
+	char q[300];
+	if (what)
+		err_input(e, "%s: out of memory", err_quote(q, sizeof q, what, 200));
+	else
+		err_input(e, "out of memory");
+	if (e)
+		e->kind = ERR_NOMEM;
+	return -1;
+}
+
+int err_status(const struct err *e)
+{
+	return e->kind;
+}
+
 const char *err_quote(char *buf, size_t size, const char *text, size_t max)
 {
 	size_t n = 0, i;

@@ -24,7 +24,8 @@ extern "C" {
 enum err_kind {
 	ERR_NONE = 0,
 	ERR_INPUT = 2,   /* bad config, workload or command line: exit status 2 */
-	ERR_SIM = 1      /* a model violation found while simulating: exit status 1 */
+	ERR_SIM = 1,     /* a model violation found while simulating: exit status 1 */
+	ERR_NOMEM = 3    /* memory ran out: exit status 3 (the input may be fine) */
 };
 
 struct err {
@@ -44,6 +45,12 @@ int err_at(struct err *e, struct pos p, const char *path, const char *fmt, ...)
 
 /* Sets an input error with a free-form message. Returns -1. */
 int err_input(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets an out-of-memory error "what: out of memory"; what may be NULL. Returns -1. */
+int err_nomem(struct err *e, const char *what);
+
+/* The exit status for e: 0 none, 1 simulation error, 2 bad input, 3 out of memory. */
+int err_status(const struct err *e);
 
 /* Sets a simulation error. Returns -1. */
 int err_sim(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

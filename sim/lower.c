@@ -97,7 +97,7 @@ static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t
 	if (!(o = push(c, suffix)))
 		return c->out->n >= LOWER_MAX_OPS ? shape_err(c, NULL, "expected at most %d ops in a workload, found more",
 							     LOWER_MAX_OPS)
-						  : err_input(c->e, "out of memory");
+						  : err_nomem(c->e, NULL);
 	o->kind = OP_GEMM;
 	o->m = m;
 	o->k = k;
@@ -123,7 +123,7 @@ static int vec(struct ctx *c, const char *suffix, int kind, int64_t in, int64_t 
 	if (!(o = push(c, suffix)))
 		return c->out->n >= LOWER_MAX_OPS ? shape_err(c, NULL, "expected at most %d ops in a workload, found more",
 							     LOWER_MAX_OPS)
-						  : err_input(c->e, "out of memory");
+						  : err_nomem(c->e, NULL);
 	o->kind = OP_VEC;
 	o->vec = kind;
 	o->in_elems = in;

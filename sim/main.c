@@ -7,7 +7,7 @@
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
- * error, 2 bad input.
+ * error, 2 bad input, 3 out of memory.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -61,12 +61,12 @@ static const char usage[] =
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
-	"exit status: 0 ok, 1 simulation error, 2 bad input\n";
+	"exit status: 0 ok, 1 simulation error, 2 bad input, 3 out of memory\n";
 
 static int fail(const struct err *e)
 {
 	fprintf(stderr, "%s\n", e->msg);
-	return e->kind == ERR_SIM ? 1 : 2;
+	return err_status(e);
 }
 
 static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *found)
@@ -234,7 +234,7 @@ static int simulate(const struct args *a, const char *cmd, struct sim *s, struct
 	struct sim_request *rq = malloc(sizeof *rq);
 	int rc;
 	if (!rq)
-		return err_input(e, "out of memory");
+		return err_nomem(e, NULL);
 	request_for(a, -1, rq);
 	rc = sim_load(s, rq, cmd, e);
 	free(rq);
@@ -258,7 +258,7 @@ static int cmd_run(const struct args *a, struct err *e)
 	int rc = -1;
 
 	if (!s)
-		return err_input(e, "out of memory");
+		return err_nomem(e, NULL);
 	if (simulate(a, "run", s, e) < 0)
 		goto out;
 	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts };
@@ -302,7 +302,7 @@ static int cmd_roofline(const struct args *a, struct err *e)
 	if (!a->out)
 		return err_input(e, "roofline: expected -o FILE.png or FILE.svg, found none");
 	if (!(s = calloc(1, sizeof *s)))
-		return err_input(e, "out of memory");
+		return err_nomem(e, NULL);
 	if (simulate(a, "roofline", s, e) == 0 && plot_roofline(a->out, &s->cfg, &s->w, &s->run, &s->opts, e) == 0) {
 		printf("wrote %s\n", a->out);
 		rc = 0;
@@ -350,7 +350,7 @@ static int cmd_compare(const struct args *a, struct err *e)
 	if (!s || !rq) {
 		free(s);
 		free(rq);
-		return err_input(e, "out of memory");
+		return err_nomem(e, NULL);
 	}
 	request_for(a, -1, rq);
 	if (sim_load(s, rq, "compare", e) < 0)

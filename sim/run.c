@@ -17,7 +17,7 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	memset(out, 0, sizeof *out);
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
 	if (!out->layers)
-		return err_input(e, "out of memory");
+		return err_nomem(e, NULL);
 	out->n = w->n;
 	if (o->model == MODEL_CYCLE && !(en = engine_new(cfg, o->ideal_memory, e)))
 		goto fail;

@@ -124,14 +124,14 @@ extern "C" scw_kernel *scw_kernel_new(struct err *e)
 	scw_kernel *k = new (std::nothrow) scw_kernel;
 	quiet_kernel();
 	if (!k) {
-		err_input(e, "out of memory");
+		err_nomem(e, NULL);
 		return NULL;
 	}
 	try {
 		k->ctx = new sc_simcontext;
 	} catch (...) {
 		delete k;
-		err_input(e, "out of memory");
+		err_nomem(e, NULL);
 		return NULL;
 	}
 	k->trace = NULL;

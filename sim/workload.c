@@ -166,7 +166,7 @@ static struct layer *add_layer(struct workload *w, struct err *e)
 		size_t cap = w->cap ? 2 * w->cap : 64;
 		v = realloc(w->layers, cap * sizeof *v);
 		if (!v) {
-			err_input(e, "%s: out of memory", w->file);
+			err_nomem(e, w->file);
 			return NULL;
 		}
 		w->layers = v;

@@ -183,7 +183,7 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 	}
 	}
 oom:
-	err_input(b->e, "%s: out of memory", d->file);
+	err_nomem(b->e, d->file);
 fail:
 	node_free(n);
 	return NULL;
@@ -199,7 +199,7 @@ static struct ydoc *parse(const char *name, yaml_parser_t *p, const char *text, 
 
 	if (!d || !(d->file = strdup(name))) {
 		free(d);
-		err_input(e, "%s: out of memory", name);
+		err_nomem(e, name);
 		return NULL;
 	}
 	for (;;) {
@@ -251,7 +251,7 @@ static struct ydoc *parse_text(const char *name, const char *text, size_t len, c
 		return NULL;
 	}
 	if (!yaml_parser_initialize(&p)) {
-		err_input(e, "%s: out of memory", name);
+		err_nomem(e, name);
 		return NULL;
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
