@@ -95,13 +95,75 @@ static int bad_value(const struct cfg_key *k, const char *name, const char *text
 		      why ? " (" : quoted && typed ? " (quoted, so a string)" : "", why ? why : "", why ? ")" : "");
 }
 
+/* Digits of a number part: "0" or no leading zero; returns the end, or NULL when none. */
+static const char *digits(const char *p, bool leading_zero_ok)
+{
+	const char *start = p;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == start || (!leading_zero_ok && *start == '0' && p - start > 1))
+		return NULL;
+	return p;
+}
+
+/* The end of the number that text starts with (integer part, fraction if real, exponent if real), or NULL. */
+static const char *number_end(const char *text, bool real)
+{
+	const char *p = text + (*text == '-');
+	if (real && *p == '.') {
+		p = digits(p + 1, true);        /* ".5" */
+	} else {
+		if (!(p = digits(p, false)))
+			return NULL;
+		if (real && *p == '.') {
+			p++;
+			if (*p >= '0' && *p <= '9')
+				p = digits(p, true);    /* "5." is 5 */
+		}
+	}
+	if (p && real && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (*p == '-' || *p == '+')
+			p++;
+		p = digits(p, true);
+	}
+	return p;
+}
+
+enum cfg_num cfg_read_int(const char *text, int64_t *out)
+{
+	const char *end = number_end(text, false);
+	long long v;
+	if (!end || *end)
+		return CFG_NUM_BAD;
+	errno = 0;
+	v = strtoll(text, NULL, 10);
+	if (errno == ERANGE)
+		return CFG_NUM_RANGE;
+	*out = v;
+	return CFG_NUM_OK;
+}
+
+enum cfg_num cfg_read_real(const char *text, double *out)
+{
+	const char *end = number_end(text, true);
+	double v;
+	if (!end || *end)
+		return CFG_NUM_BAD;
+	errno = 0;
+	v = strtod(text, NULL);
+	if (!isfinite(v))
+		return CFG_NUM_RANGE;
+	*out = v;
+	return CFG_NUM_OK;
+}
+
 int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bool quoted,
 	      struct pos at, const char *shown, struct err *e)
 {
 	const struct cfg_key *k = s->e[i].key;
 	char name[CFG_NAME_MAX * 2];
 	void *f = FIELD(obj, s, i);
-	char *end;
 
 	snprintf(name, sizeof name, "%s%s", shown ? shown : "", s->e[i].name);
 
@@ -115,27 +177,18 @@ int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bo
 		}
 		/* fall through */
 	case CFG_INT: {
-		long long v;
-		if (quoted || !(isdigit((unsigned char)text[0]) || (text[0] == '-' && isdigit((unsigned char)text[1]))))
-			return bad_value(k, name, text, quoted, NULL, at, e);
-		errno = 0;
-		v = strtoll(text, &end, 10);
-		if (*end)
-			return bad_value(k, name, text, quoted, NULL, at, e);
-		if (errno == ERANGE)
+		int64_t v = 0;
+		enum cfg_num r = quoted ? CFG_NUM_BAD : cfg_read_int(text, &v);
+		if (r == CFG_NUM_RANGE)
 			return bad_value(k, name, text, quoted, "beyond 64 bits", at, e);
-		if ((double)v < k->min || (double)v > k->max)
+		if (r != CFG_NUM_OK || (double)v < k->min || (double)v > k->max)
 			return bad_value(k, name, text, quoted, NULL, at, e);
 		*(int64_t *)f = v;
 		return 0;
 	}
 	case CFG_DOUBLE: {
-		double v;
-		if (quoted || !(isdigit((unsigned char)text[0]) || text[0] == '-' || text[0] == '.'))
-			return bad_value(k, name, text, quoted, NULL, at, e);
-		errno = 0;
-		v = strtod(text, &end);
-		if (*end || !isfinite(v) || v < k->min || v > k->max)
+		double v = 0;
+		if (quoted || cfg_read_real(text, &v) != CFG_NUM_OK || v < k->min || v > k->max)
 			return bad_value(k, name, text, quoted, NULL, at, e);
 		*(double *)f = v;
 		return 0;
@@ -241,8 +294,10 @@ static int unknown_key(const struct cfg_schema *s, const char *shown, const char
 	return err_at(e, at, path, "expected a known key, found an unknown key");
 }
 
+#define CFG_LOAD_MAX 128    /* entries of a schema that cfg_load_map loads */
+
 static int load_map(const struct cfg_schema *s, void *obj, const struct ynode *m, const char *prefix,
-		    const char *shown, bool *seen, struct pos *origin, struct err *e)
+		    const char *shown, bool *seen, struct pos *origin, struct pos *here, struct err *e)
 {
 	char buf[96], path[CFG_NAME_MAX * 3];
 	if (!m || m->kind != Y_MAP) {
@@ -269,7 +324,7 @@ static int load_map(const struct cfg_schema *s, void *obj, const struct ynode *m
 			}
 			if (!has_prefix(s, sub))
 				return unknown_key(s, shown, full, k->pos, e);
-			if (load_map(s, obj, v, sub, shown, seen, origin, e) < 0)
+			if (load_map(s, obj, v, sub, shown, seen, origin, here, e) < 0)
 				return -1;
 			continue;
 		}
@@ -286,6 +341,10 @@ static int load_map(const struct cfg_schema *s, void *obj, const struct ynode *m
 			cfg_expected(s->e[i].key, exp, sizeof exp);
 			return err_at(e, v->pos, path, "expected %s, found a sequence", exp);
 		}
+		if (here[i].line > 0)
+			return err_at(e, k->pos, path, "expected each key once, found it again (first at line %ld, column %ld)",
+				      here[i].line, here[i].col);
+		here[i] = k->pos;
 		if (cfg_parse(s, i, obj, v->str, v->quoted, v->pos, shown, e) < 0)
 			return -1;
 		if (seen)
@@ -299,7 +358,10 @@ static int load_map(const struct cfg_schema *s, void *obj, const struct ynode *m
 int cfg_load_map(const struct cfg_schema *s, void *obj, const struct ynode *m, const char *shown,
 		 bool *seen, struct pos *origin, struct err *e)
 {
-	return load_map(s, obj, m, "", shown ? shown : "", seen, origin, e);
+	struct pos here[CFG_LOAD_MAX];     /* where this map gave each entry (the key) */
+	SIM_ASSERT(s->n <= CFG_LOAD_MAX);
+	memset(here, 0, s->n * sizeof *here);
+	return load_map(s, obj, m, "", shown ? shown : "", seen, origin, here, e);
 }
 
 int cfg_check_required(const struct cfg_schema *s, const bool *seen, struct pos at,

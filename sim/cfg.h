@@ -13,6 +13,7 @@
 #define TPUSIM_CFG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cfgkey.h"
@@ -39,6 +40,18 @@ void cfg_schema_release(struct cfg_schema *s);
 /* Index of the entry named name, or -1. */
 int cfg_find(const struct cfg_schema *s, const char *name);
 
+/*
+ * The one grammar of numbers in configs, workloads (YAML and CSV) and --set:
+ * an optional minus sign, decimal digits without leading zeros ("0" itself
+ * is fine), and for a real an optional fraction (".5", "5." too) and exponent
+ * ("1e5"). Hex, octal, inf, nan, "+", underscores, spaces and any other
+ * character are not numbers. CFG_NUM_RANGE: an integer beyond 64 bits, or a
+ * real beyond a double.
+ */
+enum cfg_num { CFG_NUM_OK, CFG_NUM_BAD, CFG_NUM_RANGE };
+enum cfg_num cfg_read_int(const char *text, int64_t *out);
+enum cfg_num cfg_read_real(const char *text, double *out);
+
 /* Sets every field to its default; required fields are zeroed. */
 void cfg_defaults(const struct cfg_schema *s, void *obj);
 
@@ -52,8 +65,10 @@ int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bo
 
 /*
  * Loads the YAML map m into obj; nested maps spell dotted names ("array:" then
- * "rows:" is array.rows). seen[i] and origin[i] (both may be NULL) record
- * which entries were set and where. shown as for cfg_parse.
+ * "rows:" is array.rows, and so is "array.rows:"). An entry given twice in m,
+ * in whatever mix of forms, is an error naming both places. seen[i] and
+ * origin[i] (both may be NULL) record which entries were set and where (the
+ * value's position). shown as for cfg_parse.
  */
 int cfg_load_map(const struct cfg_schema *s, void *obj, const struct ynode *m, const char *shown,
 		 bool *seen, struct pos *origin, struct err *e);

@@ -21,14 +21,22 @@ static const char *const mode_names[] = { "prefill", "decode", NULL };
 static const char *const act_names[] = { "relu", "gelu", "silu", NULL };
 static const char *const pool_names[] = { "max", "avg", NULL };
 
+/*
+ * The limits of every number a workload gives, whichever format it comes in:
+ * the YAML key tables below and the SCALE-Sim column tables further down both
+ * take their ranges from here, and cfg_parse checks them all.
+ */
+#define DIM_MAX 1099511627776.0     /* 2^40: any one dimension */
+#define COUNT_MAX 1e9               /* instances of a layer: repeat, groups, a DP row's channels */
+
 #define F(x) offsetof(struct layer, x)
-#define DIM "1099511627776"   /* 2^40: any one dimension */
-#define KEY_INT(n, def, lo, doc) { #n, CFG_INT, F(n), "", def, lo, 1099511627776.0, NULL, doc }
+#define KEY_INT(n, def, lo, doc) { #n, CFG_INT, F(n), "", def, lo, DIM_MAX, NULL, doc }
+#define KEY_COUNT(n, def, doc) { #n, CFG_INT, F(n), "", def, 1, COUNT_MAX, NULL, doc }
 
 static const struct cfg_key common_keys[] = {
 	{ "name", CFG_STR, F(name), "", NULL, 0, 0, NULL, "layer name, shown in reports" },
 	{ "type", CFG_ENUM, F(type), "", NULL, 0, 0, layer_type_names, "layer type" },
-	{ "repeat", CFG_INT, F(repeat), "", "1", 1, 1e9, NULL, "identical instances of this layer, one after another" },
+	KEY_COUNT(repeat, "1", "identical instances of this layer, one after another"),
 	CFG_END
 };
 
@@ -43,7 +51,7 @@ static const struct cfg_key conv_keys[] = {
 	KEY_INT(stride, "1", 1, "stride in both dimensions"),
 	KEY_INT(padding, "0", 0, "zero padding on every side"),
 	KEY_INT(dilation, "1", 1, "filter dilation"),
-	KEY_INT(groups, "1", 1, "channel groups; groups = in_c = out_c is depthwise"),
+	KEY_COUNT(groups, "1", "channel groups; groups = in_c = out_c is depthwise"),
 	CFG_END
 };
 
@@ -102,6 +110,33 @@ static const struct cfg_key pool_keys[] = {
 	{ "mode", CFG_ENUM, F(pool_mode), "", "max", 0, 0, pool_names, "max or avg" },
 	CFG_END
 };
+
+/*
+ * SCALE-Sim topology columns, named as in messages, with the field each one
+ * fills and the limits of the YAML key that field belongs to. A DP row's
+ * channels are its repeat count, so they take repeat's limit.
+ */
+static const struct cfg_key csv_conv_cols[] = {
+	{ "ifmap_height", CFG_INT, F(in_h), "", NULL, 1, DIM_MAX, NULL, "IFMAP Height" },
+	{ "ifmap_width", CFG_INT, F(in_w), "", NULL, 1, DIM_MAX, NULL, "IFMAP Width" },
+	{ "filter_height", CFG_INT, F(kernel_h), "", NULL, 1, DIM_MAX, NULL, "Filter Height" },
+	{ "filter_width", CFG_INT, F(kernel_w), "", NULL, 1, DIM_MAX, NULL, "Filter Width" },
+	{ "channels", CFG_INT, F(in_c), "", NULL, 1, DIM_MAX, NULL, "Channels" },
+	{ "num_filter", CFG_INT, F(out_c), "", NULL, 1, DIM_MAX, NULL, "Num Filter" },
+	{ "strides", CFG_INT, F(stride), "", NULL, 1, DIM_MAX, NULL, "Strides" },
+	{ "stride_width", CFG_INT, F(kernel), "", NULL, 1, DIM_MAX, NULL, "a ninth column: the width's stride" },
+	{ "channels", CFG_INT, F(repeat), "", NULL, 1, COUNT_MAX, NULL, "Channels of a DP row: its repeat count" },
+	CFG_END
+};
+#define CSV_DP_CHANNELS 8           /* the row of csv_conv_cols for a DP row's channels */
+static const char *const csv_conv_keys[] = { "in_h", "in_w", "kernel_h", "kernel_w", "in_c", "out_c", "stride" };
+
+static const struct cfg_key csv_gemm_cols[] = {
+	{ "m", CFG_INT, F(m), "", NULL, 1, DIM_MAX, NULL, "M" },
+	{ "n", CFG_INT, F(n), "", NULL, 1, DIM_MAX, NULL, "N" },
+	{ "k", CFG_INT, F(k), "", NULL, 1, DIM_MAX, NULL, "K" },
+	CFG_END
+};
 #undef F
 
 static const struct cfg_key *type_keys(int type)
@@ -144,24 +179,43 @@ static const struct cfg_schema *top_schema(void)
 	return &s;
 }
 
+/* Key positions live in blocks that never move, so that layers can point into them. */
+#define KEY_BLOCK 4096
+struct key_block {
+	struct key_block *next;
+	size_t used;
+	struct key_at at[KEY_BLOCK];
+};
+
 void workload_release(struct workload *w)
 {
 	free(w->layers);
 	w->layers = NULL;
 	w->n = w->cap = 0;
+	while (w->key_blocks) {
+		struct key_block *b = w->key_blocks;
+		w->key_blocks = b->next;
+		free(b);
+	}
 }
 
 struct pos workload_key_pos(const struct layer *l, const char *key)
 {
 	int i = cfg_find(layer_schema(l->type), key);
-	if (i >= 0 && l->key_pos[i].line > 0)
-		return l->key_pos[i];
+	for (size_t j = 0; i >= 0 && j < l->nkeys; j++)
+		if (l->keys[j].key == i)
+			return (struct pos){ l->pos.file, (long)l->keys[j].line, (long)l->keys[j].col };
 	return l->pos;
 }
 
-static struct layer *add_layer(struct workload *w, struct err *e)
+/* A new zeroed layer at `at` (path names it, may be NULL), or NULL with e set. */
+static struct layer *add_layer(struct workload *w, struct pos at, const char *path, struct err *e)
 {
 	struct layer *v = w->layers;
+	if (w->n == WORKLOAD_MAX_LAYERS) {
+		err_at(e, at, path, "expected at most %d layers, found more", WORKLOAD_MAX_LAYERS);
+		return NULL;
+	}
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 64;
 		v = realloc(w->layers, cap * sizeof *v);
@@ -173,14 +227,34 @@ static struct layer *add_layer(struct workload *w, struct err *e)
 		w->cap = cap;
 	}
 	memset(&v[w->n], 0, sizeof v[w->n]);
+	v[w->n].pos = at;
+	v[w->n].pos.file = w->file;
 	return &v[w->n++];
 }
 
-/* Positions in nodes point into the document; repoint them at w->file. */
-static void own_pos(struct workload *w, struct pos *p)
+/* Records where the keys of l's schema were given (origin[i].line > 0) in the workload's blocks. */
+static int keep_key_pos(struct workload *w, struct layer *l, const struct pos *origin, struct err *e)
 {
-	if (p->line > 0)
-		p->file = w->file;
+	const struct cfg_schema *s = layer_schema(l->type);
+	struct key_block *b = w->key_blocks;
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += origin[i].line > 0;
+	if (!n)
+		return 0;
+	if (!b || KEY_BLOCK - b->used < n) {
+		if (!(b = malloc(sizeof *b)))
+			return err_nomem(e, w->file);
+		b->next = w->key_blocks;
+		b->used = 0;
+		w->key_blocks = b;
+	}
+	l->keys = &b->at[b->used];
+	for (size_t i = 0; i < s->n; i++)
+		if (origin[i].line > 0)
+			b->at[b->used++] = (struct key_at){ (uint8_t)i, (uint32_t)origin[i].line, (uint32_t)origin[i].col };
+	l->nkeys = n;
+	return 0;
 }
 
 static int load_layer(struct workload *w, const struct ynode *m, size_t idx, struct err *e)
@@ -189,21 +263,22 @@ static int load_layer(struct workload *w, const struct ynode *m, size_t idx, str
 	const struct ynode *tn;
 	const struct cfg_schema *s;
 	bool seen[LAYER_MAX_KEYS] = { 0 };
+	struct pos origin[LAYER_MAX_KEYS] = { 0 };
 	struct layer *l;
 	int t;
 
-	snprintf(shown, sizeof shown, "layers[%zu].", idx);
-	if (m->kind != Y_MAP) {
-		snprintf(shown, sizeof shown, "layers[%zu]", idx);
-		return err_at(e, m->pos, shown, "expected a mapping with a type, found %s",
-			      ynode_describe(m, buf, sizeof buf));
-	}
+	snprintf(shown, sizeof shown, "layers[%zu]", idx);
+	if (!(l = add_layer(w, m->pos, shown, e)))
+		return -1;
+	w->n--;     /* taken back unless the layer loads */
+	if (m->kind != Y_MAP)
+		return err_at(e, m->pos, shown, "expected a mapping with a type, found %s", ynode_describe(m, buf, sizeof buf));
+	snprintf(shown, sizeof shown, "layers[%zu].type", idx);
 	tn = ynode_get(m, "type");
-	if (!tn) {
-		snprintf(shown, sizeof shown, "layers[%zu].type", idx);
+	if (!tn)
 		return err_at(e, m->pos, shown, "expected one of conv2d, fc, linear, matmul, attention, mlp, add, mul, "
 			      "relu, gelu, silu, softmax, layernorm, pool, found no value (the key is required)");
-	}
+	snprintf(shown, sizeof shown, "layers[%zu].", idx);
 	/* Parse the type with the common schema first, to pick the type's schema. */
 	{
 		struct layer probe;
@@ -217,24 +292,30 @@ static int load_layer(struct workload *w, const struct ynode *m, size_t idx, str
 		t = probe.type;
 	}
 	s = layer_schema(t);
-	l = add_layer(w, e);
-	if (!l)
-		return -1;
 	cfg_defaults(s, l);
 	l->pos = m->pos;
-	if (cfg_load_map(s, l, m, shown, seen, l->key_pos, e) < 0 ||
-	    cfg_check_required(s, seen, m->pos, shown, e) < 0)
+	l->pos.file = w->file;
+	if (cfg_load_map(s, l, m, shown, seen, origin, e) < 0 || cfg_check_required(s, seen, m->pos, shown, e) < 0 ||
+	    keep_key_pos(w, l, origin, e) < 0)
 		return -1;
-	own_pos(w, &l->pos);
-	for (size_t i = 0; i < s->n; i++)
-		own_pos(w, &l->key_pos[i]);
+	w->n++;
 	return 0;
 }
 
+static int stream_layer(void *ctx, const struct ynode *item, size_t idx, struct err *e)
+{
+	return load_layer(ctx, item, idx, e);
+}
+
+/*
+ * The layers are loaded as the file is read, each layer's nodes freed right
+ * after: a million-layer file never holds its whole tree.
+ */
 static int load_yaml(struct workload *w, const char *path, struct err *e)
 {
 	const struct cfg_schema *ts = top_schema();
-	struct ydoc *d = ydoc_load(path, e);
+	const struct ydoc_stream st = { "layers", stream_layer, w };
+	struct ydoc *d = ydoc_load_stream(path, &st, e);
 	const struct ynode *layers = NULL;
 	char buf[96];
 	int rc = -1;
@@ -284,15 +365,13 @@ static int load_yaml(struct workload *w, const char *path, struct err *e)
 		err_at(e, d->root->pos, "layers", "expected a list of layers, found no value (the key is required)");
 		goto out;
 	}
-	if (layers->kind != Y_SEQ || layers->n == 0) {
+	if (layers->kind != Y_SEQ || d->streamed == 0) {
 		err_at(e, layers->pos, "layers", "expected a non-empty list of layers, found %s",
 		       layers->kind == Y_SEQ ? "an empty list" : ynode_describe(layers, buf, sizeof buf));
 		goto out;
 	}
-	for (size_t i = 0; i < layers->n; i++)
-		if (load_layer(w, layers->vals[i], i, e) < 0)
-			goto out;
-	own_pos(w, &w->batch_pos);
+	if (w->batch_pos.line > 0)
+		w->batch_pos.file = w->file;
 	rc = 0;
 out:
 	ydoc_free(d);
@@ -300,6 +379,8 @@ out:
 }
 
 /* ---- SCALE-Sim topology CSV ---- */
+
+#define CSV_LINE_MAX 4094           /* characters per line, without its end */
 
 struct field {
 	const char *s;      /* trimmed, NUL-terminated inside the line buffer */
@@ -337,42 +418,147 @@ static size_t split_csv(char *line, struct field *f, size_t max)
 	return n;
 }
 
-static int csv_int(struct workload *w, long line, const struct field *f, const char *what, int64_t *out,
-		   struct err *e)
+/* The first byte of line (len bytes, without its end) that is no text: NUL or a control byte other than tab. */
+static const char *csv_bad_byte(const char *line, size_t len)
 {
-	char *end;
-	long long v;
-	struct pos at = { w->file, line, f->col };
-	errno = 0;
-	v = strtoll(f->s, &end, 10);
-	char q[300];
-	if (!isdigit((unsigned char)f->s[0]) || *end || errno == ERANGE || v < 1 || v > (1LL << 40))
-		return err_at(e, at, what, "expected an integer in [1, 1099511627776], found \"%s\"",
-			      err_quote(q, sizeof q, f->s, 40));
-	*out = v;
-	return 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)line[i];
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return line + i;
+	}
+	return NULL;
 }
 
-static void set_key_pos(struct layer *l, const char *key, struct pos p)
+/* Parses field f into the column's field of obj with the column table's limits. */
+static int csv_col(struct workload *w, long line, const struct cfg_schema *cols, int i, void *obj,
+		   const struct field *f, struct err *e)
 {
-	int i = cfg_find(layer_schema(l->type), key);
+	return cfg_parse(cols, i, obj, f->s, false, (struct pos){ w->file, line, f->col }, NULL, e);
+}
+
+static const struct cfg_schema *csv_schema(const struct cfg_key *table, struct cfg_schema *s)
+{
+	if (!s->n)
+		SIM_ASSERT(cfg_schema_add(s, "", table, 0) == 0);
+	return s;
+}
+
+static void set_key_pos(struct pos *origin, int type, const char *key, struct pos p)
+{
+	int i = cfg_find(layer_schema(type), key);
 	SIM_ASSERT(i >= 0);
-	l->key_pos[i] = p;
+	origin[i] = p;
+}
+
+/* True when text reads as a number of a data row (an integer by the one grammar, cfg.h). */
+static bool csv_is_number(const char *text)
+{
+	int64_t v;
+	return cfg_read_int(text, &v) != CFG_NUM_BAD;
+}
+
+static int csv_line(struct workload *w, char *line, long lineno, size_t *ncols, bool *gemm, struct err *e)
+{
+	static struct cfg_schema conv_s, gemm_s;
+	const struct cfg_schema *conv = csv_schema(csv_conv_cols, &conv_s), *gm = csv_schema(csv_gemm_cols, &gemm_s);
+	struct pos origin[LAYER_MAX_KEYS] = { 0 };
+	struct field f[16];
+	size_t n = split_csv(line, f, 16);
+	struct layer *l;
+
+	if (n == 0 || (n == 1 && !f[0].s[0]))
+		return 0;
+	if (!*ncols) {
+		/*
+		 * SCALE-Sim skips its first line whatever it holds: it must be the
+		 * header, or a layer would be lost.
+		 */
+		for (size_t c = 1; c < n && c < 16; c++)
+			if (csv_is_number(f[c].s))
+				return err_at(e, (struct pos){ w->file, lineno, 1 }, NULL,
+					      "expected the header line (Layer name, IFMAP Height, IFMAP Width, Filter Height, "
+					      "Filter Width, Channels, Num Filter, Strides, or Layer, M, N, K), found a data row");
+		if (n == 4 && strcasecmp(f[1].s, "M") == 0 && strcasecmp(f[2].s, "N") == 0 && strcasecmp(f[3].s, "K") == 0) {
+			*gemm = true;
+			*ncols = 4;
+		} else if (n == 8 || n == 9) {
+			*ncols = n;
+		} else {
+			return err_at(e, (struct pos){ w->file, lineno, 1 }, NULL,
+				      "expected a SCALE-Sim topology header (Layer name, IFMAP Height, IFMAP Width, "
+				      "Filter Height, Filter Width, Channels, Num Filter, Strides, or Layer, M, N, K), "
+				      "found %zu columns", n);
+		}
+		return 0;
+	}
+	if (n != *ncols)
+		return err_at(e, (struct pos){ w->file, lineno, n ? f[n < 16 ? n - 1 : 15].col : 1 }, NULL,
+			      "expected %zu fields as in the header, found %zu", *ncols, n);
+	if (!(l = add_layer(w, (struct pos){ w->file, lineno, 1 }, NULL, e)))
+		return -1;
+	w->n--;     /* taken back unless the row loads */
+	snprintf(l->name, sizeof l->name, "%.*s", (int)sizeof l->name - 1, f[0].s);
+	for (const char *ch = f[0].s; *ch; ch++) {
+		if (*ch < 0x20 || *ch > 0x7e || *ch == '"' || *ch == '\\') {
+			char q[300];
+			return err_at(e, l->pos, "layer name", "expected printable characters without quotes, found \"%s\"",
+				      err_quote(q, sizeof q, f[0].s, 60));
+		}
+	}
+	if (!l->name[0])
+		return err_at(e, l->pos, "layer name", "expected a name, found an empty field");
+	l->repeat = 1;
+	if (*gemm) {
+		l->type = L_MATMUL;
+		for (size_t c = 1; c < 4; c++) {
+			if (csv_col(w, lineno, gm, (int)c - 1, l, &f[c], e) < 0)
+				return -1;
+			set_key_pos(origin, L_MATMUL, gm->e[c - 1].key->name, (struct pos){ w->file, lineno, f[c].col });
+		}
+		l->a = ROLE_ACTIVATION;
+		l->b = ROLE_WEIGHT;
+	} else {
+		/* SCALE-Sim runs a "DP" (depthwise) row as one single-channel layer per channel. */
+		bool dp = strstr(l->name, "DP") != NULL;
+		l->type = L_CONV2D;
+		for (size_t c = 1; c < 8; c++) {
+			int col = dp && c == 5 ? CSV_DP_CHANNELS : (int)c - 1;
+			if (csv_col(w, lineno, conv, col, l, &f[c], e) < 0)
+				return -1;
+			set_key_pos(origin, L_CONV2D, csv_conv_keys[c - 1], (struct pos){ w->file, lineno, f[c].col });
+		}
+		if (dp)
+			l->in_c = 1;
+		if (*ncols == 9) {
+			struct layer other;
+			if (csv_col(w, lineno, conv, 7, &other, &f[8], e) < 0)
+				return -1;
+			if (other.kernel != l->stride)
+				return err_at(e, (struct pos){ w->file, lineno, f[8].col }, "stride_width",
+					      "expected the same stride as the height, found %lld and %lld",
+					      (long long)l->stride, (long long)other.kernel);
+		}
+		l->kernel = l->kernel_h;
+		l->dilation = 1;
+		l->groups = 1;
+		l->scalesim_rounding = true;
+		set_key_pos(origin, L_CONV2D, "kernel", (struct pos){ w->file, lineno, f[3].col });
+	}
+	if (keep_key_pos(w, l, origin, e) < 0)
+		return -1;
+	w->n++;
+	return 0;
 }
 
 static int load_csv(struct workload *w, const char *path, struct err *e)
 {
-	static const char *const conv_cols[] = { "ifmap_height", "ifmap_width", "filter_height", "filter_width",
-						 "channels", "num_filter", "strides", "stride_width" };
-	static const char *const gemm_cols[] = { "m", "n", "k" };
-	static const char *const conv_keys_of_col[] = { "", "in_h", "in_w", "kernel_h", "kernel_w", "in_c", "out_c",
-							"stride" };
 	struct pos whole = { w->file, 0, 0 };
-	char line[4096];
-	struct field f[16];
+	char *line = NULL;
+	size_t size = 0, ncols = 0;
+	ssize_t got;
 	long lineno = 0;
-	size_t ncols = 0;
-	bool gemm = false, header = true;
+	bool gemm = false;
+	int rc = 0;
 	FILE *fp = fopen(path, "r");
 
 	if (!fp)
@@ -381,110 +567,35 @@ static int load_csv(struct workload *w, const char *path, struct err *e)
 		 strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 	if (strrchr(w->name, '.'))
 		*strrchr(w->name, '.') = '\0';
-	while (fgets(line, sizeof line, fp)) {
-		size_t n, len = strlen(line);
+	while (rc == 0 && (got = getline(&line, &size, fp)) >= 0) {
+		size_t len = (size_t)got;
+		const char *bad;
 		lineno++;
-		if (len == sizeof line - 1 && line[len - 1] != '\n') {
-			fclose(fp);
-			return err_at(e, (struct pos){ w->file, lineno, 1 }, NULL,
-				      "expected lines of at most %zu characters, found a longer one", sizeof line - 2);
-		}
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		if (len && line[len - 1] == '\n')
 			line[--len] = '\0';
-		n = split_csv(line, f, 16);
-		if (n == 0 || (n == 1 && !f[0].s[0]))
-			continue;
-		if (header) {
-			header = false;
-			if (n == 4 && strcasecmp(f[1].s, "M") == 0 && strcasecmp(f[2].s, "N") == 0 &&
-			    strcasecmp(f[3].s, "K") == 0) {
-				gemm = true;
-				ncols = 4;
-			} else if (n == 8 || n == 9) {
-				ncols = n;
-			} else {
-				fclose(fp);
-				return err_at(e, (struct pos){ w->file, lineno, 1 }, NULL,
-					      "expected a SCALE-Sim topology header (Layer name, IFMAP Height, IFMAP Width, "
-					      "Filter Height, Filter Width, Channels, Num Filter, Strides, or Layer, M, N, K), "
-					      "found %zu columns", n);
-			}
-			continue;
-		}
-		if (n != ncols) {
-			fclose(fp);
-			return err_at(e, (struct pos){ w->file, lineno, n ? f[n < 16 ? n - 1 : 15].col : 1 }, NULL,
-				      "expected %zu fields as in the header, found %zu", ncols, n);
-		}
-		struct layer *l = add_layer(w, e);
-		int64_t v[8] = { 0 };
-		if (!l) {
-			fclose(fp);
-			return -1;
-		}
-		l->pos = (struct pos){ w->file, lineno, 1 };
-		snprintf(l->name, sizeof l->name, "%.*s", (int)sizeof l->name - 1, f[0].s);
-		for (const char *ch = f[0].s; *ch; ch++) {
-			if (*ch < 0x20 || *ch > 0x7e || *ch == '"' || *ch == '\\') {
-				char q[300];
-				fclose(fp);
-				return err_at(e, l->pos, "layer name", "expected printable characters without quotes, found \"%s\"",
-					      err_quote(q, sizeof q, f[0].s, 60));
-			}
-		}
-		if (!l->name[0]) {
-			fclose(fp);
-			return err_at(e, l->pos, "layer name", "expected a name, found an empty field");
-		}
-		for (size_t c = 1; c < ncols; c++) {
-			char what[64];
-			snprintf(what, sizeof what, "%s", gemm ? gemm_cols[c - 1] : conv_cols[c - 1]);
-			if (csv_int(w, lineno, &f[c], what, &v[c - 1], e) < 0) {
-				fclose(fp);
-				return -1;
-			}
-		}
-		l->repeat = 1;
-		if (gemm) {
-			l->type = L_MATMUL;
-			l->m = v[0];
-			l->n = v[1];
-			l->k = v[2];
-			l->a = ROLE_ACTIVATION;
-			l->b = ROLE_WEIGHT;
-			for (size_t c = 1; c < 4; c++)
-				set_key_pos(l, gemm_cols[c - 1], (struct pos){ w->file, lineno, f[c].col });
-			continue;
-		}
-		if (ncols == 9 && v[6] != v[7]) {
-			fclose(fp);
-			return err_at(e, (struct pos){ w->file, lineno, f[8].col }, "stride_width",
-				      "expected the same stride as the height, found %lld and %lld",
-				      (long long)v[6], (long long)v[7]);
-		}
-		l->type = L_CONV2D;
-		l->in_h = v[0];
-		l->in_w = v[1];
-		l->kernel_h = v[2];
-		l->kernel_w = v[3];
-		l->kernel = v[2];
-		l->in_c = v[4];
-		l->out_c = v[5];
-		l->stride = v[6];
-		l->dilation = 1;
-		l->groups = 1;
-		l->scalesim_rounding = true;
-		for (size_t c = 1; c < ncols && c <= 7; c++)
-			set_key_pos(l, conv_keys_of_col[c], (struct pos){ w->file, lineno, f[c].col });
-		set_key_pos(l, "kernel", (struct pos){ w->file, lineno, f[3].col });
-		if (strstr(l->name, "DP")) {
-			/* SCALE-Sim runs a "DP" (depthwise) row as one single-channel layer per channel. */
-			l->repeat = l->in_c;
-			l->in_c = 1;
+		if (len && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (len > CSV_LINE_MAX) {
+			rc = err_at(e, (struct pos){ w->file, lineno, 1 }, NULL,
+				    "expected lines of at most %d characters, found a longer one", CSV_LINE_MAX);
+		} else if ((bad = csv_bad_byte(line, len))) {
+			struct pos at = { w->file, lineno, (long)(bad - line) + 1 };
+			if (!*bad)
+				rc = err_at(e, at, NULL, "expected text, found a NUL byte");
+			else
+				rc = err_at(e, at, NULL, "expected text, found the control byte \\x%02x",
+					    (unsigned)(unsigned char)*bad);
+		} else {
+			rc = csv_line(w, line, lineno, &ncols, &gemm, e);
 		}
 	}
+	if (rc == 0 && ferror(fp))
+		rc = err_at(e, whole, NULL, "expected a readable file, found %s", strerror(errno));
+	free(line);
 	fclose(fp);
-	if (header)
+	if (rc < 0)
+		return -1;
+	if (!ncols)
 		return err_at(e, whole, NULL, "expected a SCALE-Sim topology header, found an empty file");
 	if (w->n == 0)
 		return err_at(e, (struct pos){ w->file, lineno, 1 }, NULL, "expected at least one layer, found none");

@@ -30,6 +30,13 @@ enum act_kind { ACT_RELU, ACT_GELU, ACT_SILU };
 enum pool_mode { POOL_MAX, POOL_AVG };
 
 #define LAYER_MAX_KEYS 32
+#define WORKLOAD_MAX_LAYERS 1000000        /* layers per file, in either format */
+
+/* Where one key of a layer was given: its index in the type's schema, line and column. */
+struct key_at {
+	uint8_t key;
+	uint32_t line, col;
+};
 
 /* One layer; which fields mean something depends on type (see workload.c). */
 struct layer {
@@ -56,8 +63,11 @@ struct layer {
 	int64_t elements;
 
 	struct pos pos;                    /* the layer's map (or CSV row) */
-	struct pos key_pos[LAYER_MAX_KEYS];/* where each key of the type's schema was set */
+	const struct key_at *keys;         /* the keys given, in the layer's file (owned by the workload) */
+	size_t nkeys;
 };
+
+struct key_block;
 
 struct workload {
 	char name[CFG_STR_MAX];
@@ -66,6 +76,7 @@ struct workload {
 	struct pos batch_pos;
 	struct layer *layers;              /* owned */
 	size_t n, cap;
+	struct key_block *key_blocks;      /* owned: where the layers' keys point */
 };
 
 extern const char *const layer_type_names[];
