@@ -85,7 +85,8 @@ int config_merge(struct config *c, const char *path, struct err *e)
 	int rc;
 
 	if (c->nfiles == CONFIG_MAX_FILES)
-		return err_input(e, "%s: expected at most %d config files, found more", path, CONFIG_MAX_FILES);
+		return err_at(e, (struct pos){ path, 0, 0 }, NULL, "expected at most %d config files, found more",
+			      CONFIG_MAX_FILES);
 	file = c->files[c->nfiles];
 	snprintf(file, sizeof c->files[0], "%s", path);
 	d = ydoc_load(path, e);

@@ -360,6 +360,124 @@ START_TEST(port_warnings)
 }
 END_TEST
 
+/* Loads text as c.yaml and expects "c.yaml" + want. */
+static void expect_config_error(const char *text, const char *want)
+{
+	struct config c;
+	struct err e = { 0 };
+	char *dir = th_tmpdir(), *path = th_write(dir, "c.yaml", text), full[1024];
+	ck_assert_int_eq(config_load(&c, path, &e), -1);
+	ck_assert_int_eq(err_status(&e), ERR_INPUT);
+	snprintf(full, sizeof full, "%s%s", path, want);
+	ck_assert_str_eq(e.msg, full);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+
+/* One key in two forms in one file is an error at the second, naming the first; across files it overrides. */
+START_TEST(key_twice_in_two_forms)
+{
+	struct config c;
+	struct err e = { 0 };
+	const char *later[] = { "array.rows: 16\n", NULL };
+	expect_config_error("array: {rows: 8}\narray.rows: 16\n",
+			    ":2:1: array.rows: expected each key once, found it again (first at line 1, column 9)");
+	expect_config_error("array.rows: 16\narray:\n  rows: 8\n",
+			    ":3:3: array.rows: expected each key once, found it again (first at line 1, column 1)");
+	expect_config_error("sram.inputs: {kib: 4}\nsram:\n  inputs.kib: 8\n",
+			    ":3:3: sram.inputs.kib: expected each key once, found it again (first at line 1, column 15)");
+	expect_config_error("sram: {inputs: {kib: 4}}\nsram.inputs.kib: 8\n",
+			    ":2:1: sram.inputs.kib: expected each key once, found it again (first at line 1, column 17)");
+	/* Different keys of one section may be split between forms. */
+	load_text(&c, "array: {rows: 8}\narray.cols: 16\n", later);
+	ck_assert_int_eq(c.arch.array.rows, 16);
+	ck_assert_int_eq(c.arch.array.cols, 16);
+	ck_assert_int_eq(config_set(&c, "array.rows=32", &e), 0);
+	ck_assert_int_eq(c.arch.array.rows, 32);
+}
+END_TEST
+
+/* Tags never change what a value means: on a scalar, a map or a sequence, core or local or verbatim. */
+START_TEST(tags_rejected)
+{
+	expect_config_error("array:\n  rows: !!str 8\n",
+			    ":2:9: array.rows: expected a plain value, found a tag \"!!str\" (tags are not supported)");
+	expect_config_error("array: !!map {rows: 8}\n",
+			    ":1:8: array: expected a plain value, found a tag \"!!map\" (tags are not supported)");
+	expect_config_error("array: !!seq [1]\n",
+			    ":1:8: array: expected a plain value, found a tag \"!!seq\" (tags are not supported)");
+	expect_config_error("array: {rows: !foo 8}\n",
+			    ":1:15: array.rows: expected a plain value, found a tag \"!foo\" (tags are not supported)");
+	expect_config_error("array: {rows: !<tag:x.org,2000:y> 8}\n", ":1:15: array.rows: expected a plain value, "
+			    "found a tag \"tag:x.org,2000:y\" (tags are not supported)");
+	expect_config_error("--- !!map\narray: {rows: 8}\n",
+			    ":1:5: expected a plain value, found a tag \"!!map\" (tags are not supported)");
+}
+END_TEST
+
+/* Numbers: one grammar for integers and reals, from a file and from --set. */
+START_TEST(number_grammar)
+{
+	static const char *const bad_real[] = { "0x1p3", "inf", "nan", "-inf", ".inf", "1e5x", "+1", "1_0", "01.5",
+						"1e", "e5", ".", "-", "0x10", "1e999", NULL };
+	static const char *const bad_int[] = { "0x10", "010", "1e3", "1.0", "+4", "8 ", " 8", "-", "4k", "inf", NULL };
+	struct config c;
+	struct err e = { 0 };
+	char set[64], want[256];
+	config_init(&c);
+	for (int i = 0; bad_real[i]; i++) {
+		snprintf(set, sizeof set, "clock_ghz=%s", bad_real[i]);
+		ck_assert_int_eq(config_set(&c, set, &e), -1);
+		snprintf(want, sizeof want, "--set:1:11: clock_ghz: expected a number in [0.001, 100], found \"%s\"",
+			 bad_real[i]);
+		ck_assert_str_eq(e.msg, want);
+	}
+	for (int i = 0; bad_int[i]; i++) {
+		snprintf(set, sizeof set, "array.rows=%s", bad_int[i]);
+		ck_assert_int_eq(config_set(&c, set, &e), -1);
+		snprintf(want, sizeof want, "--set:1:12: array.rows: expected an integer in [1, 4096], found \"%s\"",
+			 bad_int[i]);
+		ck_assert_str_eq(e.msg, want);
+	}
+	/* What is a number: fractions either side of the point, exponents, zero itself. */
+	ck_assert_int_eq(config_set(&c, "clock_ghz=.5", &e), 0);
+	ck_assert(c.arch.clock_ghz == 0.5);
+	ck_assert_int_eq(config_set(&c, "clock_ghz=2.", &e), 0);
+	ck_assert(c.arch.clock_ghz == 2);
+	ck_assert_int_eq(config_set(&c, "clock_ghz=15e-1", &e), 0);
+	ck_assert(c.arch.clock_ghz == 1.5);
+	ck_assert_int_eq(config_set(&c, "hbm.gbps=1E+5", &e), 0);
+	ck_assert(c.arch.hbm.gbps == 100000);
+	ck_assert_int_eq(config_set(&c, "clock_ghz=0.25", &e), 0);
+	ck_assert(c.arch.clock_ghz == 0.25);
+	ck_assert_int_eq(config_set(&c, "array.rows=4096", &e), 0);
+	ck_assert_int_eq(c.arch.array.rows, 4096);
+	/* The same grammar in a file. */
+	expect_config_error("clock_ghz: 0x1p3\n", ":1:12: clock_ghz: expected a number in [0.001, 100], found \"0x1p3\"");
+	expect_config_error("array: {rows: 010}\n", ":1:15: array.rows: expected an integer in [1, 4096], found \"010\"");
+}
+END_TEST
+
+/* At most CONFIG_MAX_FILES files merge; the ninth is named in the error. */
+START_TEST(config_file_limit)
+{
+	struct config c;
+	struct err e = { 0 };
+	char *dir = th_tmpdir(), *path = th_write(dir, "c.yaml", "array: {rows: 8}\n"), want[600];
+	ck_assert_msg(config_load(&c, path, &e) == 0, "%s", e.msg);
+	for (int i = 1; i < CONFIG_MAX_FILES; i++)
+		ck_assert_msg(config_merge(&c, path, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(config_merge(&c, path, &e), -1);
+	ck_assert_int_eq(err_status(&e), ERR_INPUT);
+	snprintf(want, sizeof want, "%s: expected at most 8 config files, found more", path);
+	ck_assert_str_eq(e.msg, want);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -378,6 +496,10 @@ Suite *config_suite(void)
 	tcase_add_test(t, memory_type_set);
 	tcase_add_test(t, auto_port_widths);
 	tcase_add_test(t, port_warnings);
+	tcase_add_test(t, key_twice_in_two_forms);
+	tcase_add_test(t, tags_rejected);
+	tcase_add_test(t, number_grammar);
+	tcase_add_test(t, config_file_limit);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,6 +1,7 @@
 /*
  * test_workload.c - reading workload YAML and SCALE-Sim topology CSVs.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,145 @@ START_TEST(batch_override)
 }
 END_TEST
 
+/* Loads text as dir/name and expects the error "name:" + want (file:line:col added by the path). */
+static void expect_load_error(const char *name, const char *text, size_t len, const char *want)
+{
+	struct workload w;
+	struct err e = { 0 };
+	char *dir = th_tmpdir(), path[512], full[1024];
+	FILE *f;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	fclose(f);
+	ck_assert_int_eq(workload_load(&w, path, 0, &e), -1);
+	ck_assert_int_eq(err_status(&e), ERR_INPUT);
+	snprintf(full, sizeof full, "%s%s", path, want);
+	ck_assert_str_eq(e.msg, full);
+	th_rmdir(dir);
+	free(dir);
+}
+
+#define CSV_HEAD "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+#define HEADER_WANT ":1:1: expected the header line (Layer name, IFMAP Height, IFMAP Width, Filter Height, " \
+	"Filter Width, Channels, Num Filter, Strides, or Layer, M, N, K), found a data row"
+
+/* A NUL or control byte inside a CSV row is an error at its column, not the end of the row. */
+START_TEST(csv_control_bytes)
+{
+	static const char nul[] = CSV_HEAD "Conv1, 22\0" "7, 227, 11, 11, 3, 96, 4,\n";
+	expect_load_error("t.csv", nul, sizeof nul - 1, ":2:10: expected text, found a NUL byte");
+	expect_load_error("t.csv", CSV_HEAD "Conv1, 227\001, 227, 11, 11, 3, 96, 4,\n", strlen(CSV_HEAD) + 36,
+			  ":2:11: expected text, found the control byte \\x01");
+	expect_load_error("t.csv", "Layer,M,N,K\nqk,1,2,3\x7f\n", 21, ":2:9: expected text, found the control byte \\x7f");
+}
+END_TEST
+
+/* SCALE-Sim skips its first line: a first line that is a layer is an error, not a lost layer. */
+START_TEST(csv_first_line_is_header)
+{
+	const char *conv = "Conv1, 227, 227, 11, 11, 3, 96, 4,\nConv2, 27, 27, 5, 5, 96, 256, 1,\n";
+	expect_load_error("t.csv", conv, strlen(conv), HEADER_WANT);
+	expect_load_error("g.csv", "qk,1024,1024,64\n", 16, HEADER_WANT);
+}
+END_TEST
+
+/*
+ * A count has one limit whichever format gives it: repeat in YAML, groups
+ * (each group is an instance), and a DP row's channels (SCALE-Sim runs one
+ * layer per channel) all stop at 10^9; 10^9 itself loads.
+ */
+START_TEST(counts_share_limits)
+{
+	struct workload w;
+	struct err e = { 0 };
+	const char *dp = CSV_HEAD "DP1, 6, 6, 3, 3, 2000000000, 1, 1,\n";
+	const char *yrep = "layers:\n  - {name: x, type: fc, in_features: 4, out_features: 4, repeat: 2000000000}\n";
+	const char *ygroups = "layers:\n  - {name: d, type: conv2d, in_h: 6, in_w: 6, in_c: 2000000000, "
+			      "out_c: 2000000000, kernel: 3, groups: 2000000000}\n";
+	char *dir = th_tmpdir(), *path = th_write(dir, "ok.csv", CSV_HEAD "DP1, 6, 6, 3, 3, 1000000000, 1, 1,\n");
+	expect_load_error("t.csv", dp, strlen(dp),
+			  ":2:18: channels: expected an integer in [1, 1000000000], found \"2000000000\"");
+	expect_load_error("w.yaml", yrep, strlen(yrep),
+			  ":2:66: layers[0].repeat: expected an integer in [1, 1000000000], found \"2000000000\"");
+	expect_load_error("w.yaml", ygroups, strlen(ygroups),
+			  ":2:103: layers[0].groups: expected an integer in [1, 1000000000], found \"2000000000\"");
+	ck_assert_msg(workload_load(&w, path, 0, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(w.layers[0].repeat, 1000000000);
+	ck_assert_int_eq(w.layers[0].in_c, 1);
+	/* The channels' place is kept for later errors. */
+	ck_assert_int_eq(workload_key_pos(&w.layers[0], "in_c").col, 18);
+	workload_release(&w);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Hex, inf, leading zeros and junk are not numbers, in YAML layers and CSV columns alike. */
+START_TEST(numbers_one_grammar)
+{
+	const char *csv = CSV_HEAD "C1, 0x10, 6, 3, 3, 2, 1, 1,\n";
+	const char *gemm = "Layer,M,N,K\nqk,1e3,2,3\n";
+	const char *y = "layers:\n  - {name: x, type: fc, in_features: 017, out_features: 4}\n";
+	const char *tag = "layers:\n  - {name: x, type: fc, in_features: !!int 17, out_features: 4}\n";
+	expect_load_error("t.csv", csv, strlen(csv),
+			  ":2:5: ifmap_height: expected an integer in [1, 1099511627776], found \"0x10\"");
+	expect_load_error("g.csv", gemm, strlen(gemm), ":2:4: m: expected an integer in [1, 1099511627776], found \"1e3\"");
+	expect_load_error("w.yaml", y, strlen(y),
+			  ":2:38: layers[0].in_features: expected an integer in [1, 1099511627776], found \"017\"");
+	expect_load_error("w.yaml", tag, strlen(tag),
+			  ":2:38: layers[0].in_features: expected a plain value, found a tag \"!!int\" (tags are not supported)");
+}
+END_TEST
+
+/* A map of 80,000 keys finds its duplicate at once (a hash set, not a scan per key). */
+START_TEST(many_keys_duplicate)
+{
+	size_t cap = 80000 * 16 + 256, n = 0;
+	char *text = malloc(cap);
+	ck_assert_ptr_nonnull(text);
+	n += (size_t)snprintf(text + n, cap - n, "name: d\nlayers:\n  - name: x\n    type: fc\n");
+	for (int i = 0; i < 80000; i++)
+		n += (size_t)snprintf(text + n, cap - n, "    k%d: 1\n", i);
+	n += (size_t)snprintf(text + n, cap - n, "    k79999: 2\n    k0: 2\n");
+	/* k79999 is on line 4 + 80,000; its second copy on the line after the last. */
+	expect_load_error("w.yaml", text, n, ":80005:5: layers[0].k79999: expected each key once, found it again "
+			  "(first at line 80004)");
+	free(text);
+}
+END_TEST
+
+/* At most 1,000,000 layers, in either format; the error is at the first layer too many. */
+START_TEST(layer_limit)
+{
+	size_t rows = WORKLOAD_MAX_LAYERS + 1, cap = 16 + rows * 10, n = 0;
+	char *text = malloc(cap), want[128];
+	ck_assert_ptr_nonnull(text);
+	n += (size_t)snprintf(text + n, cap - n, "Layer,M,N,K\n");
+	for (size_t i = 0; i < rows; i++)
+		n += (size_t)snprintf(text + n, cap - n, "a,1,2,3\n");
+	snprintf(want, sizeof want, ":%zu:1: expected at most 1000000 layers, found more", rows + 1);
+	expect_load_error("g.csv", text, n, want);
+	/* Exactly the limit loads. */
+	{
+		struct workload w;
+		struct err e = { 0 };
+		char *dir = th_tmpdir(), *path;
+		text[n - 8] = '\0';
+		path = th_write(dir, "ok.csv", text);
+		ck_assert_msg(workload_load(&w, path, 0, &e) == 0, "%s", e.msg);
+		ck_assert_uint_eq(w.n, WORKLOAD_MAX_LAYERS);
+		workload_release(&w);
+		free(path);
+		th_rmdir(dir);
+		free(dir);
+	}
+	free(text);
+}
+END_TEST
+
 Suite *workload_suite(void)
 {
 	Suite *s = suite_create("workload");
@@ -116,6 +256,16 @@ Suite *workload_suite(void)
 	tcase_add_test(t, scalesim_conv_csv);
 	tcase_add_test(t, scalesim_gemm_csv);
 	tcase_add_test(t, batch_override);
+	tcase_add_test(t, csv_control_bytes);
+	tcase_add_test(t, csv_first_line_is_header);
+	tcase_add_test(t, counts_share_limits);
+	tcase_add_test(t, numbers_one_grammar);
+	suite_add_tcase(s, t);
+	/* Large inputs: linear loading keeps these to a second or two, more under the sanitizers. */
+	t = tcase_create("large");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, many_keys_duplicate);
+	tcase_add_test(t, layer_limit);
 	suite_add_tcase(s, t);
 	return s;
 }
