@@ -22,6 +22,27 @@ run configs/edge_32x32.yaml configs/workloads/resnet50.yaml
 # The engine's cost follows the number of tiles: a 4x4 array has 1,024 times as many folds as 128x128.
 run configs/lab_4x4.yaml configs/workloads/resnet50.yaml
 
+# Loading and lowering large workloads: wall time and peak memory of
+# `tpusim lower` on generated files of about 1 MB and 36 MB (16,000 and
+# 576,000 fc layers, one per line). Loading is linear; memory is the file
+# while it is read, then the layers and their ops.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gen() {
+	awk -v n="$2" 'BEGIN { print "name: big"; print "batch: 1"; print "layers:";
+		for (i = 0; i < n; i++) printf "  - {name: fc%d, type: fc, in_features: 17, out_features: 40}\n", i }' > "$1"
+}
+echo
+printf '%-32s %10s %10s %10s\n' "load + lower" "MB" "wall s" "RSS MiB"
+for spec in 1mb:16000 36mb:576000; do
+	f=$tmp/${spec%%:*}.yaml
+	gen "$f" "${spec##*:}"
+	/usr/bin/time -f '%e %M' -o "$tmp/time" "$bin" lower -w "$f" > /dev/null
+	read -r wall kb < "$tmp/time"
+	printf '%-32s %10s %10s %10s\n' "$(basename "$f") (${spec##*:} layers)" \
+		"$(awk -v b="$(stat -c %s "$f")" 'BEGIN{printf "%.1f", b / 1e6}')" "$wall" "$((kb / 1024))"
+done
+
 # One ResNet-50 run through the library (no process start) next to the CLI's
 # (a whole process: start, load, simulate, print). Median of n runs each.
 lib=${2:-}
