@@ -266,6 +266,83 @@ START_TEST(stalls_past_the_old_clock_end)
 }
 END_TEST
 
+/*
+ * Stalls past the margin: the run's sums stop at 2^62 cycles. At 64 GHz and
+ * 2^-9 GB/s (2^-15 B/cycle over 1,024 channels of 2^-25 each, as above),
+ * one add of 2^29 elements takes 2^55 (inputs) + 512 + 2^54 (outputs) =
+ * 3 x 2^54 + 512 cycles in the engine, 1.5 x 2^45 by the closed form (85 of
+ * them: about 2^52, inside 2^58). 85 adds: 255 x 2^54 + 85 x 512 =
+ * 4,593,671,619,917,949,440 cycles, under 2^62 = 256 x 2^54; 86 adds pass
+ * it, refused at the 86th op.
+ */
+START_TEST(stalls_past_the_run_limit)
+{
+	static const char *const slower[] = { "clock_ghz=64", "hbm.gbps=0.001953125", "hbm.channels=1024",
+					      "hbm.latency_ns=0", "hbm.interleave_bytes=1073741824",
+					      "vector.lanes=1048576", NULL };
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct run r;
+	struct err e;
+	char *y = adds(85, "536870912"), want[1024];
+
+	th_config(&c, "lab_4x4", slower);
+	th_lower(y, &w, &ops);
+	free(y);
+	ck_assert_msg(run(&c, &w, &ops, MODEL_CYCLE, false, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(r.total.cycles, INT64_C(4593671619917949440));
+	ck_assert_int_eq(th_cat_sum(&r.total), r.total.cycles);
+	run_release(&r);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	y = adds(86, "536870912");
+	th_lower(y, &w, &ops);
+	free(y);
+	ck_assert_int_eq(run(&c, &w, &ops, MODEL_CYCLE, false, &r, &e), -1);
+	ck_assert_msg(e.kind == ERR_INPUT, "%s", e.msg);
+	snprintf(want, sizeof want, "%s: expected a workload that takes at most 2^62 cycles in all, found more", w.file);
+	ck_assert_str_eq(e.msg, want);
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
+/*
+ * Memory time past int64 in one op is a kernel failure, not a wrap. At
+ * 100 GHz and 0.001 GB/s (10^-5 B/cycle over 1,024 channels) with 1 MiB
+ * bursts, every transfer of an add on one lane (chunks of 1,024 elements:
+ * 2 KiB in, 1 KiB out) is a whole burst on channel 0 (the inputs at 0 and
+ * the outputs at 2^41 both map there with 2^30-byte interleaving):
+ * 2^30 / 10^-5, about 1.07 x 10^14 cycles each, one after another. The
+ * closed form (6 x 10^8 bytes: 6 x 10^13 cycles) is inside every limit, but
+ * after about 86,000 transfers the channel's time passes 2^63: the memory
+ * model answers INT64_MAX (a converted double would be undefined), the
+ * vector unit waits to the kernel's last cycle, and its next wait fails.
+ */
+START_TEST(memory_past_int64_fails_the_kernel)
+{
+	static const char *const bursty[] = { "clock_ghz=100", "hbm.gbps=0.001", "hbm.channels=1024",
+					      "hbm.burst_bytes=1048576", "hbm.latency_ns=0",
+					      "hbm.interleave_bytes=1073741824", "vector.lanes=1", NULL };
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct run r;
+	struct err e;
+
+	th_config(&c, "lab_4x4", bursty);
+	th_lower("name: v\nbatch: 1\nlayers:\n  - {name: big, type: add, elements: 200000000}\n", &w, &ops);
+	ck_assert_int_eq(run(&c, &w, &ops, MODEL_CYCLE, false, &r, &e), -1);
+	ck_assert_int_eq(e.kind, ERR_SIM);
+	ck_assert_str_eq(e.msg, "cycle 9223372036854775807: vector_0: expected a wait that ends by cycle "
+				"9223372036854775807, found one of 1024 cycles");
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
 Suite *limits_suite(void)
 {
 	Suite *s = suite_create("limits");
@@ -277,6 +354,8 @@ Suite *limits_suite(void)
 	tcase_add_test(t, cycle_limit_n_passes_n_plus_1_fails);
 	tcase_add_test(t, estimates_saturate);
 	tcase_add_test(t, stalls_past_the_old_clock_end);
+	tcase_add_test(t, stalls_past_the_run_limit);
+	tcase_add_test(t, memory_past_int64_fails_the_kernel);
 	suite_add_tcase(s, t);
 	return s;
 }
