@@ -61,16 +61,16 @@ static int plan_op(const struct config *cfg, const struct op *op, const struct r
 	return analytic_check(cfg, op, *s, o->ideal_memory, compute, e);
 }
 
-int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, int64_t *folds,
-		 int64_t *cycles, struct err *e)
+int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, struct sched *plans,
+		 int64_t *folds, int64_t *cycles, struct err *e)
 {
 	*folds = *cycles = 0;
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
 		const struct sched *s;
-		struct sched plan;
+		struct sched plan, *into = plans ? &plans[i] : &plan;
 		int64_t compute;
-		if (plan_op(cfg, op, o, &plan, &s, &compute, e) < 0)
+		if (plan_op(cfg, op, o, into, &s, &compute, e) < 0)
 			return -1;
 		*folds = sat_add(*folds, engine_op_folds(cfg, op, s));
 		*cycles = sat_add(*cycles, analytic_cycles(cfg, op, s, o->ideal_memory));
@@ -82,6 +82,7 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		 const struct run_opts *o, struct run *out, struct err *e)
 {
 	engine *en = NULL;
+	struct sched *plans = NULL;
 	int64_t folds, cycles = 0;
 	memset(out, 0, sizeof *out);
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
@@ -94,7 +95,10 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	 * O(1) an op; it checks its closed form's sum as it goes, and once at the end.
 	 */
 	if (o->model == MODEL_CYCLE) {
-		if (run_estimate(cfg, ops, o, &folds, &cycles, e) < 0 ||
+		/* The plans are kept for the run when they take little room (else planned again: no failure). */
+		if (ops->n <= RUN_KEEP_PLANS)
+			plans = malloc((ops->n ? ops->n : 1) * sizeof *plans);
+		if (run_estimate(cfg, ops, o, plans, &folds, &cycles, e) < 0 ||
 		    run_check_limits(cfg, w->file, o->model, folds, cycles, e) < 0)
 			goto fail;
 		if (!(en = engine_new(cfg, o->ideal_memory, e)))
@@ -108,9 +112,14 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		struct result r;
 		struct sched plan;
 		int64_t compute;
-		/* Each GEMM is planned, the plan checked, then handed to the model. */
-		if (plan_op(cfg, op, o, &plan, &s, &compute, e) < 0)
+		/* Each GEMM is planned (or its plan kept), the plan checked, then handed to the model. */
+		if (plans) {
+			s = op->kind == OP_GEMM ? &plans[i] : NULL;
+			if (analytic_check(cfg, op, s, o->ideal_memory, &compute, e) < 0)
+				goto fail;
+		} else if (plan_op(cfg, op, o, &plan, &s, &compute, e) < 0) {
 			goto fail;
+		}
 		if (en) {
 			if (engine_op(en, op, s, &r, e) < 0)
 				goto fail;
@@ -133,9 +142,11 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	if (!en && run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
 		goto fail;
 	engine_free(en);
+	free(plans);
 	return 0;
 fail:
 	engine_free(en);
+	free(plans);
 	run_release(out);
 	return -1;
 }
