@@ -104,7 +104,7 @@ static void channels_reset(void *s)
 	memset(h->busy, 0, (size_t)h->p.channels * sizeof h->busy[0]);
 }
 
-/* The cycle at which the last byte of the request has arrived (>= now). */
+/* The cycle at which the last byte of the request has arrived (>= now; INT64_MAX past int64). */
 static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t bytes)
 {
 	int64_t ch = h->p.channels, il = h->p.interleave_bytes, burst = h->p.burst_bytes;
@@ -134,7 +134,9 @@ static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t 
 		if (h->busy[c] > last)
 			last = h->busy[c];
 	}
-	return (int64_t)ceil(last - 1e-9) + h->latency;
+	/* A completion int64 cannot hold (latency is under 2^27 cycles) is INT64_MAX, never a wrapped value. */
+	double done = ceil(last - 1e-9);
+	return done >= 0x1p63 - 0x1p32 ? INT64_MAX : (int64_t)done + h->latency;
 }
 
 /* Never refuses: completion is known at issue, and the ticket is that cycle. */

@@ -168,6 +168,13 @@ int analytic_check(const struct config *cfg, const struct op *o, const struct sc
 	return too_long(o, &r, e);
 }
 
+int64_t analytic_cycles(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal)
+{
+	struct result r;
+	bound(cfg, o, s, ideal, &r);
+	return r.cycles;
+}
+
 int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,
 		struct err *e)
 {

@@ -36,6 +36,14 @@ int64_t analytic_gemm_cycles(const struct sched *s);
 int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal,
 		   int64_t *compute_cycles, struct err *e);
 
+/*
+ * The closed form's cycles of op o planned as s (NULL for a vector op):
+ * max(compute, memory unless ideal), INT64_MAX past 64 bits, not checked
+ * against ANALYTIC_MAX_CYCLES. What analytic_op reports; the cycle engine's
+ * result without its stalls. O(1).
+ */
+int64_t analytic_cycles(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal);
+
 /* Evaluates one op planned as s (NULL for a vector op; borrowed); fails as analytic_check does. */
 int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,
 		struct err *e);

@@ -28,6 +28,16 @@
 #include "sram.h"
 #include "vector.h"
 
+/*
+ * Limits of one run, keys sim.* (their table, sim_keys, is in run.c, which
+ * checks them): how much work the cycle model may be asked for.
+ */
+struct sim_params {
+	int64_t max_folds;              /* folds and vector chunks the cycle model runs, in all */
+};
+
+extern const struct cfg_key sim_keys[];
+
 struct arch {
 	char name[CFG_STR_MAX];
 	double clock_ghz;
@@ -36,6 +46,7 @@ struct arch {
 	struct hbm_params hbm;
 	struct vector_params vector;
 	struct energy_params energy;
+	struct sim_params sim;
 };
 
 #define CONFIG_MAX_KEYS 64

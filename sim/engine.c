@@ -18,7 +18,6 @@
 				drain (R + C - 2 < 8192 blocks at one a cycle) with ideal memory */
 #define LOAD_WINDOW 16       /* loads the load queue may issue ahead of the matrix unit */
 #define IDEAL_OSLOTS 8192    /* accumulator tiles with ideal memory: never the constraint */
-#define VEC_CHUNK_ROWS 1024  /* vector unit: lane-rows per chunk */
 
 struct engine {
 	const struct config *cfg;   /* borrowed */
@@ -437,13 +436,11 @@ static void vector_thread(void *arg)
 	struct vec_run *v = arg;
 	const struct arch *a = &v->en->cfg->arch;
 	const struct op *o = v->o;
-	int64_t eb = array_elem_bytes(a->array.dtype), chunk_ops = a->vector.lanes * VEC_CHUNK_ROWS;
-	int64_t n = o->lane_ops / chunk_ops + (o->lane_ops % chunk_ops != 0), next_load = 0, last_store = v->t0;
+	int64_t eb = array_elem_bytes(a->array.dtype), chunk_ops = a->vector.lanes * ENGINE_VEC_CHUNK_ROWS;
+	int64_t n = engine_op_folds(v->en->cfg, o, NULL), next_load = 0, last_store = v->t0;
 	uint64_t in_addr = sched_base(OPND_A), out_addr = sched_base(OPND_C);
 	sram *sr = v->en->sram;
 
-	if (n == 0)
-		n = 1;
 	int64_t arrive[2] = { 0 };
 	for (int64_t i = 0; i < n; i++) {
 		/* Keep one chunk's load in flight ahead of the one being computed. */
@@ -497,26 +494,21 @@ static int vector_op(engine *en, const struct op *o, struct result *r, struct er
 	return 0;
 }
 
-/*
- * SystemC's clock ends at 2^64 ps, about 2^54 cycles. An op takes at most
- * 2^50 cycles by the closed form (analytic_check), a few times that with
- * stalls at worst, so a kernel that has run this long is replaced by a fresh
- * one before the next op: a long run never reaches the end of the clock.
- */
-#define KERNEL_RENEW_CYCLES (INT64_C(1) << 52)
+int64_t engine_op_folds(const struct config *cfg, const struct op *o, const struct sched *s)
+{
+	int64_t chunk_ops = cfg->arch.vector.lanes * ENGINE_VEC_CHUNK_ROWS;
+	if (o->kind == OP_GEMM)
+		return sched_fold_ins(s);
+	return o->lane_ops <= chunk_ops ? 1 : o->lane_ops / chunk_ops + (o->lane_ops % chunk_ops != 0);
+}
 
+/*
+ * One kernel serves the whole run: its clock counts to SCW_LAST_CYCLE, past
+ * the 2^62 cycles a run may take (run.h), so ops follow one another on it.
+ */
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
 {
 	const struct arch *a = &en->cfg->arch;
-	if (scw_kernel_now(en->kernel) > KERNEL_RENEW_CYCLES) {
-		scw_kernel *k;
-		if (en->tracing)
-			return err_input(e, "--vcd: expected a run of at most 2^52 cycles to trace, found a longer one");
-		if (!(k = scw_kernel_new(e)))
-			return -1;
-		scw_kernel_free(en->kernel);
-		en->kernel = k;
-	}
 	en->tr_op++;
 	int rc = o->kind == OP_GEMM ? gemm_op(en, o, s, r, e) : vector_op(en, o, r, e);
 	if (rc < 0)

@@ -73,10 +73,20 @@ int engine_instant_memory(engine *en, struct err *e);
  * Simulates one op as planned by s (sched_plan with this engine's config and
  * ideal flag; NULL for a vector op; borrowed) and fills r, all but
  * r->compute_cycles: the array's own time without waits is the plan's closed
- * form, which analytic_check gives. Check the op first (analytic_check): the
- * engine assumes it fits the cycle limit.
+ * form, which analytic_check gives. Check the op first (analytic_check), and
+ * the run (run.c's limits): a wait past the kernel's last cycle fails the op.
  */
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e);
+
+/*
+ * The engine's work for op o planned as s (NULL for a vector op; borrowed):
+ * the folds the matrix unit runs (sched_fold_ins), or the chunks of
+ * vector.lanes x ENGINE_VEC_CHUNK_ROWS lane operations the vector unit runs
+ * (at least one). Each costs a few waits of a thread, so an engine runs a
+ * few million a second whatever the cycles. O(1), from the plan.
+ */
+#define ENGINE_VEC_CHUNK_ROWS 1024
+int64_t engine_op_folds(const struct config *cfg, const struct op *o, const struct sched *s);
 
 /* Replaces the engine's off-chip memory with m (takes ownership): a model outside hbm.model's table. */
 void engine_use_memory(engine *en, mem *m);

@@ -659,6 +659,14 @@ static void step(struct sched_iter *it)
 	}
 }
 
+int64_t sched_fold_ins(const struct sched *s)
+{
+	int64_t n;
+	if (s->df != DF_OS)
+		return s->folds;
+	return __builtin_mul_overflow(s->folds, s->nparts, &n) ? INT64_MAX : n;
+}
+
 bool sched_next(struct sched_iter *it, struct tile_ins *out)
 {
 	if (it->qi == it->qn) {

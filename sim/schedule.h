@@ -143,6 +143,12 @@ struct sched_iter {
 
 void sched_iter_init(struct sched_iter *it, const struct sched *s);
 
+/*
+ * The TI_FOLD instructions of s's program, over all repeats: s->folds, times
+ * the parts of K (nparts) in os. O(1); INT64_MAX if it passes 64 bits.
+ */
+int64_t sched_fold_ins(const struct sched *s);
+
 /* Next instruction in program order; false at the end. */
 bool sched_next(struct sched_iter *it, struct tile_ins *out);
 

@@ -8,11 +8,16 @@
  * process does not grow (tests/test_scw.c). One exception: the threads of
  * an engine run that failed inside the kernel stay suspended, and some of
  * their stack mappings outlive the context (a few per failed run). Such a
- * failure is a model violation; the engine keeps user input from reaching
- * the one a user could cause, the end of SystemC's clock (engine.c). What
- * must not outlive a context, because it points into it: events used in it
- * (freed by their owners first, see scw.h) and its trace file (closed
- * first, here).
+ * failure is a model violation, which user input should not cause (run.c
+ * refuses runs too long to count before they start). What must not outlive
+ * a context, because it points into it: events used in it (freed by their
+ * owners first, see scw.h) and its trace file (closed first, here).
+ *
+ * Time: each context's resolution is set to 1 ns as it is created, before
+ * any sc_time exists in it (SystemC 2.3 allows it only then), so one cycle
+ * is one tick and the 64-bit clock counts 2^64 - 1 cycles, more than
+ * int64_t: the last cycle a kernel reaches is INT64_MAX. A wait that would
+ * end past it fails the kernel (scw_wait); time never wraps.
  */
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
@@ -36,8 +41,8 @@ struct scw_kernel {
 	sc_simcontext *ctx;
 	sc_trace_file *trace;
 	std::string failure;        /* the first error raised inside one of its threads */
-	sc_dt::uint64 tick;         /* one cycle (1 ns) in the context's time resolution */
-	int64_t last;               /* the last cycle SystemC's 64-bit clock can reach */
+	sc_dt::uint64 tick;         /* one cycle (1 ns) in the context's time resolution: 1 */
+	int64_t last;               /* the last cycle a wait may end at: INT64_MAX, or the clock's end */
 };
 
 /* An event binds to the context of the first thread that waits on it or notifies it. */
@@ -69,10 +74,11 @@ static sc_dt::uint64 tick(void)
 	return running ? running->tick : sc_time(1, SC_NS).value();
 }
 
-/* SystemC time to cycles (one cycle is 1 ns), in the current context's resolution. */
+/* SystemC time to cycles (one cycle is 1 ns), in the current context's resolution; at most INT64_MAX. */
 static int64_t cycles(const sc_time &t)
 {
-	return (int64_t)(t.value() / tick());
+	sc_dt::uint64 c = t.value() / tick();
+	return c > (sc_dt::uint64)SCW_LAST_CYCLE ? SCW_LAST_CYCLE : (int64_t)c;
 }
 
 /* Keeps an exception from unwinding through C frames: record it and stop the kernel. */
@@ -136,8 +142,15 @@ extern "C" scw_kernel *scw_kernel_new(struct err *e)
 	}
 	k->trace = NULL;
 	enter(k);
+	try {
+		sc_set_time_resolution(1, SC_NS);
+	} catch (const sc_report &r) {
+		/* A context that already holds a time: a bug here, not input. */
+		sim_assert_fail(r.get_msg(), __FILE__, __LINE__);
+	}
 	k->tick = sc_time(1, SC_NS).value();
-	k->last = (int64_t)(sc_max_time().value() / k->tick);
+	sc_dt::uint64 end = sc_max_time().value() / k->tick;
+	k->last = end > (sc_dt::uint64)SCW_LAST_CYCLE ? SCW_LAST_CYCLE : (int64_t)end;
 	return k;
 }
 
@@ -209,9 +222,16 @@ extern "C" int64_t scw_now(void)
 	return cycles(sc_time_stamp());
 }
 
+/* The last cycle a wait may end at, in the current context. */
+static int64_t last_cycle(void)
+{
+	sc_dt::uint64 end = sc_max_time().value() / tick();
+	return running ? running->last : end > (sc_dt::uint64)SCW_LAST_CYCLE ? SCW_LAST_CYCLE : (int64_t)end;
+}
+
 extern "C" void scw_wait(int64_t n)
 {
-	int64_t now = scw_now(), last = running ? running->last : cycles(sc_max_time());
+	int64_t now = scw_now(), last = last_cycle();
 	if (n <= 0)
 		return;
 	if (n > last - now) {
@@ -227,7 +247,9 @@ extern "C" void scw_wait(int64_t n)
 
 extern "C" void scw_wait_until(int64_t c)
 {
-	scw_wait(c - scw_now());
+	int64_t now = scw_now();
+	if (c > now)                /* c - now cannot overflow: both are in [0, INT64_MAX] */
+		scw_wait(c - now);
 }
 
 extern "C" scw_event *scw_event_new(void)

@@ -4,7 +4,9 @@
  * The one door between tpusim's C and SystemC's C++ (scw.cpp is the only
  * file that includes <systemc>). Time is counted in cycles: one cycle is one
  * nanosecond of SystemC time, whatever the accelerator's clock, so cycle
- * counts never pass through floating point.
+ * counts never pass through floating point. Each kernel's time resolution is
+ * 1 ns, one tick a cycle: a kernel counts to cycle INT64_MAX (SCW_LAST_CYCLE),
+ * and a wait that would end past it fails the kernel instead of wrapping.
  *
  * A kernel (scw_kernel) is one simulation: its own SystemC context starting at
  * cycle 0, its threads, its failure and its VCD trace. Nothing survives from
@@ -37,6 +39,9 @@
 extern "C" {
 #endif
 
+/* The last cycle a kernel can reach. */
+#define SCW_LAST_CYCLE INT64_MAX
+
 typedef struct scw_kernel scw_kernel;
 typedef struct scw_event scw_event;
 typedef struct scw_sem scw_sem;
@@ -66,7 +71,11 @@ int64_t scw_kernel_now(const scw_kernel *k);
 /* The current cycle: in a thread, of the kernel running it; outside, of the current kernel. */
 int64_t scw_now(void);
 
-/* In a thread: suspend for n >= 0 cycles; until cycle c (now if c is past). */
+/*
+ * In a thread: suspend for n >= 0 cycles; until cycle c (now if c is past).
+ * A wait that would end past SCW_LAST_CYCLE fails the kernel ("expected a
+ * wait that ends by cycle N, found one of M cycles") and returns at once.
+ */
 void scw_wait(int64_t n);
 void scw_wait_until(int64_t c);
 

@@ -370,7 +370,8 @@ static void own(int64_t *owner, int64_t size, uint64_t base, const struct tile_i
  * once, in order, from first to last; loads carry their fold's block; the
  * tiles of A, B and C lie within their tensors, the same block always at
  * the same place and different blocks never overlapping, and every byte of
- * each tensor is moved.
+ * each tensor is moved; and the program's folds are sched_fold_ins of it
+ * (the cycle model's work, counted before it runs).
  */
 START_TEST(tile_program_covers_tensors)
 {
@@ -393,7 +394,7 @@ START_TEST(tile_program_covers_tensors)
 		checked++;
 		int64_t size[3] = { s.a_unique * o.repeat, o.k * o.n * s.eb * o.repeat, o.m * o.n * s.eb * o.repeat };
 		int64_t *owner[3], *stored = calloc((size_t)(o.m * o.n * o.repeat), sizeof *stored);
-		int64_t k_next = 0, insts = 0;
+		int64_t k_next = 0, insts = 0, nfolds = 0;
 		bool open = false, have_fold = false;
 		for (int p = 0; p < 3; p++)
 			owner[p] = calloc((size_t)size[p] + 1, sizeof *owner[p]);
@@ -426,6 +427,7 @@ START_TEST(tile_program_covers_tensors)
 				ck_assert_int_eq(ins.rep, insts - (ins.inst_last ? 1 : 0));
 				fold = ins;
 				have_fold = true;
+				nfolds++;
 				continue;
 			}
 			if (ins.kind == TI_STORE) {
@@ -451,6 +453,7 @@ START_TEST(tile_program_covers_tensors)
 		}
 		ck_assert(!open);
 		ck_assert_int_eq(insts, o.repeat);
+		ck_assert_int_eq(nfolds, sched_fold_ins(&s));
 		for (int64_t x = 0; x < o.m * o.n * o.repeat; x++)
 			ck_assert_int_eq(stored[x], 1);
 		for (int p = 0; p < 3; p++) {

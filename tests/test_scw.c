@@ -213,6 +213,12 @@ static void overrun(void *arg)
 	scw_wait(INT64_MAX);
 }
 
+static void overrun_by_one(void *arg)
+{
+	(void)arg;
+	scw_wait(1);
+}
+
 /* Waits on a semaphore nobody gives: still waiting when its kernel is freed. */
 static void stuck(void *arg)
 {
@@ -235,13 +241,13 @@ static void failing_kernel(const char *trace_base)
 	scw_spawn(k, "overrun", overrun, NULL);
 	ck_assert_int_eq(scw_run(k, &e), -1);
 	ck_assert_int_eq(e.kind, ERR_SIM);
-	/* 2^64 - 1 ps is 18,446,744,073,709,551 whole cycles of 1 ns. */
-	ck_assert_str_eq(e.msg, "cycle 3: overrun_0: expected a wait that ends by cycle 18446744073709551, "
+	/* One tick a cycle: the clock counts to INT64_MAX, and 3 + INT64_MAX is past it. */
+	ck_assert_str_eq(e.msg, "cycle 3: overrun_0: expected a wait that ends by cycle 9223372036854775807, "
 				"found one of 9223372036854775807 cycles");
 	/* The kernel keeps its failure; each kernel numbers its threads from 0. */
 	memset(&e, 0, sizeof e);
 	ck_assert_int_eq(scw_run(k, &e), -1);
-	ck_assert_str_eq(e.msg, "cycle 3: overrun_0: expected a wait that ends by cycle 18446744073709551, "
+	ck_assert_str_eq(e.msg, "cycle 3: overrun_0: expected a wait that ends by cycle 9223372036854775807, "
 				"found one of 9223372036854775807 cycles");
 	scw_sem_free(never);
 	scw_kernel_free(k);
@@ -339,6 +345,43 @@ START_TEST(hundred_kernels_do_not_accumulate)
 }
 END_TEST
 
+/* Where a thread's waits got it: arg is the array of cycles to wait until, ending in -1. */
+static void wait_untils(void *arg)
+{
+	int64_t *c = arg;
+	for (; *c >= 0; c++) {
+		scw_wait_until(*c);
+		*c = scw_now();
+	}
+}
+
+/*
+ * The clock does not wrap. At a resolution of 1 ps (SystemC's default), a
+ * 1 ns cycle ended the clock at 2^64 ps = 18,446,744,073,709,551 cycles and
+ * a longer wait failed. One tick a cycle: a thread waits to 2^62 (past the
+ * old end), to INT64_MAX - 1, to INT64_MAX (the last cycle: n passes), and
+ * one more cycle (n + 1 fails the kernel, at INT64_MAX, naming the wait).
+ */
+START_TEST(clock_counts_to_int64_max)
+{
+	struct err e = { 0 };
+	int64_t at[] = { INT64_C(1) << 62, INT64_MAX - 1, INT64_MAX, -1 };
+	scw_kernel *k = scw_kernel_new(&e);
+	ck_assert_ptr_nonnull(k);
+	scw_spawn(k, "edge", wait_untils, at);
+	ck_assert_msg(scw_run(k, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(at[0], INT64_C(1) << 62);
+	ck_assert_int_eq(at[1], INT64_MAX - 1);
+	ck_assert_int_eq(at[2], INT64_MAX);
+	ck_assert_int_eq(scw_kernel_now(k), INT64_MAX);
+	scw_spawn(k, "over", overrun_by_one, NULL);
+	ck_assert_int_eq(scw_run(k, &e), -1);
+	ck_assert_str_eq(e.msg, "cycle 9223372036854775807: over_0: expected a wait that ends by cycle "
+				"9223372036854775807, found one of 1 cycles");
+	scw_kernel_free(k);
+}
+END_TEST
+
 Suite *scw_suite(void)
 {
 	Suite *s = suite_create("scw");
@@ -350,6 +393,7 @@ Suite *scw_suite(void)
 	tcase_add_test(t, failed_run_then_fresh_kernel);
 	tcase_add_test(t, kernels_start_at_zero);
 	tcase_add_test(t, hundred_kernels_do_not_accumulate);
+	tcase_add_test(t, clock_counts_to_int64_max);
 	suite_add_tcase(s, t);
 	return s;
 }
