@@ -5,9 +5,11 @@
 #include "api.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "tpusim.h"
@@ -15,6 +17,34 @@
 
 /* What positions in a request are called: "request:1:12: model: ...". */
 static const char request_name[] = "request";
+
+/*
+ * Whether the trace base + ".vcd" can be written, checked before the run (the
+ * SystemC kernel opens it only when the run starts). A file made for the check
+ * is removed again; a file already there is opened without being changed.
+ */
+static int check_vcd(const char *base, struct err *e)
+{
+	char path[4200], q[4200];
+	int fd;
+	if (!*base)
+		return err_input(e, "--vcd: expected a path, found \"\"");
+	if (strlen(base) > 4000)
+		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
+	snprintf(path, sizeof path, "%s.vcd", base);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	if (errno == EEXIST && (fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+		close(fd);
+		return 0;
+	}
+	return err_input(e, "--vcd: expected a writable path, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
+			 strerror(errno));
+}
 
 int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e)
 {
@@ -37,7 +67,7 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 	}
 	if (workload_load(&s->w, rq->workload, rq->batch, e) < 0)
 		return -1;
-	if (lower_workload(&s->w, &s->ops, e) < 0) {
+	if (lower_workload(&s->w, &s->ops, e) < 0 || (rq->vcd && check_vcd(rq->vcd, e) < 0)) {
 		oplist_release(&s->ops);
 		workload_release(&s->w);
 		return -1;

@@ -51,7 +51,8 @@ struct sim {
 };
 
 /*
- * Loads the config and workload of rq and lowers the workload; cmd names the
+ * Loads the config and workload of rq and lowers the workload, and checks that
+ * rq->vcd + ".vcd" can be written (leaving no file behind); cmd names the
  * command in "expected -c CONFIG" messages. On error s holds nothing to release.
  */
 int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e);

@@ -2,7 +2,9 @@
  * main.c - the tpusim command line.
  *
  *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]
- *              [--ideal-memory] [--batch N] [--set key.path=value ...]
+ *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--set key.path=value ...]
+ *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
+ *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *
@@ -17,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "config.h"
@@ -48,7 +51,8 @@ static const char usage[] =
 	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]\n"
 	"          [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--set key.path=value]...\n"
 	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
-	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json\n"
+	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json (links\n"
+	"          into DIR/.tpusim/current, so that the two always come from one run)\n"
 	"          [--plot DIR]: also DIR/cycles.png (cycles by category) and DIR/roofline.png\n"
 	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
 	"          draw the config's roofline with every layer and two canonical points\n"
@@ -67,6 +71,23 @@ static int fail(const struct err *e)
 {
 	fprintf(stderr, "%s\n", e->msg);
 	return err_status(e);
+}
+
+/* Whether everything printed reached standard output: 0, or 1 with a message. */
+static int flush_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "standard output: expected to write the results, found %s\n", strerror(errno ? errno : EIO));
+		return 1;
+	}
+	return 0;
+}
+
+/* text as it may appear in a printed line (see err_quote), in a buffer of its own per slot. */
+static const char *shown(int slot, const char *text)
+{
+	static char buf[2][4200];
+	return err_quote(buf[slot], sizeof buf[slot], text, 4096);
 }
 
 static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *found)
@@ -105,12 +126,16 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 		for (int k = 0; valued[k]; k++)
 			known |= !strcmp(o, valued[k]);
 		if (!known) {
-			char q[300];
+			char q[300], c[300];
 			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown option",
-					 err_quote(q, sizeof q, o, 60), a->cmd);
+					 err_quote(q, sizeof q, o, 60), err_quote(c, sizeof c, a->cmd, 60));
 		}
 		if (!v)
 			return err_input(e, "%s: expected a value after it, found the end of the command line", o);
+		/* Options that name a file or directory: an empty value names nothing. */
+		if (!*v && strcmp(o, "--set") && strcmp(o, "--dataflow") && strcmp(o, "--model") && strcmp(o, "--batch") &&
+		    strcmp(o, "--dataflows"))
+			return bad_arg(e, o, "expected a path", v);
 		if (!strcmp(o, "-c") || !strcmp(o, "--config")) {
 			if (a->nconfigs == CONFIG_MAX_FILES)
 				return err_input(e, "%s: expected at most %d config files, found more", o, CONFIG_MAX_FILES);
@@ -152,8 +177,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 				return bad_arg(e, o, "expected an integer in [1, 1048576]", v);
 			a->batch = b;
 		} else {
-			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown option",
-					 o, a->cmd);
+			SIM_ASSERT(!"an option in valued[] without a case");
 		}
 		i++;
 	}
@@ -251,22 +275,41 @@ static const char *in_dir(char *buf, size_t size, const char *dir, const char *n
 	return buf;
 }
 
+/*
+ * --plot DIR: makes DIR (when missing) and checks that both pictures can be
+ * put there. Before the run (check), a DIR made only for the check is removed
+ * again, so that a run that fails leaves nothing.
+ */
+static int plot_dir(const char *dir, bool check, char *p1, char *p2, size_t size, struct err *e)
+{
+	bool made = mkdir(dir, 0755) == 0;
+	int rc;
+	if (!made && errno != EEXIST)
+		return err_input(e, "--plot: expected a directory that can be created, found \"%s\" (%s)", shown(0, dir),
+				 strerror(errno));
+	rc = plot_check(in_dir(p1, size, dir, "cycles.png"), "--plot", e) < 0 ||
+	     plot_check(in_dir(p2, size, dir, "roofline.png"), "--plot", e) < 0 ? -1 : 0;
+	if (made && (check || rc < 0))
+		rmdir(dir);
+	return rc;
+}
+
 static int cmd_run(const struct args *a, struct err *e)
 {
-	struct sim *s = calloc(1, sizeof *s);
+	struct sim *s;
 	char p1[4200], p2[4200];
 	int rc = -1;
 
-	if (!s)
+	if (a->plot && plot_dir(a->plot, true, p1, p2, sizeof p1, e) < 0)
+		return -1;
+	if (!(s = calloc(1, sizeof *s)))
 		return err_nomem(e, NULL);
 	if (simulate(a, "run", s, e) < 0)
 		goto out;
 	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts };
 	if (a->plot) {
-		if (mkdir(a->plot, 0755) != 0 && errno != EEXIST) {
-			err_input(e, "%s: expected a directory that can be created, found %s", a->plot, strerror(errno));
+		if (plot_dir(a->plot, false, p1, p2, sizeof p1, e) < 0)
 			goto out;
-		}
 		if (plot_cycles(in_dir(p1, sizeof p1, a->plot, "cycles.png"), &s->cfg, &s->w, &s->run, e) < 0 ||
 		    plot_roofline(in_dir(p2, sizeof p2, a->plot, "roofline.png"), &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
 			goto out;
@@ -275,9 +318,9 @@ static int cmd_run(const struct args *a, struct err *e)
 		goto out;
 	report_summary(stdout, &ctx);
 	if (a->out)
-		printf("wrote %s/layers.csv and %s/summary.json\n", a->out, a->out);
+		printf("wrote %s/layers.csv and %s/summary.json\n", shown(0, a->out), shown(1, a->out));
 	if (a->plot)
-		printf("wrote %s and %s\n", p1, p2);
+		printf("wrote %s and %s\n", shown(0, p1), shown(1, p2));
 	if (a->timing) {
 		struct timespec t1;
 		struct rusage ru;
@@ -301,10 +344,12 @@ static int cmd_roofline(const struct args *a, struct err *e)
 
 	if (!a->out)
 		return err_input(e, "roofline: expected -o FILE.png or FILE.svg, found none");
+	if (plot_check(a->out, "-o", e) < 0)
+		return -1;
 	if (!(s = calloc(1, sizeof *s)))
 		return err_nomem(e, NULL);
 	if (simulate(a, "roofline", s, e) == 0 && plot_roofline(a->out, &s->cfg, &s->w, &s->run, &s->opts, e) == 0) {
-		printf("wrote %s\n", a->out);
+		printf("wrote %s\n", shown(0, a->out));
 		rc = 0;
 	}
 	sim_release(s);
@@ -345,6 +390,8 @@ static int cmd_compare(const struct args *a, struct err *e)
 
 	if (parse_dataflows(a->dataflows ? a->dataflows : "ws,os,is", df, &n, e) < 0)
 		return -1;
+	if (a->out && plot_check(a->out, "-o", e) < 0)
+		return -1;
 	s = calloc(1, sizeof *s);
 	rq = malloc(sizeof *rq);
 	if (!s || !rq) {
@@ -365,7 +412,7 @@ static int cmd_compare(const struct args *a, struct err *e)
 		goto out;
 	report_compare(stdout, &s->cfg, &s->w, runs, df, n, a->csv);
 	if (a->out && !a->csv)
-		printf("wrote %s\n", a->out);
+		printf("wrote %s\n", shown(0, a->out));
 	rc = 0;
 out:
 	for (int j = 0; j < done; j++)
@@ -384,11 +431,11 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
 		fputs(usage, stdout);
-		return 0;
+		return flush_stdout();
 	}
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {
 		puts("tpusim " TPUSIM_VERSION);
-		return 0;
+		return flush_stdout();
 	}
 	if (parse_args(argc, argv, &a, &e) < 0)
 		return fail(&e);
@@ -409,9 +456,5 @@ int main(int argc, char **argv)
 	}
 	if (rc < 0)
 		return fail(&e);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "standard output: expected to write the results, found %s\n", strerror(errno));
-		return 1;
-	}
-	return 0;
+	return flush_stdout();
 }

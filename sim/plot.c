@@ -24,15 +24,60 @@ static const char *gp_str(char *buf, size_t size, const char *s)
 	return buf;
 }
 
+/* path quoted for a message (see err_quote). */
+static const char *shown(char *buf, size_t size, const char *path)
+{
+	return err_quote(buf, size, path, 4096);
+}
+
+/* Quotes a path for a gnuplot single-quoted string, in which only ' is special (written ''). */
+static const char *gp_path(char *buf, size_t size, const char *s)
+{
+	size_t n = 0;
+	for (; *s && n + 2 < size; s++) {
+		if (*s == '\'')
+			buf[n++] = '\'';
+		buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 static const char *terminal(const char *path, struct err *e)
 {
 	const char *ext = strrchr(path, '.');
+	char q[4200];
 	if (ext && !strcmp(ext, ".png"))
 		return "pngcairo size 1200,800 font 'Sans,11'";
 	if (ext && !strcmp(ext, ".svg"))
 		return "svg size 1200,800 font 'Sans,11'";
-	err_input(e, "%s: expected a file name ending in .png or .svg, found another", path);
+	err_input(e, "%s: expected a file name ending in .png or .svg, found another", shown(q, sizeof q, path));
 	return NULL;
+}
+
+/* The temporary name gnuplot draws path to, beside it. */
+static const char *tmp_name(char *buf, size_t size, const char *path)
+{
+	snprintf(buf, size, "%s.tmp%d", path, (int)getpid());
+	return buf;
+}
+
+int plot_check(const char *path, const char *opt, struct err *e)
+{
+	char tmp[4200], q[4200];
+	int fd;
+	if (!terminal(path, e))
+		return -1;
+	if (strlen(path) > 4000 || strchr(path, '\n'))
+		return err_input(e, "%s: expected a writable path of at most 4000 bytes without line breaks, found \"%s\"",
+				 opt, shown(q, sizeof q, path));
+	fd = open(tmp_name(tmp, sizeof tmp, path), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, shown(q, sizeof q, path),
+				 strerror(errno));
+	close(fd);
+	unlink(tmp);
+	return 0;
 }
 
 /*
@@ -43,6 +88,7 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 {
 	pid_t pid;
 	int status;
+	char q[4200];
 	if (fflush(f) != 0 || ferror(f)) {
 		fclose(f);
 		unlink(script);
@@ -62,20 +108,21 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
 		unlink(script);
 		unlink(tmp);
-		return err_input(e, "%s: expected to run gnuplot, found %s", path, strerror(errno));
+		return err_input(e, "%s: expected to run gnuplot, found %s", shown(q, sizeof q, path), strerror(errno));
 	}
 	unlink(script);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		unlink(tmp);
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-			return err_input(e, "%s: expected gnuplot on the PATH (Debian package gnuplot-nox), found none", path);
-		return err_input(e, "%s: expected gnuplot to draw the plot, found it failed (status %d)", path,
+			return err_input(e, "%s: expected gnuplot on the PATH (Debian package gnuplot-nox), found none",
+					 shown(q, sizeof q, path));
+		return err_input(e, "%s: expected gnuplot to draw the plot, found it failed (status %d)", shown(q, sizeof q, path),
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
 	if (rename(tmp, path) != 0) {
 		int err = errno;
 		unlink(tmp);
-		return err_input(e, "%s: expected to put the plot in place, found %s", path, strerror(err));
+		return err_input(e, "%s: expected to put the plot in place, found %s", shown(q, sizeof q, path), strerror(err));
 	}
 	return 0;
 }
@@ -87,7 +134,7 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 static FILE *open_script(const char *path, char *script, size_t ssize, char *tmp, size_t tsize, struct err *e)
 {
 	const char *term = terminal(path, e);
-	char t[200];
+	char t[8400], q[4200];
 	int fd;
 	FILE *f;
 	if (!term)
@@ -97,11 +144,11 @@ static FILE *open_script(const char *path, char *script, size_t ssize, char *tmp
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		if (fd >= 0)
 			close(fd);
-		err_input(e, "%s: expected a temporary file for the plot script, found %s", path, strerror(errno));
+		err_input(e, "%s: expected a temporary file for the plot script, found %s", shown(q, sizeof q, path),
+			  strerror(errno));
 		return NULL;
 	}
-	snprintf(tmp, tsize, "%s.tmp%d", path, (int)getpid());
-	fprintf(f, "set terminal %s noenhanced\nset output \"%s\"\n", term, gp_str(t, sizeof t, tmp));
+	fprintf(f, "set terminal %s noenhanced\nset output '%s'\n", term, gp_path(t, sizeof t, tmp_name(tmp, tsize, path)));
 	return f;
 }
 

@@ -16,6 +16,13 @@
 #include "workload.h"
 
 /*
+ * Checks, before anything is simulated, that a picture can be put at path:
+ * its extension names a terminal and a file can be made beside it (and is
+ * removed again). opt names the option in the message ("-o", "--plot").
+ */
+int plot_check(const char *path, const char *opt, struct err *e);
+
+/*
  * The roofline of the accelerator (the slanted bandwidth line, the flat compute
  * roof, the ridge point) with every layer that does MACs as a point, and the
  * two canonical points: an elementwise vector add and an 8192^3 matrix multiply.

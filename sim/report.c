@@ -3,10 +3,14 @@
  */
 #include "report.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -305,74 +309,342 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 	}
 }
 
-/* Writes one file to a temporary name in dir; *tmp receives the name. */
-static int write_tmp(const char *dir, const char *base, void (*fn)(FILE *, const struct report_ctx *),
-		     const struct report_ctx *c, char *tmp, size_t size, struct err *e)
+/*
+ * ---- the report directory ----
+ *
+ * DIR/layers.csv and DIR/summary.json must come from one run at every instant,
+ * even when a run is killed or several runs write into DIR at once. POSIX
+ * cannot replace two names in one step, so the pair lives in a generation
+ * directory and one symbolic link says which generation is current:
+ *
+ *     DIR/layers.csv         -> .tpusim/current/layers.csv     (made once)
+ *     DIR/summary.json       -> .tpusim/current/summary.json   (made once)
+ *     DIR/.tpusim/current    -> gen-XXXXXX                     (the commit)
+ *     DIR/.tpusim/gen-XXXXXX/{layers.csv,summary.json}
+ *
+ * A run writes its pair into a fresh gen-XXXXXX, holding flock(LOCK_EX) on
+ * it while it works, and commits by renaming a new `current` link (made inside
+ * its gen directory) over the old one. Every temporary name lives inside a
+ * gen directory, so it goes with it. Cleanup removes each gen directory that
+ * is not current and whose lock can be taken without waiting; it runs after
+ * every run into DIR, so a killed run's leftovers go at the next run.
+ */
+#define REPORT_META ".tpusim"
+#define REPORT_CURRENT "current"
+#define REPORT_TMP "link.tmp"
+
+static const char *const report_names[2] = { "layers.csv", "summary.json" };
+
+/*
+ * Test hook: with TPUSIM_TEST_PAUSE_COMMIT=step in the environment the
+ * process stops itself (SIGSTOP) at that step of report_write, so that a test
+ * can kill it exactly there. Steps: written (the pair is in its gen directory),
+ * committed (current names it), unlinked (an old DIR/summary.json was removed),
+ * linked (DIR/layers.csv is a link, DIR/summary.json not yet), cleanup (before
+ * old gen directories are removed).
+ */
+static void pause_at(const char *step)
 {
-	int fd;
+	const char *want = getenv("TPUSIM_TEST_PAUSE_COMMIT");
+	if (want && !strcmp(want, step))
+		raise(SIGSTOP);
+}
+
+/* An input error "<path>: <what>, found <strerror(err)>", the path quoted. */
+static int path_err(struct err *e, const char *path, const char *what, int err)
+{
+	char q[4200];
+	return err_input(e, "%s: %s, found %s", err_quote(q, sizeof q, path, 4096), what, strerror(err));
+}
+
+/* Writes fn's text to name in the directory dfd (a new file, mode 0644). */
+static int write_file(int dfd, const char *dir, const char *name, void (*fn)(FILE *, const struct report_ctx *),
+		      const struct report_ctx *c, struct err *e)
+{
+	char path[4200];
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	FILE *f;
-	snprintf(tmp, size, "%s/.%s.XXXXXX", dir, base);
-	fd = mkstemp(tmp);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
 	if (fd < 0)
-		return err_input(e, "%s: expected a writable directory, found %s", dir, strerror(errno));
-	f = fdopen(fd, "w");
-	if (!f) {
+		return path_err(e, path, "expected to create the report", errno);
+	fchmod(fd, 0644);
+	if (!(f = fdopen(fd, "w"))) {
+		int err = errno;
 		close(fd);
-		unlink(tmp);
-		return err_input(e, "%s: expected a writable directory, found %s", dir, strerror(errno));
+		return path_err(e, path, "expected to create the report", err);
 	}
 	fn(f, c);
-	if (ferror(f) | (fclose(f) != 0)) {
-		unlink(tmp);
-		return err_input(e, "%s/%s: expected to write the report, found %s", dir, base, strerror(errno));
-	}
-	chmod(tmp, 0644);
+	if (ferror(f) | (fclose(f) != 0))
+		return path_err(e, path, "expected to write the report", errno ? errno : EIO);
 	return 0;
+}
+
+/* mkdir -p: makes path and its missing parents; *made says whether path itself was made. */
+static int make_dirs(char *path, bool *made)
+{
+	struct stat st;
+	*made = false;
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/' || p[-1] == '/')
+			continue;
+		*p = '\0';
+		int rc = mkdir(path, 0755);
+		*p = '/';
+		if (rc != 0 && errno != EEXIST)
+			return -1;
+	}
+	if (mkdir(path, 0755) == 0)
+		*made = true;
+	else if (errno != EEXIST)
+		return -1;
+	if (stat(path, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the link name in dfd reads target. */
+static bool link_is(int dfd, const char *name, const char *target)
+{
+	char buf[256];
+	ssize_t n = readlinkat(dfd, name, buf, sizeof buf - 1);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return !strcmp(buf, target);
+}
+
+/* Puts a link name -> target into dfd in one step: made as REPORT_TMP in gfd, then renamed. */
+static int put_link(int gfd, int dfd, const char *name, const char *target)
+{
+	unlinkat(gfd, REPORT_TMP, 0);
+	if (symlinkat(target, gfd, REPORT_TMP) != 0)
+		return -1;
+	return renameat(gfd, REPORT_TMP, dfd, name);
+}
+
+/* The name current points at, in buf ("" if none). */
+static const char *current_gen(int tfd, char *buf, size_t size)
+{
+	ssize_t n = readlinkat(tfd, REPORT_CURRENT, buf, size - 1);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+/* Removes the gen directory name in tfd (its files; it holds no directories), whose lock the caller holds. */
+static void remove_gen(int tfd, int gfd, const char *name)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd = dup(gfd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(gfd, de->d_name, 0);
+	closedir(d);
+	unlinkat(tfd, name, AT_REMOVEDIR);
+}
+
+/*
+ * Removes every gen directory that is neither current nor locked. A pass that
+ * saw current change may have skipped a directory that a later commit made
+ * old, so passes repeat until current stays the same over a whole pass.
+ */
+static void cleanup(int tfd)
+{
+	char before[256], after[256];
+	for (int pass = 0; pass < 8; pass++) {
+		DIR *d;
+		struct dirent *de;
+		int fd = dup(tfd);
+		current_gen(tfd, before, sizeof before);
+		if (fd < 0 || !(d = fdopendir(fd))) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		while ((de = readdir(d))) {
+			char cur[256];
+			int gfd;
+			if (strncmp(de->d_name, "gen-", 4) || !strcmp(de->d_name, before))
+				continue;
+			gfd = openat(tfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (gfd < 0)
+				continue;
+			/* Under the lock, current is read again: a gen that became current stays. */
+			if (flock(gfd, LOCK_EX | LOCK_NB) == 0 && strcmp(current_gen(tfd, cur, sizeof cur), de->d_name))
+				remove_gen(tfd, gfd, de->d_name);
+			close(gfd);
+		}
+		closedir(d);
+		if (!strcmp(current_gen(tfd, after, sizeof after), before))
+			return;
+	}
+}
+
+/*
+ * A fresh gen directory in tfd, locked: its fd, and its name in name. A
+ * cleanup may remove the directory between mkdtemp and flock (it is not yet
+ * locked); then it has no links left and another is made.
+ */
+static int new_gen(const char *meta, int tfd, char *name, size_t size)
+{
+	char path[4200];
+	for (int tries = 0; tries < 100; tries++) {
+		struct stat st;
+		int gfd;
+		snprintf(path, sizeof path, "%s/gen-XXXXXX", meta);
+		if (!mkdtemp(path))
+			return -1;
+		snprintf(name, size, "%s", strrchr(path, '/') + 1);
+		gfd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (gfd < 0)
+			continue;
+		if (flock(gfd, LOCK_EX) == 0 && fstat(gfd, &st) == 0 && st.st_nlink > 0) {
+			fchmod(gfd, 0755);
+			return gfd;
+		}
+		close(gfd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/*
+ * Makes DIR/layers.csv and DIR/summary.json the links into current. Nothing
+ * to do in the steady state. Otherwise (missing, files of an older tpusim,
+ * other links) the order keeps every instant consistent: summary.json goes
+ * first, then layers.csv is put, then summary.json, so that DIR shows the old
+ * pair, one old file, one new file or the new pair, never two runs' files.
+ */
+static int put_links(int gfd, int dfd, const char *dir, struct err *e)
+{
+	char target[2][64], path[4200];
+	bool ok[2];
+	for (int i = 0; i < 2; i++) {
+		snprintf(target[i], sizeof target[i], REPORT_META "/" REPORT_CURRENT "/%s", report_names[i]);
+		ok[i] = link_is(dfd, report_names[i], target[i]);
+	}
+	if (!ok[0]) {
+		if (unlinkat(dfd, report_names[1], 0) != 0 && errno != ENOENT)
+			goto fail1;
+		ok[1] = false;
+		pause_at("unlinked");
+		if (put_link(gfd, dfd, report_names[0], target[0]) != 0)
+			goto fail0;
+		pause_at("linked");
+	}
+	if (!ok[1] && put_link(gfd, dfd, report_names[1], target[1]) != 0)
+		goto fail1;
+	return 0;
+fail0:
+	snprintf(path, sizeof path, "%s/%s", dir, report_names[0]);
+	return path_err(e, path, "expected to link the report into place", errno);
+fail1:
+	snprintf(path, sizeof path, "%s/%s", dir, report_names[1]);
+	return path_err(e, path, "expected to link the report into place", errno);
 }
 
 int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 {
-	static const char *const names[2] = { "layers.csv", "summary.json" };
-	char tmp[2][8192], dst[2][8192];
+	char path[8192], meta[8192], gen[64], link[128];
+	int dfd = -1, tfd = -1, gfd = -1, rc = -1;
+	bool made_dir = false, made_meta = false, committed = false;
 	struct stat st;
-	bool made = false;
 
+	if (!*dir)
+		return err_input(e, "-o: expected a directory path, found \"\"");
 	if (strlen(dir) > 4000)
 		return err_input(e, "-o: expected a directory path of at most 4000 bytes, found %zu", strlen(dir));
-	if (stat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			return err_input(e, "%s: expected a directory for the reports, found a file", dir);
-	} else if (mkdir(dir, 0755) != 0) {
-		return err_input(e, "%s: expected a directory that can be created, found %s", dir, strerror(errno));
-	} else {
-		made = true;
+	snprintf(path, sizeof path, "%s", dir);
+	if (make_dirs(path, &made_dir) != 0) {
+		if (errno == ENOTDIR && stat(dir, &st) == 0)
+			return err_input(e, "%s: expected a directory for the reports, found a file",
+					 err_quote(meta, sizeof meta, dir, 4096));
+		return path_err(e, dir, "expected a directory that can be created", errno);
 	}
-	/* Nothing is renamed unless both files can be. */
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		path_err(e, dir, "expected a directory that can be opened", errno);
+		goto out;
+	}
+	/* Nothing changes unless both names can be links. */
 	for (int i = 0; i < 2; i++) {
-		snprintf(dst[i], sizeof dst[i], "%s/%s", dir, names[i]);
-		if (stat(dst[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			err_input(e, "%s: expected a file or nothing there, found a directory", dst[i]);
-			goto fail;
+		if (fstatat(dfd, report_names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(path, sizeof path, "%s/%s", dir, report_names[i]);
+			err_input(e, "%s: expected a file or nothing there, found a directory",
+				  err_quote(meta, sizeof meta, path, 4096));
+			goto out;
 		}
 	}
-	if (write_tmp(dir, names[0], write_csv, c, tmp[0], sizeof tmp[0], e) < 0)
-		goto fail;
-	if (write_tmp(dir, names[1], report_json, c, tmp[1], sizeof tmp[1], e) < 0) {
-		unlink(tmp[0]);
-		goto fail;
+	snprintf(meta, sizeof meta, "%s/" REPORT_META, dir);
+	if (mkdirat(dfd, REPORT_META, 0755) == 0)
+		made_meta = true;
+	else if (errno != EEXIST) {
+		path_err(e, meta, "expected a directory that can be created", errno);
+		goto out;
 	}
-	if (rename(tmp[0], dst[0]) != 0 || rename(tmp[1], dst[1]) != 0) {
+	if ((tfd = openat(dfd, REPORT_META, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		path_err(e, meta, "expected a directory of tpusim's reports", errno);
+		goto out;
+	}
+	if ((gfd = new_gen(meta, tfd, gen, sizeof gen)) < 0) {
+		path_err(e, meta, "expected a writable directory", errno);
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/%s", meta, gen);
+	if (write_file(gfd, path, report_names[0], write_csv, c, e) < 0 ||
+	    write_file(gfd, path, report_names[1], report_json, c, e) < 0)
+		goto out;
+	pause_at("written");
+	/* The commit: one rename of a link made inside the gen directory. */
+	snprintf(link, sizeof link, "%s", gen);
+	if (symlinkat(link, gfd, REPORT_TMP) != 0) {
 		int err = errno;
-		unlink(tmp[0]);
-		unlink(tmp[1]);
-		err_input(e, "%s: expected to rename the reports into place, found %s", dir, strerror(err));
-		goto fail;
+		if (err == EPERM || err == EOPNOTSUPP)
+			err_input(e, "%s: expected a file system that supports symbolic links (the reports are links), found %s",
+				  err_quote(path, sizeof path, dir, 4096), strerror(err));
+		else
+			path_err(e, meta, "expected to link the report", err);
+		goto out;
 	}
-	return 0;
-fail:
-	if (made)
-		rmdir(dir);
-	return -1;
+	if (renameat(gfd, REPORT_TMP, tfd, REPORT_CURRENT) != 0) {
+		snprintf(path, sizeof path, "%s/" REPORT_CURRENT, meta);
+		path_err(e, path, "expected to commit the report", errno);
+		goto out;
+	}
+	committed = true;
+	pause_at("committed");
+	if (put_links(gfd, dfd, dir, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (gfd >= 0) {
+		if (!committed)
+			remove_gen(tfd, gfd, gen);
+		close(gfd);
+	}
+	if (tfd >= 0) {
+		pause_at("cleanup");
+		cleanup(tfd);
+		close(tfd);
+	}
+	/* A failed run leaves no directory it made (unless another run now uses it). */
+	if (rc < 0 && !committed) {
+		if (made_meta)
+			unlinkat(dfd, REPORT_META, AT_REMOVEDIR);
+		if (made_dir)
+			rmdir(dir);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
 }
 
 void report_compare(FILE *out, const struct config *cfg, const struct workload *w, const struct run *runs,

@@ -9,8 +9,10 @@
  *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s] (the peak with ideal memory)
  *   energy        result_energy (stats.h): counts x per-action energies [pJ]
  *   TOPS/W        ops / energy; EDP = energy [J] x time [s]
- * Files are written atomically: both to temporary names in DIR, then renamed,
- * so a failed run leaves no partial report.
+ * DIR/layers.csv and DIR/summary.json are links into DIR/.tpusim/current,
+ * which one rename points at a new run's pair (report.c): at every instant,
+ * under kills and concurrent runs, the two come from one run; a failed run
+ * changes nothing in DIR.
  */
 #ifndef TPUSIM_REPORT_H
 #define TPUSIM_REPORT_H
@@ -44,7 +46,10 @@ void report_summary(FILE *out, const struct report_ctx *c);
  */
 void report_json(FILE *f, const struct report_ctx *c);
 
-/* DIR/layers.csv and DIR/summary.json, atomically; creates DIR if missing. */
+/*
+ * DIR/layers.csv and DIR/summary.json, committed together; creates DIR and
+ * its missing parents. Removes what earlier killed runs left in DIR/.tpusim.
+ */
 int report_write(const char *dir, const struct report_ctx *c, struct err *e);
 
 /* One table (or CSV) of every layer and the total under each dataflow: cycles by category, SRAM, HBM, energy. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "scw.h"
 #include "stats.h"
 #include "tests.h"
@@ -127,6 +128,43 @@ START_TEST(failures_leave_no_trace)
 	}
 	for (int i = 0; i < NPAIRS; i++)
 		tpusim_free(first[i]);
+}
+END_TEST
+
+/*
+ * A request's trace path is checked by sim_load, before anything runs: a path
+ * that cannot be written is bad input (not a failure inside the SystemC
+ * kernel), and one that can leaves no file behind.
+ */
+START_TEST(vcd_checked_at_load)
+{
+	struct sim_request *rq = calloc(1, sizeof *rq);
+	struct sim *s = calloc(1, sizeof *s);
+	struct err e = { 0 };
+	char *dir = th_tmpdir(), base[4200], path[4200];
+	FILE *f;
+
+	ck_assert(rq && s);
+	rq->configs[rq->nconfigs++] = "configs/lab_4x4.yaml";
+	rq->workload = "configs/workloads/mlp.yaml";
+	rq->dataflow = -1;
+	rq->model = MODEL_CYCLE;
+	snprintf(base, sizeof base, "%s/nodir/t", dir);
+	rq->vcd = base;
+	ck_assert_int_eq(sim_load(s, rq, "request", &e), -1);
+	ck_assert_int_eq(err_status(&e), 2);
+	snprintf(path, sizeof path, "--vcd: expected a writable path, found \"%s/nodir/t.vcd\" (No such file or directory)",
+		 dir);
+	ck_assert_str_eq(e.msg, path);
+	snprintf(base, sizeof base, "%s/t", dir);
+	ck_assert_int_eq(sim_load(s, rq, "request", &e), 0);
+	sim_release(s);
+	snprintf(path, sizeof path, "%s/t.vcd", dir);
+	ck_assert_ptr_null(f = fopen(path, "r"));
+	free(rq);
+	free(s);
+	th_rmdir(dir);
+	free(dir);
 }
 END_TEST
 
@@ -322,6 +360,7 @@ Suite *api_suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, same_as_cli, 0, NPAIRS);
 	tcase_add_test(t, failures_leave_no_trace);
+	tcase_add_test(t, vcd_checked_at_load);
 	tcase_add_loop_test(t, bad_requests, 0, (int)(sizeof bad / sizeof *bad));
 	tcase_add_test(t, bad_json);
 	tcase_add_test(t, design_point);

@@ -9,7 +9,11 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests.h"
 
@@ -126,6 +130,28 @@ static const struct bad cases[] = {
 	  "--set:1:1: sram.weights: expected a key, found a section (did you mean sram.weights.kib?)" },
 	{ NULL, NULL, NULL, { RUN, "--set", "array.rows=+4" },
 	  "--set:1:12: array.rows: expected an integer in [1, 4096], found \"+4\"" },
+	/* paths: one line whatever bytes they hold; checked before anything is simulated */
+	{ NULL, NULL, NULL, { "run", "-c", "a\nb.yaml", "-w", "w.yaml" },
+	  "a\\x0ab.yaml: expected a readable file, found No such file or directory" },
+	{ NULL, NULL, NULL, { "r\nn", "--x" },
+	  "--x: expected an option of tpusim r\\x0an (see tpusim --help), found an unknown option" },
+	{ NULL, NULL, NULL, { RUN, "-o", "" }, "-o: expected a path, found \"\"" },
+	{ NULL, NULL, NULL, { "run", "-c", "", "-w", "w.yaml" }, "-c: expected a path, found \"\"" },
+	{ NULL, NULL, NULL, { RUN, "--vcd", "nodir/t" },
+	  "--vcd: expected a writable path, found \"nodir/t.vcd\" (No such file or directory)" },
+	{ NULL, NULL, NULL, { RUN, "--vcd", "no\ndir/t" },
+	  "--vcd: expected a writable path, found \"no\\x0adir/t.vcd\" (No such file or directory)" },
+	{ NULL, NULL, NULL, { RUN, "--vcd", "" }, "--vcd: expected a path, found \"\"" },
+	{ NULL, NULL, NULL, { RUN, "--plot", "nodir/p" },
+	  "--plot: expected a directory that can be created, found \"nodir/p\" (No such file or directory)" },
+	{ NULL, NULL, NULL, { RUN, "--plot", "c.yaml" },
+	  "--plot: expected a writable path, found \"c.yaml/cycles.png\" (Not a directory)" },
+	{ NULL, NULL, NULL, { "roofline", "-c", "c.yaml", "-w", "w.yaml", "-o", "nodir/r.png" },
+	  "-o: expected a writable path, found \"nodir/r.png\" (No such file or directory)" },
+	{ NULL, NULL, NULL, { "roofline", "-c", "c.yaml", "-w", "w.yaml", "-o", "r\t.jpg" },
+	  "r\\x09.jpg: expected a file name ending in .png or .svg, found another" },
+	{ NULL, NULL, NULL, { "compare", "-c", "c.yaml", "-w", "w.yaml", "-o", "nodir/c.svg" },
+	  "-o: expected a writable path, found \"nodir/c.svg\" (No such file or directory)" },
 	/* work that cannot be counted in 64 bits, or would never end */
 	{ NULL, "layers:\n  - {name: a, type: attention, seq: 100000, d_model: 8, heads: 1, causal: true, causal_block: 1}\n",
 	  NULL, { RUN }, "w.yaml:2:95: layers[0].causal_block: expected at least 25 (at most 4096 blocks of the 100000 "
@@ -203,6 +229,60 @@ START_TEST(report_all_or_nothing)
 }
 END_TEST
 
+/* Output that cannot be written is an error for every command that prints, --help and --version too. */
+START_TEST(stdout_full)
+{
+	static const char *const cmds[][8] = {
+		{ "--help" }, { "-h" }, { "--version" }, { "config", "--dump", "-c", "configs/lab_4x4.yaml" },
+		{ "lower", "-w", "configs/workloads/mlp.yaml" },
+		{ "run", "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "--model", "analytic" },
+	};
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		char ef[64], *err;
+		int status;
+		pid_t pid;
+		snprintf(ef, sizeof ef, "/tmp/tpusim-full-err-%d", (int)getpid());
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			const char *args[10] = { th_tpusim() };
+			int full = open("/dev/full", O_WRONLY), e = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			for (int j = 0; cmds[i][j]; j++)
+				args[j + 1] = cmds[i][j];
+			dup2(full, 1);
+			dup2(e, 2);
+			execv(args[0], (char *const *)args);
+			_exit(127);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s: status %#x", cmds[i][0], status);
+		err = th_slurp(ef);
+		unlink(ef);
+		ck_assert_str_eq(err, "standard output: expected to write the results, found No space left on device\n");
+		free(err);
+	}
+}
+END_TEST
+
+/* The checks made before a run leave nothing: the trace of an analytic run (which draws none) is not there. */
+START_TEST(checks_leave_nothing)
+{
+	char *dir = th_tmpdir(), *out, *err, path[4200];
+	const char *argv[] = { RUN, "--model", "analytic", "--vcd", "t", NULL };
+	struct stat st;
+	free(th_write(dir, "c.yaml", CFG_OK));
+	free(th_write(dir, "w.yaml", WL_OK));
+	ck_assert_int_eq(th_cli(dir, argv, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	snprintf(path, sizeof path, "%s/t.vcd", dir);
+	ck_assert_int_ne(stat(path, &st), 0);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *errors_suite(void)
 {
 	Suite *s = suite_create("errors");
@@ -210,6 +290,8 @@ Suite *errors_suite(void)
 	tcase_set_timeout(t, 30);
 	tcase_add_loop_test(t, bad_input, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(t, report_all_or_nothing);
+	tcase_add_test(t, stdout_full);
+	tcase_add_test(t, checks_leave_nothing);
 	suite_add_tcase(s, t);
 	return s;
 }
