@@ -36,15 +36,16 @@ int run_check_limits(const struct config *cfg, const char *file, int model, int6
 		     struct err *e)
 {
 	char found[32];
+	struct pos whole = { file, 0, 0 };
 	int64_t max = cfg->arch.sim.max_folds;
 	if (model == MODEL_CYCLE && folds > max)
-		return err_input(e, "%s: expected at most %lld folds for the cycle model (sim.max_folds), found %s; "
-				 "use --model analytic, a bigger array, or raise sim.max_folds", file, (long long)max,
+		return err_at(e, whole, NULL, "expected at most %lld folds for the cycle model (sim.max_folds), found %s; "
+			      "use --model analytic, a bigger array, or raise sim.max_folds", (long long)max,
 				 shown(found, sizeof found, folds));
 	if (cycles > RUN_MAX_EST_CYCLES)
-		return err_input(e, "%s: expected a workload that takes at most 2^58 cycles by the closed form (room for "
-				 "the cycle model's stalls within the 2^62 a run counts), found %s; use a bigger array, "
-				 "more bandwidth or a smaller workload", file, shown(found, sizeof found, cycles));
+		return err_at(e, whole, NULL, "expected a workload that takes at most 2^58 cycles by the closed form (room "
+			      "for the cycle model's stalls within the 2^62 a run counts), found %s; use a bigger array, "
+			      "more bandwidth or a smaller workload", shown(found, sizeof found, cycles));
 	return 0;
 }
 

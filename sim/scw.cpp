@@ -329,8 +329,11 @@ extern "C" int scw_trace_open(scw_kernel *k, const char *path, struct err *e)
 	} catch (...) {
 		k->trace = NULL;
 	}
-	if (!k->trace)
-		return err_input(e, "%s.vcd: expected a writable trace file, found an error opening it", path);
+	if (!k->trace) {
+		char q[600];
+		return err_input(e, "%s.vcd: expected a writable trace file, found an error opening it",
+				 err_quote(q, sizeof q, path, 400));
+	}
 	k->trace->set_time_unit(1, SC_NS);
 	return 0;
 }
