@@ -151,12 +151,12 @@ static void bound(const struct config *cfg, const struct op *o, const struct sch
 
 static int too_long(const struct op *o, const struct result *r, struct err *e)
 {
-	char path[64];
+	char path[64], name[OP_NAME_MAX];
 	if (r->cycles <= ANALYTIC_MAX_CYCLES)
 		return 0;
 	snprintf(path, sizeof path, "layers[%zu]", o->layer);
 	return err_at(e, o->pos, path, "expected ops that take at most 2^50 cycles, found %s taking more "
-		      "(a larger array, buffer or bandwidth would do)", o->name);
+		      "(a larger array, buffer or bandwidth would do)", op_name(o, name, sizeof name));
 }
 
 int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal,

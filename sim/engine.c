@@ -390,8 +390,9 @@ static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct
 	if (scw_run(en->kernel, e) < 0)
 		goto out;
 	if (g->alive) {
+		char name[OP_NAME_MAX];
 		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
-			(long long)scw_now(), o->name, g->alive);
+			(long long)scw_now(), op_name(o, name, sizeof name), g->alive);
 		goto out;
 	}
 	int64_t end = max64(g->matrix_end, g->last_store);
@@ -485,8 +486,11 @@ static int vector_op(engine *en, const struct op *o, struct result *r, struct er
 	scw_spawn(en->kernel, "vector", vector_thread, &v);
 	if (scw_run(en->kernel, e) < 0)
 		return -1;
-	if (!v.finished)
-		return err_sim(e, "cycle %lld: engine: vector unit stopped before finishing %s", (long long)scw_now(), o->name);
+	if (!v.finished) {
+		char name[OP_NAME_MAX];
+		return err_sim(e, "cycle %lld: engine: vector unit stopped before finishing %s", (long long)scw_now(),
+			       op_name(o, name, sizeof name));
+	}
 	memset(r, 0, sizeof *r);
 	r->cycles = v.end - v.t0;
 	memcpy(r->cat, v.cat, sizeof r->cat);

@@ -24,6 +24,7 @@ struct ctx {
 	struct err *e;
 	bool overflow;
 	int64_t total;                  /* MACs, elements and operand sizes over the workload */
+	int32_t block;                  /* the causal block the next ops belong to; -1 none */
 };
 
 /* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
@@ -59,6 +60,26 @@ static int shape_err(struct ctx *c, const char *key, const char *fmt, ...)
 	return err_at(c->e, key ? workload_key_pos(c->l, key) : c->l->pos, path, "%s", msg);
 }
 
+static const char *name_of(const char *layer, const char *suffix, int32_t block, char *buf, size_t size)
+{
+	if (block >= 0)
+		snprintf(buf, size, "%s.%s[%d]", layer, suffix, (int)block);
+	else
+		snprintf(buf, size, "%s%s%s", layer, *suffix ? "." : "", suffix);
+	return buf;
+}
+
+const char *op_name(const struct op *o, char *buf, size_t size)
+{
+	return name_of(o->layer_name ? o->layer_name : "op", o->suffix ? o->suffix : "", o->block, buf, size);
+}
+
+/* The name the op about to be pushed for suffix will have. */
+static const char *ctx_name(const struct ctx *c, const char *suffix, char *buf, size_t size)
+{
+	return name_of(c->l->name, suffix, c->block, buf, size);
+}
+
 static struct op *push(struct ctx *c, const char *suffix)
 {
 	struct oplist *l = c->out;
@@ -75,7 +96,9 @@ static struct op *push(struct ctx *c, const char *suffix)
 	}
 	o = &l->v[l->n++];
 	memset(o, 0, sizeof *o);
-	snprintf(o->name, sizeof o->name, "%s%s%s", c->l->name, *suffix ? "." : "", suffix);
+	o->layer_name = c->l->name;
+	o->suffix = suffix;
+	o->block = c->block;
 	o->layer = c->idx;
 	o->pos = c->l->pos;
 	return o;
@@ -84,14 +107,15 @@ static struct op *push(struct ctx *c, const char *suffix)
 static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t n, int64_t repeat,
 		bool a_weight, bool b_weight)
 {
+	char name[OP_NAME_MAX];
 	struct op *o;
 	repeat = mul(c, repeat, c->l->repeat);
 	/* Operand sizes and MACs must all fit; bytes are at most 4x these. */
 	int64_t sa = mul(c, mul(c, m, k), repeat), sb = mul(c, mul(c, k, n), repeat), sc = mul(c, mul(c, m, n), repeat);
 	int64_t macs = mul(c, mul(c, mul(c, m, k), n), repeat);
 	if (c->overflow)
-		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s%s%s",
-				 c->l->name, *suffix ? "." : "", suffix);
+		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s",
+				 ctx_name(c, suffix, name, sizeof name));
 	if (!count(c, macs) || !count(c, sa) || !count(c, sb) || !count(c, sc))
 		return shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
 	if (!(o = push(c, suffix)))
@@ -111,13 +135,14 @@ static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t
 
 static int vec(struct ctx *c, const char *suffix, int kind, int64_t in, int64_t out, int64_t lane_ops)
 {
+	char name[OP_NAME_MAX];
 	struct op *o;
 	in = mul(c, in, c->l->repeat);
 	out = mul(c, out, c->l->repeat);
 	lane_ops = mul(c, lane_ops, c->l->repeat);
 	if (c->overflow)
-		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s%s%s",
-				 c->l->name, *suffix ? "." : "", suffix);
+		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s",
+				 ctx_name(c, suffix, name, sizeof name));
 	if (!count(c, in) || !count(c, out) || !count(c, lane_ops))
 		return shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
 	if (!(o = push(c, suffix)))
@@ -221,7 +246,6 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	const struct layer *l = c->l;
 	int64_t h = l->heads, g = l->kv_heads ? l->kv_heads : l->heads, hd = l->head_dim, q, kv, grp, rows;
 	int64_t soft = 0;
-	char sfx[32];
 
 	if (h % g)
 		return shape_err(c, "kv_heads", "expected a divisor of heads (%lld), found %lld", (long long)h, (long long)g);
@@ -249,14 +273,14 @@ static int lower_attention(struct ctx *c, int64_t batch)
 					 LOWER_MAX_BLOCKS, (long long)q, (long long)cb);
 		for (int64_t i = 0; i < nb; i++) {
 			int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = i * cb + r;
-			snprintf(sfx, sizeof sfx, "qk[%lld]", (long long)i);
-			if (gemm(c, sfx, mul(c, r, grp), hd, keys, mul(c, batch, g), false, false) < 0)
+			c->block = (int32_t)i;
+			if (gemm(c, "qk", mul(c, r, grp), hd, keys, mul(c, batch, g), false, false) < 0)
 				return -1;
-			snprintf(sfx, sizeof sfx, "pv[%lld]", (long long)i);
-			if (gemm(c, sfx, mul(c, r, grp), keys, hd, mul(c, batch, g), false, false) < 0)
+			if (gemm(c, "pv", mul(c, r, grp), keys, hd, mul(c, batch, g), false, false) < 0)
 				return -1;
 			soft += mul(c, mul(c, mul(c, batch, h), r), keys);
 		}
+		c->block = -1;
 	} else {
 		if (gemm(c, "qk", mul(c, q, grp), hd, kv, mul(c, batch, g), false, false) < 0 ||
 		    gemm(c, "pv", mul(c, q, grp), kv, hd, mul(c, batch, g), false, false) < 0)
@@ -315,7 +339,7 @@ static int lower_layer(struct ctx *c)
 
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
-	struct ctx c = { w, NULL, 0, out, e, false, 0 };
+	struct ctx c = { w, NULL, 0, out, e, false, 0, -1 };
 	if (w->n > LOWER_MAX_OPS)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",
 			      LOWER_MAX_OPS, w->n);

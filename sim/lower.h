@@ -35,7 +35,9 @@
 enum op_kind { OP_GEMM, OP_VEC };
 
 struct op {
-	char name[96];
+	const char *layer_name;     /* borrowed: the layer's name in the workload (NULL: "op") */
+	const char *suffix;         /* static text: "" for the layer's one op, else its part ("qk", "up") */
+	int32_t block;              /* a causal prefill's query block for qk[i] and pv[i]; -1 none */
 	size_t layer;               /* index into the workload's layers */
 	struct pos pos;             /* where that layer was given */
 	enum op_kind kind;
@@ -59,6 +61,11 @@ struct oplist {
 /* Appends the ops of every layer of w to out. */
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
 void oplist_release(struct oplist *l);
+
+#define OP_NAME_MAX 96
+
+/* The op's name in buf: "layer", "layer.suffix" or "layer.qk[3]". Returns buf. */
+const char *op_name(const struct op *o, char *buf, size_t size);
 
 /* MACs of a GEMM op (M*K*N*repeat); 0 for a vector op. Checked not to overflow by lowering. */
 int64_t op_macs(const struct op *o);

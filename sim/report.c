@@ -698,6 +698,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 {
 	int64_t eb = array_elem_bytes(a->array.dtype);
 	int64_t macs = 0, ngemm = 0, nvec = 0, velems = 0, bytes[3] = { 0 };
+	char name[OP_NAME_MAX];
 
 	if (csv)
 		fprintf(out, "op,layer,kind,m,k,n,repeat,macs,a_role,a_bytes,b_role,b_bytes,c_bytes,vector_in_elements,"
@@ -717,7 +718,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 			ngemm++;
 			bytes[0] += ab, bytes[1] += bb, bytes[2] += cb;
 			if (csv) {
-				csv_str(out, o->name);
+				csv_str(out, op_name(o, name, sizeof name));
 				fputc(',', out);
 				csv_str(out, w->layers[o->layer].name);
 				fprintf(out, ",gemm,%lld,%lld,%lld,%lld,%lld,%s,%lld,%s,%lld,%lld,,,\n", (long long)o->m,
@@ -726,7 +727,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 					o->b_weight ? "weight" : "activation", (long long)bb, (long long)cb);
 			} else {
 				fprintf(out, "%-28.28s %-9s %9lld %9lld %9lld %7lld %15lld %-4s %12lld %-4s %12lld %12lld\n",
-					o->name, "gemm", (long long)o->m, (long long)o->k, (long long)o->n,
+					op_name(o, name, sizeof name), "gemm", (long long)o->m, (long long)o->k, (long long)o->n,
 					(long long)o->repeat, (long long)op_macs(o), ar, (long long)ab, br, (long long)bb,
 					(long long)cb);
 			}
@@ -734,14 +735,14 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 			nvec++;
 			velems += o->out_elems;
 			if (csv) {
-				csv_str(out, o->name);
+				csv_str(out, op_name(o, name, sizeof name));
 				fputc(',', out);
 				csv_str(out, w->layers[o->layer].name);
 				fprintf(out, ",%s,,,,,0,,,,,,%lld,%lld,%lld\n", vector_kind_names[o->vec],
 					(long long)o->in_elems, (long long)o->out_elems, (long long)o->lane_ops);
 			} else {
 				fprintf(out, "%-28.28s %-9s %9s %9s %9s %7s %15s in %lld elements, out %lld, %lld lane ops\n",
-					o->name, vector_kind_names[o->vec], "", "", "", "", "", (long long)o->in_elems,
+					op_name(o, name, sizeof name), vector_kind_names[o->vec], "", "", "", "", "", (long long)o->in_elems,
 					(long long)o->out_elems, (long long)o->lane_ops);
 			}
 		}

@@ -217,7 +217,7 @@ static int too_small(const struct sched *s, const struct config *cfg, const stru
 	int64_t need_o = s->df == DF_OS ? 2 * rr * cc * s->ab : 2 * cc * s->ab;
 	int64_t need_w, need_i;
 	const char *key;
-	char path[64];
+	char path[64], opname[OP_NAME_MAX];
 
 	if (s->df == DF_OS) {
 		need_i = 2 * rr * s->eb;             /* parts of one element of K */
@@ -232,18 +232,18 @@ static int too_small(const struct sched *s, const struct config *cfg, const stru
 		snprintf(path, sizeof path, "%s", key);
 		return err_at(e, config_origin(cfg, key), path,
 			      "expected at least %lld bytes for two tiles of %lld accumulators for %s, found %lld",
-			      (long long)need_o, (long long)need_o / (2 * s->ab), o->name, (long long)cp->pool[SRAM_OUTPUTS]);
+			      (long long)need_o, (long long)need_o / (2 * s->ab), op_name(o, opname, sizeof opname), (long long)cp->pool[SRAM_OUTPUTS]);
 	}
 	if (cp->shared) {
 		key = "sram.inputs.kib";
 		return err_at(e, config_origin(cfg, key), key,
 			      "expected weights.kib + inputs.kib of at least %lld bytes for the smallest tiles of %s, "
-			      "found %lld", (long long)(need_w + need_i), o->name, (long long)cp->pool[SRAM_INPUTS]);
+			      "found %lld", (long long)(need_w + need_i), op_name(o, opname, sizeof opname), (long long)cp->pool[SRAM_INPUTS]);
 	}
 	key = need_w > cp->pool[SRAM_WEIGHTS] ? "sram.weights.kib" : "sram.inputs.kib";
 	return err_at(e, config_origin(cfg, key), key,
 		      "expected at least %lld bytes for two streaming tiles of %s, found %lld",
-		      (long long)(need_w > cp->pool[SRAM_WEIGHTS] ? need_w : need_i), o->name,
+		      (long long)(need_w > cp->pool[SRAM_WEIGHTS] ? need_w : need_i), op_name(o, opname, sizeof opname),
 		      (long long)cp->pool[need_w > cp->pool[SRAM_WEIGHTS] ? SRAM_WEIGHTS : SRAM_INPUTS]);
 }
 

@@ -150,8 +150,9 @@ int th_cli(const char *dir, const char *const *argv, char **out, char **err)
 
 const struct op *th_op(const struct oplist *ops, const char *name)
 {
+	char buf[OP_NAME_MAX];
 	for (size_t i = 0; i < ops->n; i++)
-		if (!strcmp(ops->v[i].name, name))
+		if (!strcmp(op_name(&ops->v[i], buf, sizeof buf), name))
 			return &ops->v[i];
 	ck_abort_msg("no op named %s", name);
 	return NULL;
@@ -161,7 +162,8 @@ struct op th_gemm(int64_t m, int64_t k, int64_t n, int64_t rep)
 {
 	struct op o;
 	memset(&o, 0, sizeof o);
-	snprintf(o.name, sizeof o.name, "g");
+	o.layer_name = "g";
+	o.block = -1;
 	o.kind = OP_GEMM;
 	o.m = m, o.k = k, o.n = n, o.repeat = rep;
 	o.b_weight = true;

@@ -118,8 +118,9 @@ START_TEST(scalesim_alexnet)
 			int64_t per = (df == DF_OS ? 32 : 64) + 32 + t - 2;
 			int64_t want = ((sr + 31) / 32) * ((sc + 31) / 32) * per - 1;
 			struct result res;
+			char name[OP_NAME_MAX];
 			ck_assert_int_eq(th_analytic(&c, &ops.v[i], df, false, &res, &e), 0);
-			ck_assert_msg(res.compute_cycles == want, "%s df %d: %lld, want %lld", ops.v[i].name, df,
+			ck_assert_msg(res.compute_cycles == want, "%s df %d: %lld, want %lld", op_name(&ops.v[i], name, sizeof name), df,
 				      (long long)res.compute_cycles, (long long)want);
 			if (i == 0 && df == DF_WS)
 				ck_assert_int_eq(res.compute_cycles, 112283);

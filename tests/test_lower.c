@@ -181,7 +181,7 @@ START_TEST(mlp_gated)
 	done(&w, &ops);
 	lower1("{name: f, type: mlp, tokens: 3, d_model: 8, d_ff: 16}", 1, &w, &ops);
 	ck_assert_int_eq(ops.n, 3);                     /* up, gelu, down */
-	ck_assert_str_eq(ops.v[1].name, "f.gelu");
+	ck_assert_ptr_eq(th_op(&ops, "f.gelu"), &ops.v[1]);
 	done(&w, &ops);
 }
 END_TEST

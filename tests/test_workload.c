@@ -57,7 +57,7 @@ START_TEST(scalesim_conv_csv)
 	ck_assert_int_eq(ops.v[1].m, 25);
 	ck_assert_int_eq(ops.v[1].k, 30);
 	ck_assert_int_eq(ops.v[1].n, 7);
-	ck_assert_str_eq(ops.v[1].name, "Conv2");
+	ck_assert_ptr_eq(th_op(&ops, "Conv2"), &ops.v[1]);
 	/* DP rows run one single-channel layer per channel: K = 9, repeat = 4; out = 4 x 4 */
 	ck_assert_int_eq(ops.v[2].k, 9);
 	ck_assert_int_eq(ops.v[2].repeat, 4);
