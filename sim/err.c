@@ -33,7 +33,8 @@ int err_at(struct err *e, struct pos p, const char *path, const char *fmt, ...)
 		size_t n = 0;
 		while (prefix[n])
 			n++;
-		snprintf(prefix + n, sizeof prefix - n, "%s: ", path);
+		char q[1200];
+		snprintf(prefix + n, sizeof prefix - n, "%s: ", err_quote(q, sizeof q, path, 1000));
 	}
 	va_start(ap, fmt);
 	vset(e, ERR_INPUT, prefix, fmt, ap);

@@ -42,6 +42,9 @@ static const struct bad cases[] = {
 	{ "array:\n  rows: &r 4\n  cols: *r\n", NULL, NULL, { RUN },
 	  "c.yaml:3:9: expected a plain value, found an alias (anchors and aliases are not supported)" },
 	{ "", NULL, NULL, { RUN }, "c.yaml: expected a mapping of config keys, found an empty file" },
+	/* a key path is quoted like a file name: the message stays one line */
+	{ "\"a\\nb\": \"x\\0\"\n", NULL, NULL, { RUN },
+	  "c.yaml:1:9: a\\x0ab: expected text, found a NUL character in it" },
 	{ "- 1\n", NULL, NULL, { RUN }, "c.yaml:1:1: expected a mapping, found a sequence" },
 	/* config values */
 	{ "array:\n  rows: abc\n", NULL, NULL, { RUN },
