@@ -1,0 +1,62 @@
+/*
+ * fuzz_config.c - the config reader: a file overlaid on the defaults
+ * (config_merge), its warnings, and the round trip that `config --dump`
+ * promises: the dump loads back to the same config, which dumps the same
+ * text again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "fuzz.h"
+
+/* config_dump's text without its first line (which names the files). */
+static char *dump(const struct config *c)
+{
+	char *text = NULL, *body;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		fz_fail("open_memstream");
+	config_dump(c, f);
+	if (fclose(f) != 0)
+		fz_fail("config_dump");
+	body = strchr(text, '\n');
+	if (!body)
+		fz_fail("config_dump: one line: %s", text);
+	memmove(text, body + 1, strlen(body + 1) + 1);
+	return text;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct config c, back;
+	static char warnings[16][CONFIG_WARNING_MAX];
+	struct err e = { 0 };
+	char *first, *second;
+	int rc;
+
+	config_init(&c);
+	rc = config_merge(&c, fz_file(".yaml", data, size), &e);
+	fz_check_err(rc, &e, "config_merge");
+	if (rc < 0)
+		return 0;
+	int n = config_warnings(&c, true, warnings, 16);
+	for (int i = 0; i < n && i < 16; i++)
+		if (!warnings[i][0] || strchr(warnings[i], '\n'))
+			fz_fail("config_warnings: line %d: \"%s\"", i, warnings[i]);
+
+	first = dump(&c);
+	rc = config_load(&back, fz_file(".dump.yaml", (const uint8_t *)first, strlen(first)), &e);
+	if (rc < 0)
+		fz_fail("the dump does not load back: %s\n%s", e.msg, first);
+	second = dump(&back);
+	if (strcmp(first, second))
+		fz_fail("the dump of the dump differs:\n%s\n----\n%s", first, second);
+	if (memcmp(&c.arch, &back.arch, sizeof c.arch))
+		fz_fail("the dump loads back to another config:\n%s", first);
+	free(first);
+	free(second);
+	return 0;
+}
