@@ -32,6 +32,7 @@ Suite *energy_suite(void);
 Suite *plots_suite(void);
 Suite *api_suite(void);
 Suite *monotone_suite(void);
+Suite *determinism_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
