@@ -1,8 +1,11 @@
 /*
  * fuzz_config.c - the config reader: a file overlaid on the defaults
- * (config_merge), its warnings, and the round trip that `config --dump`
- * promises: the dump loads back to the same config, which dumps the same
- * text again.
+ * (config_merge), then the command line's overrides (config_set), its
+ * warnings, and the round trip that `config --dump` promises: the dump loads
+ * back to the same config, which dumps the same text again.
+ *
+ * The overrides ride in the file as YAML comments: each line that starts
+ * with "#=" is one --set argument (the rest of the line), applied in order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,29 @@ static char *dump(const struct config *c)
 	return text;
 }
 
+/* Applies every "#=key=value" line of data with config_set; returns what the last call returned. */
+static int overrides(struct config *c, const uint8_t *data, size_t size, struct err *e)
+{
+	const char *p = (const char *)data, *end = p + size;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		if (n >= 2 && p[0] == '#' && p[1] == '=') {
+			char *arg = strndup(p + 2, n - 2);
+			int rc;
+			if (!arg)
+				fz_fail("strndup");
+			rc = config_set(c, arg, e);
+			free(arg);
+			fz_check_err(rc, e, "config_set");
+			if (rc < 0)
+				return -1;
+		}
+		p += n + 1;
+	}
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct config c, back;
@@ -40,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	config_init(&c);
 	rc = config_merge(&c, fz_file(".yaml", data, size), &e);
 	fz_check_err(rc, &e, "config_merge");
-	if (rc < 0)
+	if (rc < 0 || overrides(&c, data, size, &e) < 0)
 		return 0;
 	int n = config_warnings(&c, true, warnings, 16);
 	for (int i = 0; i < n && i < 16; i++)
