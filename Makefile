@@ -111,7 +111,7 @@ run: $(BIN)
 test: $(BIN) $(LIB) $(TEST_BIN) fuzz
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
-	$(PYTHON) tests/fuzz/run.py --build $(FUZZ_BUILD) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
+	$(FUZZ_RUN) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
 
 bench: $(BIN) $(BENCH_LIB)
 	scripts/bench.sh ./$(BIN) ./$(BENCH_LIB)
@@ -142,6 +142,7 @@ FUZZ_SIM_OBJ := $(SIM_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/sim/scw.o
 FUZZ_LIB_OBJ := $(FUZZ_BUILD)/obj/tests/fuzz/fuzz.o $(FUZZ_BUILD)/obj/tests/fuzz/lowered.o
 FUZZ_MAIN_OBJ := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+FUZZ_RUN     := $(PYTHON) tests/fuzz/run.py --build $(FUZZ_BUILD)
 .SECONDARY: $(FUZZ_MAIN_OBJ) $(FUZZ_LIB_OBJ) $(FUZZ_SIM_OBJ)
 
 fuzz: $(FUZZ_BINS)
@@ -162,10 +163,10 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJ) $(FU
 	$(FUZZ_CXX) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
 fuzz-short: fuzz
-	$(PYTHON) tests/fuzz/run.py --build $(FUZZ_BUILD) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
+	$(FUZZ_RUN) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
 
 fuzz-long: fuzz
-	$(PYTHON) tests/fuzz/run.py --build $(FUZZ_BUILD) --time $(FUZZ_TIME) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
+	$(FUZZ_RUN) --time $(FUZZ_TIME) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tpusim

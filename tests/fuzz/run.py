@@ -137,7 +137,8 @@ def fuzz(binary, target, args, known, build, logs, res):
         d = os.path.join(HERE, target + ".dict")
         if os.path.exists(d):
             cmd.append("-dict=" + d)
-        rc, log = run(cmd, os.path.join(logs, "%s.fuzz%s.log" % (target, "" if not attempt else ".%d" % attempt)))
+        log_path = os.path.join(logs, "%s.fuzz%s.log" % (target, "" if not attempt else ".%d" % attempt))
+        rc, log = run(cmd, log_path)
         stat = dict(re.findall(r"stat::(\w+):\s*(\d+)", log))
         res.execs += int(stat.get("number_of_executed_units", 0))
         runs_left = max(1, runs_left - int(stat.get("number_of_executed_units", 0)))
@@ -159,7 +160,7 @@ def fuzz(binary, target, args, known, build, logs, res):
         tail = log.strip().splitlines()[-60:]
         sys.stderr.write("\n---- %s: a new finding; the end of %s ----\n%s\n----\n"
                          "Reproduce: %s %s\nThen add it to tests/fuzz/regress/%s/ and FINDINGS.md.\n"
-                         % (target, os.path.join(logs, target + ".fuzz.log"), "\n".join(tail), binary, art, target))
+                         % (target, log_path, "\n".join(tail), binary, art, target))
         break
     spent = max(1.0, args.time - max(0.0, deadline - time.time()))
     res.exec_s = int(res.execs / spent)
