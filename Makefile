@@ -127,8 +127,9 @@ plots: $(BIN)
 # ---- fuzzing ----
 # One libFuzzer harness per input reader (tests/fuzz/fuzz_<target>.c), built
 # by clang under ASan and UBSan whatever SAN says. The seeds are in
-# tests/fuzz/corpus/<target>/ (read only); what a run adds goes to
-# build/fuzz/corpus/<target>/, crashes to build/fuzz/artifacts/<target>/.
+# tests/fuzz/corpus/<target>/ (read only); what fuzz-long adds goes to
+# build/fuzz/corpus/<target>/ (fuzz-short starts from the seeds each time),
+# crashes to build/fuzz/artifacts/<target>/.
 # Every crash found becomes an input in tests/fuzz/regress/<target>/, run by
 # fuzz-short (tests/fuzz/FINDINGS.md).
 FUZZ_TARGETS := config workload csv request

@@ -4,7 +4,8 @@
 For each target: first every input in tests/fuzz/regress/<target>/ once (a
 fixed input that once crashed must not crash again), then the fuzzer for
 --time seconds over the seeds in tests/fuzz/corpus/<target>/ (read only) and
-what earlier runs added in BUILD/corpus/<target>/. A crash, leak, timeout or
+what earlier long runs added in BUILD/corpus/<target>/ (--short starts from
+the seeds alone, in BUILD/short/<target>/). A crash, leak, timeout or
 memory blow-up fails the run, unless its reproducer is listed in
 tests/fuzz/open (a finding written down in FINDINGS.md, not yet fixed): those
 are expected to crash, and a rediscovery of the same finding is reported, not
@@ -18,6 +19,7 @@ from libFuzzer's final stats), corpus size, new units, findings.
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -118,7 +120,11 @@ def regress(binary, target, known, logs, res):
 
 
 def fuzz(binary, target, args, known, build, logs, res):
-    scratch = os.path.join(build, "corpus", target)
+    # make test's short run starts from the seeds every time (the same work on a fresh checkout as
+    # here); the long campaign keeps what earlier campaigns found.
+    scratch = os.path.join(build, "short" if args.short else "corpus", target)
+    if args.short:
+        shutil.rmtree(scratch, ignore_errors=True)
     artifacts = os.path.join(build, "artifacts", target) + "/"
     seeds = os.path.join(HERE, "corpus", target)
     os.makedirs(scratch, exist_ok=True)
@@ -170,7 +176,11 @@ def fuzz(binary, target, args, known, build, logs, res):
 def merge(binary, target, build, logs):
     """Adds to the seeds the inputs of the scratch corpus that reach code the seeds do not."""
     seeds = os.path.join(HERE, "corpus", target)
-    scratch = os.path.join(build, "corpus", target)
+    # make test's short run starts from the seeds every time (the same work on a fresh checkout as
+    # here); the long campaign keeps what earlier campaigns found.
+    scratch = os.path.join(build, "short" if args.short else "corpus", target)
+    if args.short:
+        shutil.rmtree(scratch, ignore_errors=True)
     before = len(os.listdir(seeds))
     rc, log = run([binary, "-merge=1", seeds, scratch], os.path.join(logs, target + ".merge.log"))
     print("%s: merge exit %d, seeds %d -> %d" % (target, rc, before, len(os.listdir(seeds))))
