@@ -17,6 +17,7 @@ from libFuzzer's final stats), corpus size, new units, findings.
   run.py --build build/fuzz --merge config ...   (adds inputs that reach new code to the seeds)
 """
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -74,9 +75,14 @@ def matches(sig, known_sig):
 
 def run(cmd, log_path):
     with open(log_path, "w") as log:
-        p = subprocess.run(cmd, cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+        p = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT)
+        rc = p.wait()
+    # A harness that crashed left its scratch files (fuzz.c names them by pid).
+    for d in ("/dev/shm", os.environ.get("TMPDIR") or "/tmp"):
+        for f in glob.glob(os.path.join(d, "tpusim-fuzz-%d.*" % p.pid)):
+            os.unlink(f)
     with open(log_path, errors="replace") as log:
-        return p.returncode, log.read()
+        return rc, log.read()
 
 
 class Result:
