@@ -2,7 +2,10 @@
 #
 #   make            build/tpusim, and build/libtpusim.so with the header sim/tpusim.h
 #   make run        build, then simulate ResNet-50 on the TPU v1 preset
-#   make test       build and run every test (SAN=1: under ASan + UBSan)
+#   make test       build and run every test (SAN=1: under ASan + UBSan), and a short fuzz run
+#   make fuzz       the libFuzzer harnesses (clang), in build/fuzz/
+#   make fuzz-short each harness for FUZZ_SHORT seconds, and every regression input (part of make test)
+#   make fuzz-long  each harness for FUZZ_TIME seconds (the long campaign), with a table of results
 #   make bench      speed of the cycle engine on real networks
 #   make plots      the README's pictures, from the shipped configs and workloads
 #   make install    PREFIX=/usr/local
@@ -16,7 +19,12 @@ RUN_CONFIG   ?= configs/tpu_v1.yaml
 RUN_WORKLOAD ?= configs/workloads/resnet50.yaml
 RUN_OUT      ?= out
 
-DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox
+# Fuzzing: seconds per harness in make test, and in the long campaign (FUZZ_JOBS harnesses at once).
+FUZZ_SHORT   ?= 12
+FUZZ_TIME    ?= 3600
+FUZZ_JOBS    ?= 1
+
+DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang
 
 PYTHON  := /usr/bin/python3
 CC      ?= cc
@@ -56,7 +64,7 @@ BENCH_LIB  := $(BUILD)/bench_lib
 TEST_BIN   := $(BUILD)/test_tpusim
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all run test bench plots deps install clean
+.PHONY: all run test bench plots deps install clean fuzz fuzz-short fuzz-long
 all: $(BIN) $(LIB)
 
 # ---- Debian packages, installed once when missing ----
@@ -100,9 +108,10 @@ $(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ)
 run: $(BIN)
 	./$(BIN) run -c $(RUN_CONFIG) -w $(RUN_WORKLOAD) -o $(RUN_OUT)
 
-test: $(BIN) $(LIB) $(TEST_BIN)
+test: $(BIN) $(LIB) $(TEST_BIN) fuzz
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
+	$(FUZZ_RUN) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
 
 bench: $(BIN) $(BENCH_LIB)
 	scripts/bench.sh ./$(BIN) ./$(BENCH_LIB)
@@ -115,6 +124,51 @@ plots: $(BIN)
 	./$(BIN) compare -c configs/tpu_v4_mxu.yaml -w configs/workloads/bert_base.yaml -o docs/compare_bert_base_tpu_v4_mxu.png > /dev/null
 	./$(BIN) run -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml --plot docs/resnet50_tpu_v1 > /dev/null
 
+# ---- fuzzing ----
+# One libFuzzer harness per input reader (tests/fuzz/fuzz_<target>.c), built
+# by clang under ASan and UBSan whatever SAN says. The seeds are in
+# tests/fuzz/corpus/<target>/ (read only); what fuzz-long adds goes to
+# build/fuzz/corpus/<target>/ (fuzz-short starts from the seeds each time),
+# crashes to build/fuzz/artifacts/<target>/.
+# Every crash found becomes an input in tests/fuzz/regress/<target>/, run by
+# fuzz-short (tests/fuzz/FINDINGS.md).
+FUZZ_TARGETS := config workload csv request
+FUZZ_BUILD   := build/fuzz
+FUZZ_CC      := clang
+FUZZ_CXX     := clang++
+FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# clang's own warnings in the simulator's files are shown, not fatal: gcc's build is the strict one.
+FUZZ_CFLAGS  := $(filter-out -Werror -Wno-format-truncation,$(CFLAGS_STRICT)) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_SIM_OBJ := $(SIM_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/sim/scw.o
+FUZZ_LIB_OBJ := $(FUZZ_BUILD)/obj/tests/fuzz/fuzz.o $(FUZZ_BUILD)/obj/tests/fuzz/lowered.o
+FUZZ_MAIN_OBJ := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o)
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+FUZZ_RUN     := $(PYTHON) tests/fuzz/run.py --build $(FUZZ_BUILD)
+.SECONDARY: $(FUZZ_MAIN_OBJ) $(FUZZ_LIB_OBJ) $(FUZZ_SIM_OBJ)
+
+fuzz: $(FUZZ_BINS)
+
+$(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c Makefile | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -Werror -c $< -o $@
+
+$(FUZZ_BUILD)/obj/%.o: %.c Makefile | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(CPPFLAGS) -std=c++17 $(FUZZ_SAN) -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJ) $(FUZZ_SIM_OBJ)
+	$(FUZZ_CXX) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
+fuzz-short: fuzz
+	$(FUZZ_RUN) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
+
+fuzz-long: fuzz
+	$(FUZZ_RUN) --time $(FUZZ_TIME) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tpusim
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
@@ -124,6 +178,6 @@ install: $(BIN)
 	cp -r configs $(DESTDIR)$(PREFIX)/share/tpusim/
 
 clean:
-	rm -rf build/obj build/san build/tpusim build/test_tpusim build/libtpusim.so build/bench_lib $(RUN_OUT)
+	rm -rf build/obj build/san build/fuzz build/tpusim build/test_tpusim build/libtpusim.so build/bench_lib $(RUN_OUT)
 
--include $(SIM_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(SIM_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_SIM_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_MAIN_OBJ:.o=.d)

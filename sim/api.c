@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,7 +191,7 @@ static int req_batch(const struct ynode *n, int64_t *out, struct err *e)
 }
 
 /* Fills rq from the request document (whose strings it borrows). */
-static int parse_request(const struct ydoc *d, struct sim_request *rq, struct err *e)
+static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err *e)
 {
 	static const char *const models[] = { "analytic", "cycle", NULL };   /* enum model */
 	static const char *const bools[] = { "false", "true", NULL };
@@ -241,7 +242,18 @@ static int parse_request(const struct ydoc *d, struct sim_request *rq, struct er
 	return 0;
 }
 
-TPUSIM_API int tpusim_run_json(const char *request, char **result)
+int sim_request_parse(const char *json, struct sim_request *rq, struct ydoc **d, struct err *e)
+{
+	memset(rq, 0, sizeof *rq);
+	if (!json)
+		json = "";
+	if (!(*d = ydoc_parse_json(request_name, json, e)))
+		return -1;
+	return request_fill(*d, rq, e);
+}
+
+/* tpusim_run_json in the C locale. */
+static int run_json(const char *request, char **result)
 {
 	struct err e = { 0 };
 	struct sim_request *rq = calloc(1, sizeof *rq);
@@ -249,16 +261,12 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 	struct ydoc *d = NULL;
 	int rc;
 
-	*result = NULL;
 	if (!rq || !s) {
 		free(rq);
 		free(s);
-		return 1;
+		return ERR_NOMEM;
 	}
-	if (!request)
-		request = "";
-	if (!(d = ydoc_parse_json(request_name, request, &e)) || parse_request(d, rq, &e) < 0 ||
-	    sim_load(s, rq, "request", &e) < 0) {
+	if (sim_request_parse(request, rq, &d, &e) < 0 || sim_load(s, rq, "request", &e) < 0) {
 		rc = err_status(&e);
 		*result = strdup(e.msg);
 		goto out;
@@ -275,6 +283,26 @@ out:
 	ydoc_free(d);
 	free(rq);
 	free(s);
+	return rc;
+}
+
+/*
+ * Numbers are read (strtod) and printed (%g) in the C locale, whatever the
+ * host program chose with setlocale: a decimal comma would change both. The
+ * C locale is this thread's for the call; the caller's is put back after.
+ */
+TPUSIM_API int tpusim_run_json(const char *request, char **result)
+{
+	locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0), caller;
+	int rc;
+
+	*result = NULL;
+	if (!c)
+		return ERR_NOMEM;
+	caller = uselocale(c);
+	rc = run_json(request, result);
+	uselocale(caller);
+	freelocale(c);
 	return rc;
 }
 

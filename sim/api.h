@@ -41,6 +41,16 @@ struct sim_request {
 	const char *vcd;            /* borrowed; cycle model: trace to vcd + ".vcd", or NULL */
 };
 
+struct ydoc;
+
+/*
+ * Parses a library request (JSON; NULL reads as empty) into rq, nothing more:
+ * no file is opened. *d receives the parsed document (owned; ydoc_free it,
+ * also on error, after the last use of rq, whose strings it holds). Errors
+ * are placed in "request:line:col". Returns 0, or -1 with e set.
+ */
+int sim_request_parse(const char *json, struct sim_request *rq, struct ydoc **d, struct err *e);
+
 /* A request resolved and run. */
 struct sim {
 	struct config cfg;

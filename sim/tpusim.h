@@ -16,7 +16,10 @@
  *
  * Paths are relative to the process's working directory. Calls are
  * independent: a call that failed leaves the next one unaffected. One call
- * at a time per process (the SystemC kernel is not reentrant).
+ * at a time per process (the SystemC kernel is not reentrant). Numbers are
+ * read and written in the C locale whatever locale the host program chose
+ * (setlocale or uselocale, e.g. one with a decimal comma): the call switches
+ * its thread to C and back, so the answer is the same bytes in any locale.
  */
 #ifndef TPUSIM_H
 #define TPUSIM_H

@@ -339,7 +339,7 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 				if (!k)
 					goto fail;
 				snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->str);
-				first = keyset_find_add(&ks, b->stack + base, b->top - base, k->str);
+				first = keyset_find_add(&ks, b->top > base ? b->stack + base : NULL, b->top - base, k->str);
 				if (first == -2)
 					goto oom_map;
 				if (first >= 0) {

@@ -34,6 +34,7 @@ Suite *api_suite(void);
 Suite *monotone_suite(void);
 Suite *limits_suite(void);
 Suite *output_suite(void);
+Suite *determinism_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
