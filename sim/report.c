@@ -339,9 +339,9 @@ static const char *const report_names[2] = { "layers.csv", "summary.json" };
  * Test hook: with TPUSIM_TEST_PAUSE_COMMIT=step in the environment the
  * process stops itself (SIGSTOP) at that step of report_write, so that a test
  * can kill it exactly there. Steps: written (the pair is in its gen directory),
- * committed (current names it), unlinked (an old DIR/summary.json was removed),
- * linked (DIR/layers.csv is a link, DIR/summary.json not yet), cleanup (before
- * old gen directories are removed).
+ * unlinked (an old DIR/summary.json was removed), linked (DIR/layers.csv is a
+ * link, DIR/summary.json not yet), committed (current names the new gen),
+ * cleanup (before old gen directories are removed).
  */
 static void pause_at(const char *step)
 {
@@ -603,6 +603,12 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 	    write_file(gfd, path, report_names[1], report_json, c, e) < 0)
 		goto out;
 	pause_at("written");
+	/*
+	 * The links first, still showing the old current (or nothing), so that a
+	 * summary.json that is not a link cannot sit beside the new layers.csv.
+	 */
+	if (put_links(gfd, dfd, dir, e) < 0)
+		goto out;
 	/* The commit: one rename of a link made inside the gen directory. */
 	snprintf(link, sizeof link, "%s", gen);
 	if (symlinkat(link, gfd, REPORT_TMP) != 0) {
@@ -621,8 +627,6 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 	}
 	committed = true;
 	pause_at("committed");
-	if (put_links(gfd, dfd, dir, e) < 0)
-		goto out;
 	rc = 0;
 out:
 	if (gfd >= 0) {

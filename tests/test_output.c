@@ -197,10 +197,10 @@ static void kill_at(const char *setting, const char *out, const char *step)
 	ck_assert(WIFSIGNALED(status));
 }
 
-/* Copies the shown pair of out into regular files (as an older tpusim wrote them). */
-static void make_regular(const char *out)
+/* Copies the shown pair of out (or only its summary.json) into regular files (as an older tpusim wrote them). */
+static void make_regular(const char *out, bool summary_only)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = summary_only; i < 2; i++) {
 		char path[PATH_MAX], *text;
 		const char *name = i ? "summary.json" : "layers.csv";
 		snprintf(path, sizeof path, "%s/%s", out, name);
@@ -219,18 +219,22 @@ START_TEST(kill_between_steps)
 {
 	static const struct {
 		const char *step;
-		bool files;          /* DIR holds an older tpusim's files, not links */
+		int files;           /* DIR holds links (0), an older tpusim's files (1), a link and a file (2) */
 		enum shown shown;
 		int run;             /* whose cycles are shown: 0 the earlier run, 1 the killed one */
 	} steps[] = {
-		{ "written", false, SHOWN_PAIR, 0 },
-		{ "committed", false, SHOWN_PAIR, 1 },
-		{ "cleanup", false, SHOWN_PAIR, 1 },
-		{ "written", true, SHOWN_PAIR, 0 },
-		{ "committed", true, SHOWN_PAIR, 0 },
-		{ "unlinked", true, SHOWN_LAYERS, 0 },
-		{ "linked", true, SHOWN_LAYERS, 1 },
-		{ "cleanup", true, SHOWN_PAIR, 1 },
+		{ "written", 0, SHOWN_PAIR, 0 },
+		{ "committed", 0, SHOWN_PAIR, 1 },
+		{ "cleanup", 0, SHOWN_PAIR, 1 },
+		{ "written", 1, SHOWN_PAIR, 0 },
+		{ "unlinked", 1, SHOWN_LAYERS, 0 },
+		/* the new link still shows the earlier run's current */
+		{ "linked", 1, SHOWN_LAYERS, 0 },
+		{ "committed", 1, SHOWN_PAIR, 1 },
+		{ "cleanup", 1, SHOWN_PAIR, 1 },
+		/* summary.json a file beside a good layers.csv link: it becomes a link before the commit */
+		{ "written", 2, SHOWN_PAIR, 0 },
+		{ "committed", 2, SHOWN_PAIR, 1 },
 	};
 	long long want[2] = { expected_total(settings[0]), expected_total(settings[1]) }, total;
 	char *dir = th_tmpdir(), out[PATH_MAX];
@@ -241,7 +245,7 @@ START_TEST(kill_between_steps)
 		enum shown got;
 		ck_assert_int_eq(finish(spawn(settings[0], out, NULL)), 0);
 		if (steps[i].files)
-			make_regular(out);
+			make_regular(out, steps[i].files == 2);
 		kill_at(settings[1], out, steps[i].step);
 		got = check_dir(out, want, 2, &total);
 		ck_assert_msg(got == steps[i].shown, "step %s (%s): DIR shows %d, expected %d", steps[i].step,
