@@ -11,6 +11,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -267,6 +268,53 @@ START_TEST(stdout_full)
 }
 END_TEST
 
+/*
+ * Memory that runs out is its own class: exit status 3 and "out of memory" on
+ * one line, not bad input. A workload of 200,000 small layers needs about
+ * 120 MB to load and lower; the address space is capped at 64 MB (tpusim
+ * starts in under 30). Not under AddressSanitizer, which reserves terabytes.
+ */
+START_TEST(out_of_memory_class)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return;
+#else
+	char *dir = th_tmpdir(), ef[4200], wl[4200], *err;
+	FILE *f;
+	int status;
+	pid_t pid;
+	size_t n;
+
+	snprintf(wl, sizeof wl, "%s/big.yaml", dir);
+	snprintf(ef, sizeof ef, "%s/err", dir);
+	ck_assert_ptr_nonnull(f = fopen(wl, "w"));
+	fputs("name: big\nlayers:\n", f);
+	for (int i = 0; i < 200000; i++)
+		fprintf(f, "  - {name: fc%d, type: fc, in_features: 8, out_features: 8}\n", i);
+	ck_assert_int_eq(fclose(f), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { 64u << 20, 64u << 20 };
+		int null = open("/dev/null", O_WRONLY), e = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(null, 1);
+		dup2(e, 2);
+		setrlimit(RLIMIT_AS, &rl);
+		execl(th_tpusim(), th_tpusim(), "lower", "-w", wl, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	err = th_slurp(ef);
+	n = strlen(err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %#x: %s", status, err);
+	ck_assert_msg(n > 14 && !strcmp(err + n - 14, "out of memory\n") && !memchr(err, '\n', n - 1), "%s", err);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+#endif
+}
+END_TEST
+
 /* The checks made before a run leave nothing: the trace of an analytic run (which draws none) is not there. */
 START_TEST(checks_leave_nothing)
 {
@@ -295,6 +343,7 @@ Suite *errors_suite(void)
 	tcase_add_test(t, report_all_or_nothing);
 	tcase_add_test(t, stdout_full);
 	tcase_add_test(t, checks_leave_nothing);
+	tcase_add_test(t, out_of_memory_class);
 	suite_add_tcase(s, t);
 	return s;
 }
