@@ -182,11 +182,9 @@ def fuzz(binary, target, args, known, build, logs, res):
 def merge(binary, target, build, logs):
     """Adds to the seeds the inputs of the scratch corpus that reach code the seeds do not."""
     seeds = os.path.join(HERE, "corpus", target)
-    # make test's short run starts from the seeds every time (the same work on a fresh checkout as
-    # here); the long campaign keeps what earlier campaigns found.
-    scratch = os.path.join(build, "short" if args.short else "corpus", target)
-    if args.short:
-        shutil.rmtree(scratch, ignore_errors=True)
+    scratch = os.path.join(build, "corpus", target)     # what fuzz-long found
+    if not os.path.isdir(scratch):
+        sys.exit("%s: no corpus of a long run to merge; run make fuzz-long" % scratch)
     before = len(os.listdir(seeds))
     rc, log = run([binary, "-merge=1", seeds, scratch], os.path.join(logs, target + ".merge.log"))
     print("%s: merge exit %d, seeds %d -> %d" % (target, rc, before, len(os.listdir(seeds))))
