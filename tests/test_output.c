@@ -185,6 +185,16 @@ static void check_clean(const char *out)
 	ck_assert_int_eq(files, 5);
 }
 
+/* A complete run of settings[0] into out: its pair is shown, and nothing else is left in out/.tpusim. */
+static void complete_run(const char *out, const long long want[2])
+{
+	long long total;
+	ck_assert_int_eq(finish(spawn(settings[0], out, NULL)), 0);
+	ck_assert_int_eq(check_dir(out, want, 2, &total), SHOWN_PAIR);
+	ck_assert_int_eq(total, want[0]);
+	check_clean(out);
+}
+
 /* Runs setting into out up to the commit step, where it stops itself; then kills it. */
 static void kill_at(const char *setting, const char *out, const char *step)
 {
@@ -253,10 +263,7 @@ START_TEST(kill_between_steps)
 		ck_assert_msg(total == want[steps[i].run], "step %s: total %lld, expected %lld", steps[i].step, total,
 			      want[steps[i].run]);
 		/* The next complete run puts everything right and removes the killed run's leftovers. */
-		ck_assert_int_eq(finish(spawn(settings[0], out, NULL)), 0);
-		ck_assert_int_eq(check_dir(out, want, 2, &total), SHOWN_PAIR);
-		ck_assert_int_eq(total, want[0]);
-		check_clean(out);
+		complete_run(out, want);
 	}
 	th_rmdir(dir);
 	free(dir);
@@ -283,10 +290,7 @@ START_TEST(kill_at_random)
 	}
 	/* A single file is never shown: DIR never held an older tpusim's files. */
 	ck_assert_int_eq(shown[SHOWN_LAYERS] + shown[SHOWN_SUMMARY], 0);
-	ck_assert_int_eq(finish(spawn(settings[0], out, NULL)), 0);
-	ck_assert_int_eq(check_dir(out, want, 2, &total), SHOWN_PAIR);
-	ck_assert_int_eq(total, want[0]);
-	check_clean(out);
+	complete_run(out, want);
 	th_rmdir(dir);
 	free(dir);
 }
@@ -333,10 +337,7 @@ START_TEST(next_run_cleans_up)
 		gens += !strncmp(de->d_name, "gen-", 4);
 	closedir(d);
 	ck_assert_int_eq(gens, 1);
-	ck_assert_int_eq(finish(spawn(settings[0], out, NULL)), 0);
-	ck_assert_int_eq(check_dir(out, want, 2, &total), SHOWN_PAIR);
-	ck_assert_int_eq(total, want[0]);
-	check_clean(out);
+	complete_run(out, want);
 	th_rmdir(dir);
 	free(dir);
 }
