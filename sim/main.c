@@ -99,6 +99,17 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
 				      "--model", "--batch", "--vcd", "--plot", "--dataflows", NULL };
 
+/* Whether option o's value is a file or directory. */
+static bool names_path(const char *o)
+{
+	static const char *const paths[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--vcd", "--plot",
+					     NULL };
+	for (int k = 0; paths[k]; k++)
+		if (!strcmp(o, paths[k]))
+			return true;
+	return false;
+}
+
 static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 {
 	memset(a, 0, sizeof *a);
@@ -133,8 +144,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 		if (!v)
 			return err_input(e, "%s: expected a value after it, found the end of the command line", o);
 		/* Options that name a file or directory: an empty value names nothing. */
-		if (!*v && strcmp(o, "--set") && strcmp(o, "--dataflow") && strcmp(o, "--model") && strcmp(o, "--batch") &&
-		    strcmp(o, "--dataflows"))
+		if (!*v && names_path(o))
 			return bad_arg(e, o, "expected a path", v);
 		if (!strcmp(o, "-c") || !strcmp(o, "--config")) {
 			if (a->nconfigs == CONFIG_MAX_FILES)
@@ -310,8 +320,8 @@ static int cmd_run(const struct args *a, struct err *e)
 	if (a->plot) {
 		if (plot_dir(a->plot, false, p1, p2, sizeof p1, e) < 0)
 			goto out;
-		if (plot_cycles(in_dir(p1, sizeof p1, a->plot, "cycles.png"), &s->cfg, &s->w, &s->run, e) < 0 ||
-		    plot_roofline(in_dir(p2, sizeof p2, a->plot, "roofline.png"), &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
+		if (plot_cycles(p1, &s->cfg, &s->w, &s->run, e) < 0 ||
+		    plot_roofline(p2, &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
 			goto out;
 	}
 	if (a->out && report_write(a->out, &ctx, e) < 0)

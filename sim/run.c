@@ -134,7 +134,8 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		}
 		/* The engine's stalls past the margin: refused when seen, never summed past int64. */
 		if (r.cycles > RUN_MAX_CYCLES - out->total.cycles) {
-			err_input(e, "%s: expected a workload that takes at most 2^62 cycles in all, found more", w->file);
+			err_at(e, (struct pos){ w->file, 0, 0 }, NULL,
+			       "expected a workload that takes at most 2^62 cycles in all, found more");
 			goto fail;
 		}
 		result_add(&out->layers[ops->v[i].layer], &r);

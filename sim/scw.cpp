@@ -42,7 +42,6 @@ struct scw_kernel {
 	sc_trace_file *trace;
 	std::string failure;        /* the first error raised inside one of its threads */
 	sc_dt::uint64 tick;         /* one cycle (1 ns) in the context's time resolution: 1 */
-	int64_t last;               /* the last cycle a wait may end at: INT64_MAX, or the clock's end */
 };
 
 /* An event binds to the context of the first thread that waits on it or notifies it. */
@@ -149,8 +148,6 @@ extern "C" scw_kernel *scw_kernel_new(struct err *e)
 		sim_assert_fail(r.get_msg(), __FILE__, __LINE__);
 	}
 	k->tick = sc_time(1, SC_NS).value();
-	sc_dt::uint64 end = sc_max_time().value() / k->tick;
-	k->last = end > (sc_dt::uint64)SCW_LAST_CYCLE ? SCW_LAST_CYCLE : (int64_t)end;
 	return k;
 }
 
@@ -222,11 +219,10 @@ extern "C" int64_t scw_now(void)
 	return cycles(sc_time_stamp());
 }
 
-/* The last cycle a wait may end at, in the current context. */
+/* The last cycle a wait may end at, in the current context: INT64_MAX, or the clock's end. */
 static int64_t last_cycle(void)
 {
-	sc_dt::uint64 end = sc_max_time().value() / tick();
-	return running ? running->last : end > (sc_dt::uint64)SCW_LAST_CYCLE ? SCW_LAST_CYCLE : (int64_t)end;
+	return cycles(sc_max_time());
 }
 
 extern "C" void scw_wait(int64_t n)

@@ -270,7 +270,6 @@ static int load_layer(struct workload *w, const struct ynode *m, size_t idx, str
 	snprintf(shown, sizeof shown, "layers[%zu]", idx);
 	if (!(l = add_layer(w, m->pos, shown, e)))
 		return -1;
-	w->n--;     /* taken back unless the layer loads */
 	if (m->kind != Y_MAP)
 		return err_at(e, m->pos, shown, "expected a mapping with a type, found %s", ynode_describe(m, buf, sizeof buf));
 	snprintf(shown, sizeof shown, "layers[%zu].type", idx);
@@ -298,7 +297,6 @@ static int load_layer(struct workload *w, const struct ynode *m, size_t idx, str
 	if (cfg_load_map(s, l, m, shown, seen, origin, e) < 0 || cfg_check_required(s, seen, m->pos, shown, e) < 0 ||
 	    keep_key_pos(w, l, origin, e) < 0)
 		return -1;
-	w->n++;
 	return 0;
 }
 
@@ -496,7 +494,6 @@ static int csv_line(struct workload *w, char *line, long lineno, size_t *ncols, 
 			      "expected %zu fields as in the header, found %zu", *ncols, n);
 	if (!(l = add_layer(w, (struct pos){ w->file, lineno, 1 }, NULL, e)))
 		return -1;
-	w->n--;     /* taken back unless the row loads */
 	snprintf(l->name, sizeof l->name, "%.*s", (int)sizeof l->name - 1, f[0].s);
 	for (const char *ch = f[0].s; *ch; ch++) {
 		if (*ch < 0x20 || *ch > 0x7e || *ch == '"' || *ch == '\\') {
@@ -544,10 +541,7 @@ static int csv_line(struct workload *w, char *line, long lineno, size_t *ncols, 
 		l->scalesim_rounding = true;
 		set_key_pos(origin, L_CONV2D, "kernel", (struct pos){ w->file, lineno, f[3].col });
 	}
-	if (keep_key_pos(w, l, origin, e) < 0)
-		return -1;
-	w->n++;
-	return 0;
+	return keep_key_pos(w, l, origin, e);
 }
 
 static int load_csv(struct workload *w, const char *path, struct err *e)
