@@ -27,6 +27,7 @@ const struct cfg_schema *config_schema(void)
 		rc |= cfg_schema_add(&schema, "hbm.", hbm_keys, offsetof(struct arch, hbm));
 		rc |= cfg_schema_add(&schema, "vector.", vector_keys, offsetof(struct arch, vector));
 		rc |= cfg_schema_add(&schema, "energy.", energy_keys, offsetof(struct arch, energy));
+		rc |= cfg_schema_add(&schema, "chip.", chip_keys, offsetof(struct arch, chip));
 		rc |= cfg_schema_add(&schema, "sim.", sim_keys, offsetof(struct arch, sim));
 		SIM_ASSERT(rc == 0 && schema.n <= CONFIG_MAX_KEYS);
 	}

@@ -23,6 +23,7 @@
 #include "array.h"
 #include "energy.h"
 #include "cfg.h"
+#include "chip.h"
 #include "err.h"
 #include "hbm.h"
 #include "sram.h"
@@ -46,10 +47,11 @@ struct arch {
 	struct hbm_params hbm;
 	struct vector_params vector;
 	struct energy_params energy;
+	struct chip_params chip;
 	struct sim_params sim;
 };
 
-#define CONFIG_MAX_KEYS 64
+#define CONFIG_MAX_KEYS 96
 #define CONFIG_MAX_FILES 8
 #define CONFIG_MAX_SETS 256
 #define CONFIG_VALUE_MAX 256

@@ -355,8 +355,15 @@ int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 void oplist_release(struct oplist *l)
 {
 	free(l->v);
+	free(l->t);
 	l->v = NULL;
-	l->n = l->cap = 0;
+	l->t = NULL;
+	l->n = l->cap = l->nt = l->tcap = 0;
+}
+
+const char *tensor_name(const struct tensor *t, char *buf, size_t size)
+{
+	return name_of(t->layer_name ? t->layer_name : "op", t->suffix ? t->suffix : "", t->block, buf, size);
 }
 
 int64_t op_macs(const struct op *o)

@@ -34,6 +34,36 @@
 
 enum op_kind { OP_GEMM, OP_VEC };
 
+/*
+ * Tensors. Every op reads and writes named tensors, so that the chip can
+ * keep an activation on chip from the op that writes it to the last op that
+ * reads it (chip.h). A tensor is
+ *   TK_INPUT   an input of the network: in HBM before the run
+ *   TK_WEIGHT  a GEMM's weight operand: in HBM, read by its one op
+ *   TK_CACHE   state kept in HBM across runs (a decoder's KV cache)
+ *   TK_ACT     written by ops of the run (producer .. ready), read by later
+ *              ops (first_reader .. last_reader); one nobody reads is an
+ *              output of the network
+ * Which tensors a layer reads: the layers named by its `inputs` key, else
+ * the previous layer's output when it has the size the layer reads, else a
+ * new network input (workload.h).
+ */
+enum tensor_kind { TK_INPUT, TK_WEIGHT, TK_CACHE, TK_ACT };
+
+#define TENSOR_NONE (-1)
+
+struct tensor {
+	const char *layer_name;     /* borrowed: the layer that owns it (as struct op) */
+	const char *suffix;         /* static text: "out" for a layer's output, else its part ("q", "w", "in") */
+	int32_t block;              /* a causal block, or -1 */
+	int kind;                   /* enum tensor_kind */
+	int64_t elems;              /* elements, over all repeats (bytes: times the array's element size) */
+	int32_t producer;           /* TK_ACT: the first op that writes it; else TENSOR_NONE */
+	int32_t ready;              /* TK_ACT: the last op that writes it (readers wait for it); else TENSOR_NONE */
+	int32_t first_reader;       /* the first op that reads it, or TENSOR_NONE */
+	int32_t last_reader;        /* the last op that reads it, or TENSOR_NONE */
+};
+
 struct op {
 	const char *layer_name;     /* borrowed: the layer's name in the workload (NULL: "op") */
 	const char *suffix;         /* static text: "" for the layer's one op, else its part ("qk", "up") */
@@ -51,11 +81,16 @@ struct op {
 	int64_t in_elems;           /* elements read */
 	int64_t out_elems;          /* elements written */
 	int64_t lane_ops;           /* vector lane operations */
+	/* Tensors (indices into oplist.t): GEMM A and B, or a vector op's inputs; TENSOR_NONE when absent. */
+	int32_t in[2];
+	int32_t out;
 };
 
 struct oplist {
 	struct op *v;               /* owned */
 	size_t n, cap;
+	struct tensor *t;           /* owned: the tensors the ops name */
+	size_t nt, tcap;
 };
 
 /* Appends the ops of every layer of w to out. */
@@ -66,6 +101,9 @@ void oplist_release(struct oplist *l);
 
 /* The op's name in buf: "layer", "layer.suffix" or "layer.qk[3]". Returns buf. */
 const char *op_name(const struct op *o, char *buf, size_t size);
+
+/* The tensor's name in buf: "layer.out", "layer.q", "layer.scores[3]". Returns buf. */
+const char *tensor_name(const struct tensor *t, char *buf, size_t size);
 
 /* MACs of a GEMM op (M*K*N*repeat); 0 for a vector op. Checked not to overflow by lowering. */
 int64_t op_macs(const struct op *o);

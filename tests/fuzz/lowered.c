@@ -52,7 +52,7 @@ static void check_ops(const struct workload *w, const struct oplist *ops)
 
 static void check_run(const struct workload *w, const struct oplist *all, size_t size)
 {
-	struct oplist first = { all->v, all->n < FZ_RUN_OPS ? all->n : FZ_RUN_OPS, 0 };
+	struct oplist first = { all->v, all->n < FZ_RUN_OPS ? all->n : FZ_RUN_OPS, 0, all->t, all->nt, 0 };
 	const struct oplist *ops = &first;
 	static struct config cfg;
 	static int ready;

@@ -1,0 +1,23 @@
+/*
+ * chip.c - the chip's keys (see chip.h).
+ */
+#include "chip.h"
+
+#include "config.h"
+
+#define F(x) offsetof(struct chip_params, x)
+const struct cfg_key chip_keys[] = {
+	{ "cores", CFG_INT, F(cores), "", "1", 1, 64, NULL,
+	  "cores on the chip; each has its own SRAM buffers (sram.*) and vector unit, all share the off-chip memory" },
+	{ "arrays_per_core", CFG_INT, F(arrays_per_core), "", "1", 1, 64, NULL,
+	  "systolic arrays per core; they share the core's SRAM buffers and vector unit, and split each op" },
+	{ "keep_activations", CFG_BOOL, F(keep_activations), "", "false", 0, 0, NULL,
+	  "a tensor an op writes stays on chip until its last reader when it fits (else it spills to HBM)" },
+	{ "prefetch_across_ops", CFG_BOOL, F(prefetch_across_ops), "", "false", 0, 0, NULL,
+	  "the load queue runs on into the next ops' weights; an op starts when its inputs exist" },
+	{ "activation_kib", CFG_AUTO, F(activation_kib), "KiB", "auto", 1, 1 << 30, NULL,
+	  "on-chip storage for the activations kept between ops, whole chip; auto: each core's inputs buffer "
+	  "(the unified pool when sram.unified)" },
+	CFG_END
+};
+#undef F
