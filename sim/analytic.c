@@ -124,9 +124,11 @@ static void gemm_sram(const struct sched *s, struct result *r)
 		sum = (struct sram_fold){ rep * s->nchunks * s->rows * s->cols, rep * s->nc * s->rows * s->t, rep * s->nr * mn,
 					  rep * (s->nr - 1) * mn };
 	sram_fold_traffic(s->df, s->eb, s->ab, &sum, r->sram_read_bytes, r->sram_write_bytes);
-	r->sram_read_bytes[sram_operand_buf(s->df, OPND_C)] += s->write_bytes;
+	r->sram_read_bytes[sram_operand_buf(s->df, OPND_C)] += s->write_bytes + s->onchip_write_bytes;
 	r->sram_write_bytes[sram_operand_buf(s->df, OPND_A)] += s->read_bytes[OPND_A];
 	r->sram_write_bytes[sram_operand_buf(s->df, OPND_B)] += s->read_bytes[OPND_B];
+	/* A result kept on chip goes from the accumulators to the activation storage (the input buffer). */
+	r->sram_write_bytes[SRAM_INPUTS] += s->onchip_write_bytes;
 }
 
 /* The closed form's time of an op: compute and memory bounds, and HBM bytes. */
@@ -142,8 +144,8 @@ static void bound(const struct config *cfg, const struct op *o, const struct sch
 	} else {
 		int64_t eb = array_elem_bytes(a->array.dtype);
 		r->compute_cycles = vector_cycles(&a->vector, o->lane_ops);
-		r->hbm_read_bytes = o->in_elems * eb;
-		r->hbm_write_bytes = o->out_elems * eb;
+		r->hbm_read_bytes = (o->in_elems - o->onchip_elems) * eb;
+		r->hbm_write_bytes = o->onchip & OC_C ? 0 : o->out_elems * eb;
 	}
 	r->memory_cycles = ideal ? 0 : arch_memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes);
 	r->cycles = max64(r->compute_cycles, r->memory_cycles);
@@ -193,10 +195,18 @@ int analytic_op(const struct config *cfg, const struct op *o, const struct sched
 		excess_cat = s->read_bytes[OPND_B] >= s->read_bytes[OPND_A] && s->read_bytes[OPND_B] >= s->write_bytes ?
 			     CAT_WEIGHTS : s->read_bytes[OPND_A] >= s->write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
 	} else {
+		int64_t eb = array_elem_bytes(cfg->arch.array.dtype), out = o->out_elems * eb;
 		r->cat[CAT_VECTOR] = r->compute_cycles;
-		/* Operands land in the input buffer and are read once; results pass through the output buffer. */
-		r->sram_write_bytes[SRAM_INPUTS] = r->sram_read_bytes[SRAM_INPUTS] = r->hbm_read_bytes;
-		r->sram_write_bytes[SRAM_OUTPUTS] = r->sram_read_bytes[SRAM_OUTPUTS] = r->hbm_write_bytes;
+		/*
+		 * Operands land in the input buffer (unless already held there) and
+		 * are read once; results pass through the output buffer, then to HBM
+		 * or to the activation storage.
+		 */
+		r->sram_write_bytes[SRAM_INPUTS] = r->hbm_read_bytes;
+		r->sram_read_bytes[SRAM_INPUTS] = o->in_elems * eb;
+		r->sram_write_bytes[SRAM_OUTPUTS] = r->sram_read_bytes[SRAM_OUTPUTS] = out;
+		if (o->onchip & OC_C)
+			r->sram_write_bytes[SRAM_INPUTS] += out;
 		r->vector_ops = 1;
 		excess_cat = r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
 	}

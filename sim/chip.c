@@ -3,7 +3,11 @@
  */
 #include "chip.h"
 
+#include <stdlib.h>
+
 #include "config.h"
+#include "lower.h"
+#include "schedule.h"
 
 #define F(x) offsetof(struct chip_params, x)
 const struct cfg_key chip_keys[] = {
@@ -21,3 +25,98 @@ const struct cfg_key chip_keys[] = {
 	CFG_END
 };
 #undef F
+
+int64_t chip_activation_bytes(const struct config *cfg)
+{
+	const struct arch *a = &cfg->arch;
+	if (a->chip.activation_kib)
+		return a->chip.activation_kib * 1024;
+	return a->chip.cores * sram_pool_bytes(&a->sram, SRAM_INPUTS);
+}
+
+bool chip_keeps(const struct config *cfg)
+{
+	return cfg->arch.chip.keep_activations && !cfg->arch.array.scalesim_compat;
+}
+
+/* Tensor t of ops, or NULL for TENSOR_NONE or an index out of range (hand-built ops name none). */
+static struct tensor *tensor_at(struct oplist *ops, int32_t t)
+{
+	return t >= 0 && (size_t)t < ops->nt ? &ops->t[t] : NULL;
+}
+
+int chip_place(const struct config *cfg, struct oplist *ops, struct err *e)
+{
+	int64_t eb = array_elem_bytes(cfg->arch.array.dtype), cap = chip_activation_bytes(cfg), live = 0;
+	bool *held;
+	if (!chip_keeps(cfg) || !ops->nt)
+		return 0;
+	/* held[t]: tensor t is in activation storage now. */
+	if (!(held = calloc(ops->nt, sizeof *held)))
+		return err_nomem(e, NULL);
+	for (size_t i = 0; i < ops->n; i++) {
+		struct op *o = &ops->v[i];
+		int32_t idx = (int32_t)i;
+		o->onchip = o->spill = 0;
+		o->onchip_elems = 0;
+		for (int j = 0; j < 2; j++) {
+			struct tensor *t = tensor_at(ops, o->in[j]);
+			int bit = j ? OC_B : OC_A;
+			if (!t)
+				continue;
+			if (held[o->in[j]]) {
+				o->onchip |= bit;
+				o->onchip_elems += t->elems;
+			} else if (t->kind == TK_ACT) {
+				o->spill |= bit;
+			} else if (t->kind == TK_INPUT && t->first_reader == idx && t->last_reader > idx &&
+				   live + t->elems * eb <= cap) {
+				held[o->in[j]] = true;      /* read from HBM once, then kept for the later readers */
+				live += t->elems * eb;
+			}
+		}
+		struct tensor *out = tensor_at(ops, o->out);
+		if (out && out->kind == TK_ACT) {
+			if (out->producer == idx && out->last_reader != TENSOR_NONE && live + out->elems * eb <= cap) {
+				held[o->out] = true;
+				live += out->elems * eb;
+			}
+			if (held[o->out])
+				o->onchip |= OC_C;
+			else if (out->last_reader != TENSOR_NONE)
+				o->spill |= OC_C;
+		}
+		/* Tensors whose last reader this is leave the storage. */
+		for (int j = 0; j < 2; j++) {
+			struct tensor *t = tensor_at(ops, o->in[j]);
+			if (t && t->last_reader == idx && held[o->in[j]]) {
+				held[o->in[j]] = false;
+				live -= t->elems * eb;
+			}
+		}
+	}
+	free(held);
+	return 0;
+}
+
+int64_t chip_spill_bytes(const struct config *cfg, const struct op *o, const struct sched *s)
+{
+	int64_t eb = array_elem_bytes(cfg->arch.array.dtype), bytes = 0;
+	if (!o->spill)
+		return 0;
+	if (o->kind == OP_GEMM) {
+		if (o->spill & OC_A)
+			bytes += s->read_bytes[OPND_A];
+		if (o->spill & OC_B)
+			bytes += s->read_bytes[OPND_B];
+		if (o->spill & OC_C)
+			bytes += s->write_bytes;
+		return bytes;
+	}
+	/* A vector op reads whatever of its inputs is not on chip; the spilled share of that is its spill. */
+	if (o->spill & (OC_A | OC_B))
+		bytes += (o->in_elems - o->onchip_elems) * eb;
+	if (o->spill & OC_C)
+		bytes += o->out_elems * eb;
+	return bytes;
+}

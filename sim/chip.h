@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "cfgkey.h"
+#include "err.h"
 
 struct chip_params {
 	int64_t cores;                  /* TensorCores */
@@ -39,5 +40,39 @@ struct chip_params {
 };
 
 extern const struct cfg_key chip_keys[];
+
+struct config;
+struct op;
+struct oplist;
+struct sched;
+
+/* Bytes of on-chip activation storage: chip.activation_kib, or auto: cores x the inputs buffer's pool. */
+int64_t chip_activation_bytes(const struct config *cfg);
+
+/* True when cfg keeps activations on chip (chip.keep_activations, never under array.scalesim_compat). */
+bool chip_keeps(const struct config *cfg);
+
+/*
+ * Decides where every tensor of ops lives and marks each op's operands
+ * (op.onchip, op.spill, op.onchip_elems), in program order, in O(ops):
+ *   - an activation stays on chip when, at its producer, it fits in the
+ *     activation storage beside the tensors held there (each held from its
+ *     producer, or a network input from its first reader, until its last
+ *     reader has run); otherwise its producer writes it to HBM and every
+ *     reader reads it back: it spills;
+ *   - a network input with later readers is read from HBM by its first
+ *     reader and then stays when it fits; weights and caches stay in HBM;
+ *     a tensor nobody reads (an output of the network) is written to HBM.
+ * Without chip_keeps every op is left as lowered (all in HBM). Returns 0, or
+ * -1 with e set (out of memory).
+ */
+int chip_place(const struct config *cfg, struct oplist *ops, struct err *e);
+
+/*
+ * The HBM bytes of op o (planned as s, NULL for a vector op) that move
+ * activations that did not fit on chip: the spill traffic, part of the
+ * op's HBM bytes.
+ */
+int64_t chip_spill_bytes(const struct config *cfg, const struct op *o, const struct sched *s);
 
 #endif

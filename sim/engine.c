@@ -93,13 +93,61 @@ void engine_free(engine *en)
 	free(en);
 }
 
+/* ---- a pass: ops on the load, matrix and store threads ---- */
+
+/* One op of a pass. */
+struct opstate {
+	const struct op *o;             /* borrowed */
+	const struct sched *s;          /* borrowed; NULL: a vector op */
+	struct result *r;               /* its counts and cycles */
+	scw_sem *slots[2];              /* one op a pass: free streaming tiles of A and B */
+	int64_t oslots;                 /* accumulator tiles */
+	int64_t avail;                  /* when its results are where readers find them (HBM or on chip); -1 not yet */
+	int64_t last_store;
+};
+
 /*
- * Moves bytes at addr through off-chip memory, from a thread: while the
- * memory refuses the request, waits until the cycle it names and issues it
- * again. Returns the cycle the request completes; if the memory cannot say
- * yet, waits until it can.
+ * A pass runs ops in program order on one kernel run: the load thread walks
+ * their loads, the matrix thread their folds (and a vector op's work), the
+ * store thread their stores. One op a pass (engine_op) is layer by layer;
+ * several (engine_ops) let the loads run ahead into later ops' tiles and the
+ * stores trail into later ops' time, with buffer space shared through pools.
  */
-static int64_t transfer(engine *en, uint64_t addr, int64_t bytes, bool write)
+struct pass {
+	engine *en;
+	const struct oplist *ops;       /* borrowed: the tensors, for dependencies */
+	size_t i0, n;                   /* ops i0 .. i0 + n - 1 of ops */
+	struct opstate *st;             /* n */
+	bool chip;                      /* several ops: pools and dependencies */
+	scw_sem *pool[SRAM_NBUF];       /* chip: free bytes of each buffer's pool (shared pools share one) */
+	int64_t pool_cap[SRAM_NBUF];
+	scw_event *news;                /* a store was issued, or an op's results became available */
+	scw_sem *issued;                /* loads issued, not yet seen by the matrix unit */
+	scw_sem *room;                  /* free entries of done[] */
+	scw_sem *finished;              /* output blocks the array has finished */
+	int64_t done[RING];             /* arrival cycle of load j, at j % RING */
+	int64_t block_ready[RING];      /* cycle block b has left the array */
+	int64_t store_done[RING];       /* cycle block b is in HBM (or in on-chip storage) */
+	uint64_t store_addr[RING];      /* where block b goes, and its bytes: the program's store, */
+	int64_t store_bytes[RING];      /* handed over by the matrix unit */
+	int32_t store_op[RING];         /* and its op, in st[] */
+	bool store_last[RING];          /* the op's last store */
+	int64_t nstores;                /* stores handed over so far */
+	int64_t nstored;                /* stores issued so far */
+	int64_t blocks;                 /* output blocks begun so far */
+	int64_t seen;                   /* loads the matrix unit has taken so far */
+	bool matrix_done;               /* no more stores will come */
+	int64_t matrix_end, last_store;
+	int alive;                      /* threads not yet finished */
+};
+
+/*
+ * Moves bytes at addr through off-chip memory for op os, from a thread:
+ * while the memory refuses the request, waits until the cycle it names and
+ * issues it again. Returns the cycle the request completes; if the memory
+ * cannot say yet, waits until it can.
+ */
+static int64_t transfer(engine *en, struct opstate *os, uint64_t addr, int64_t bytes, bool write)
 {
 	uint64_t ticket;
 	int64_t at, done;
@@ -107,88 +155,130 @@ static int64_t transfer(engine *en, uint64_t addr, int64_t bytes, bool write)
 		scw_wait_until(at);
 	while ((done = mem_done(en->mem, ticket, scw_now(), &at)) == MEM_NOT_YET)
 		scw_wait_until(at);
+	if (write)
+		os->r->hbm_write_bytes += bytes;
+	else
+		os->r->hbm_read_bytes += bytes;
 	return done;
 }
 
-/* ---- GEMM ops ---- */
-
-struct gemm_run {
-	engine *en;
-	const struct sched *s;       /* borrowed */
-	int64_t t0;
-	scw_sem *slots[2];           /* free streaming tiles of A and B */
-	scw_sem *issued;             /* loads issued, not yet seen by the matrix unit */
-	scw_sem *room;               /* free entries of done[] */
-	scw_sem *finished;           /* output blocks the array has finished */
-	scw_sem *stored;             /* output blocks whose store has been issued */
-	int64_t oslots;              /* accumulator tiles */
-	int64_t done[RING];          /* arrival cycle of load j, at j % RING */
-	int64_t block_ready[RING];   /* cycle block b has left the array */
-	int64_t store_done[RING];    /* cycle block b is in HBM */
-	uint64_t store_addr[RING];   /* where block b goes, and its bytes: the program's store, */
-	int64_t store_bytes[RING];   /* handed over by the matrix unit */
-	int64_t nstores;             /* stores handed over so far */
-	bool matrix_done;            /* no more stores will come */
-	int64_t matrix_end, last_store;
-	int64_t cat[CAT_N];
-	int alive;                   /* threads not yet finished */
-};
-
-static bool kept(const struct gemm_run *g, int operand)
+static bool kept(const struct opstate *os, int operand)
 {
-	return operand == g->s->s_opnd ? g->s->keep_s : g->s->keep_x;
+	return operand == os->s->s_opnd ? os->s->keep_s : os->s->keep_x;
+}
+
+/* chip: takes (gives) bytes of buffer buf's pool; never more than the pool holds, so a take always ends. */
+static void pool_take(struct pass *p, int buf, int64_t bytes)
+{
+	scw_sem_take(p->pool[buf], min64(bytes, p->pool_cap[buf]));
+}
+
+static void pool_give(struct pass *p, int buf, int64_t bytes)
+{
+	scw_sem_give(p->pool[buf], min64(bytes, p->pool_cap[buf]));
+}
+
+/*
+ * chip: waits until input j (0, 1) of op os, when an activation that an
+ * earlier op of this pass writes to HBM, is there. Returns the cycles waited.
+ */
+static int64_t wait_input(struct pass *p, const struct opstate *os, int j)
+{
+	const struct oplist *l = p->ops;
+	int32_t t = os->o->in[j];
+	int64_t from = scw_now();
+	if (!p->chip || t < 0 || (size_t)t >= l->nt || l->t[t].kind != TK_ACT || (os->o->onchip & (j ? OC_B : OC_A)))
+		return 0;
+	int32_t w = l->t[t].ready;
+	if (w < 0 || (size_t)w < p->i0 || (size_t)w >= p->i0 + p->n)
+		return 0;
+	const struct opstate *src = &p->st[(size_t)w - p->i0];
+	if (src == os)
+		return 0;
+	while (src->avail < 0)
+		scw_event_wait(p->news);
+	scw_wait_until(src->avail);
+	return scw_now() - from;
 }
 
 static void load_thread(void *arg)
 {
-	struct gemm_run *g = arg;
+	struct pass *p = arg;
 	struct sched_iter it;
 	struct tile_ins ins;
 	int64_t j = 0;
 
-	sched_iter_init(&it, g->s);
-	while (sched_next(&it, &ins)) {
-		if (ins.kind != TI_LOAD)
+	for (size_t k = 0; k < p->n; k++) {
+		struct opstate *os = &p->st[k];
+		bool took[2] = { false, false };
+		if (!os->s)
 			continue;
-		scw_sem_take(g->room, 1);
-		if (!kept(g, ins.operand))
-			scw_sem_take(g->slots[ins.operand], 1);
-		g->done[j++ % RING] = transfer(g->en, ins.addr, ins.bytes, false);
-		sram_write(g->en->sram, sram_operand_buf(g->s->df, ins.operand), ins.bytes);
-		g->en->tr_loads++;
-		scw_sem_give(g->issued, 1);
+		sched_iter_init(&it, os->s);
+		while (sched_next(&it, &ins)) {
+			int opnd = ins.operand, buf;
+			if (ins.kind != TI_LOAD)
+				continue;
+			buf = sram_operand_buf(os->s->df, opnd);
+			scw_sem_take(p->room, 1);
+			if (os->s->onchip[opnd]) {
+				p->done[j++ % RING] = scw_now();     /* already in on-chip storage */
+			} else {
+				wait_input(p, os, opnd);
+				if (!kept(os, opnd))
+					p->chip ? pool_take(p, buf, ins.bytes) : scw_sem_take(os->slots[opnd], 1);
+				else if (p->chip && !took[opnd])
+					pool_take(p, buf, os->s->kept_bytes[opnd]);
+				took[opnd] = true;
+				p->done[j++ % RING] = transfer(p->en, os, ins.addr, ins.bytes, false);
+				os->r->sram_write_bytes[buf] += ins.bytes;
+			}
+			p->en->tr_loads++;
+			scw_sem_give(p->issued, 1);
+		}
 	}
-	g->alive--;
+	p->alive--;
 }
 
 static void store_thread(void *arg)
 {
-	struct gemm_run *g = arg;
+	struct pass *p = arg;
 	int64_t b = 0;
 
 	/* The matrix unit hands over each store as its block finishes, then one last token. */
 	for (;;) {
-		scw_sem_take(g->finished, 1);
-		if (b == g->nstores && g->matrix_done)
+		scw_sem_take(p->finished, 1);
+		if (b == p->nstores && p->matrix_done)
 			break;
-		scw_wait_until(g->block_ready[b % RING]);
-		sram_read(g->en->sram, sram_operand_buf(g->s->df, OPND_C), g->store_bytes[b % RING]);
-		g->store_done[b % RING] = transfer(g->en, g->store_addr[b % RING], g->store_bytes[b % RING], true);
-		g->last_store = max64(g->last_store, g->store_done[b % RING]);
+		int i = (int)(b % RING);
+		struct opstate *os = &p->st[p->store_op[i]];
+		scw_wait_until(p->block_ready[i]);
+		os->r->sram_read_bytes[sram_operand_buf(os->s->df, OPND_C)] += p->store_bytes[i];
+		if (os->s->onchip[OPND_C]) {
+			/* Kept on chip: the results go to the activation storage. */
+			p->store_done[i] = scw_now();
+			os->r->sram_write_bytes[SRAM_INPUTS] += p->store_bytes[i];
+		} else {
+			p->store_done[i] = transfer(p->en, os, p->store_addr[i], p->store_bytes[i], true);
+		}
+		os->last_store = max64(os->last_store, p->store_done[i]);
+		p->last_store = max64(p->last_store, p->store_done[i]);
+		if (p->store_last[i])
+			os->avail = os->last_store;
 		b++;
-		g->en->tr_stores++;
-		scw_sem_give(g->stored, 1);
+		p->en->tr_stores++;
+		p->nstored++;
+		scw_event_notify(p->news);
 	}
-	g->alive--;
+	p->alive--;
 }
 
 /*
- * Charges the array's wait [from, to) (st->wait_*). Data that arrived late
- * shares it in proportion to the bytes this fold loaded of each operand (a
- * memory queue delays everything behind the bytes in it, whichever tile is
+ * Charges the array's wait [from, to) (st->wait_*) to cat. Data that arrived
+ * late shares it in proportion to the bytes this fold loaded of each operand
+ * (a memory queue delays everything behind the bytes in it, whichever tile is
  * last out); with no late data, the wait that ended last takes it all.
  */
-static void charge_stall(struct gemm_run *g, const struct array_step *st, const int64_t loaded[2])
+static void charge_stall(int64_t cat[CAT_N], const struct array_step *st, const int64_t loaded[2])
 {
 	int64_t from = st->wait_from, to = st->wait_to, total = 0, left, share[3] = { 0 }, data = from, bytes[3];
 	const int64_t *ready = st->wait_ready;
@@ -206,7 +296,7 @@ static void charge_stall(struct gemm_run *g, const struct array_step *st, const 
 	for (int i = 0; i < n; i++) {
 		if (!bytes[i] && ready[i] > data && ready[i] >= ready[best]) {
 			int64_t cut = min64(data, to);
-			g->cat[cats[i]] += to - cut;
+			cat[cats[i]] += to - cut;
 			to = cut;
 		}
 	}
@@ -220,7 +310,7 @@ static void charge_stall(struct gemm_run *g, const struct array_step *st, const 
 			total += bytes[i];
 	}
 	if (total == 0) {
-		g->cat[cats[best]] += to - from;
+		cat[cats[best]] += to - from;
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -231,57 +321,54 @@ static void charge_stall(struct gemm_run *g, const struct array_step *st, const 
 	}
 	share[best] += left;
 	for (int i = 0; i < n; i++)
-		g->cat[cats[i]] += share[i];
+		cat[cats[i]] += share[i];
 }
 
 /* Stream length: T, or longer when a buffer port cannot feed the array's edge; *slow_cat takes the excess. */
-static int64_t stream_cycles(const struct gemm_run *g, const struct tile_ins *f, int *slow_cat)
+static int64_t stream_cycles(const engine *en, const struct sched *s, const struct tile_ins *f, int *slow_cat)
 {
-	const struct sched *s = g->s;
 	struct sram_fold sf = sram_fold_of(s->df, f->sr, f->sc, f->t, true);
 	int left = array_left_operand(s->df), top = array_top_operand(s->df);
 	int64_t t = f->t, best = t, x;
 	*slow_cat = array_wait_cat(left);
-	if ((x = sram_stream_cycles(g->en->sram, sram_operand_buf(s->df, left), t, sf.rows_t * s->eb)) > best)
+	if ((x = sram_stream_cycles(en->sram, sram_operand_buf(s->df, left), t, sf.rows_t * s->eb)) > best)
 		best = x, *slow_cat = array_wait_cat(left);
 	if (s->df == DF_OS) {
-		if ((x = sram_stream_cycles(g->en->sram, sram_operand_buf(s->df, top), t, sf.cols_t * s->eb)) > best)
+		if ((x = sram_stream_cycles(en->sram, sram_operand_buf(s->df, top), t, sf.cols_t * s->eb)) > best)
 			best = x, *slow_cat = array_wait_cat(top);
 		return best;
 	}
 	/* Accumulating reads and writes Sc partial sums a cycle, on separate read and write ports. */
-	if ((x = sram_stream_cycles(g->en->sram, sram_operand_buf(s->df, OPND_C), t, sf.cols_t * s->ab)) > best)
+	if ((x = sram_stream_cycles(en->sram, sram_operand_buf(s->df, OPND_C), t, sf.cols_t * s->ab)) > best)
 		best = x, *slow_cat = array_wait_cat(OPND_C);
 	return best;
 }
 
-static void count_sram(struct gemm_run *g, const struct tile_ins *f)
+static void count_sram(struct opstate *os, const struct tile_ins *f)
 {
-	const struct sched *s = g->s;
+	const struct sched *s = os->s;
 	struct sram_fold sf = sram_fold_of(s->df, f->sr, f->sc, f->t, f->first);
 	int64_t rd[SRAM_NBUF] = { 0 }, wr[SRAM_NBUF] = { 0 };
 	sram_fold_traffic(s->df, s->eb, s->ab, &sf, rd, wr);
 	for (int b = 0; b < SRAM_NBUF; b++) {
-		sram_read(g->en->sram, b, rd[b]);
-		sram_write(g->en->sram, b, wr[b]);
+		os->r->sram_read_bytes[b] += rd[b];
+		os->r->sram_write_bytes[b] += wr[b];
 	}
 }
 
-static void matrix_thread(void *arg)
+/* The folds of GEMM op os, from now; returns when its last results have left the array. */
+static void gemm_body(struct pass *p, struct opstate *os)
 {
-	struct gemm_run *g = arg;
-	const struct sched *s = g->s;
-	const struct array_params *ap = &g->en->cfg->arch.array;
+	const struct sched *s = os->s;
+	engine *en = p->en;
 	struct sched_iter it;
 	struct tile_ins ins;
 	struct array_timer tm;
 	struct array_fold f;
 	struct array_step st;
 	int lops[2], nl = 0;
-	int64_t lbytes[2] = { 0 };
-	int64_t j = 0, blocks = 0, prev_end = g->t0;
-
-	array_timer_init(&tm, ap, s->df, g->t0);
+	int64_t lbytes[2] = { 0 }, t0 = scw_now(), prev_end = t0, *cat = os->r->cat;
+	array_timer_init(&tm, &en->cfg->arch.array, s->df, t0);
 	sched_iter_init(&it, s);
 	while (sched_next(&it, &ins)) {
 		if (ins.kind == TI_LOAD) {
@@ -291,140 +378,67 @@ static void matrix_thread(void *arg)
 			continue;
 		}
 		if (ins.kind == TI_STORE) {
-			g->store_addr[g->nstores % RING] = ins.addr;
-			g->store_bytes[g->nstores % RING] = ins.bytes;
-			g->nstores++;
-			scw_sem_give(g->finished, 1);
+			int i = (int)(p->nstores % RING);
+			p->store_addr[i] = ins.addr;
+			p->store_bytes[i] = ins.bytes;
+			p->store_op[i] = (int32_t)(os - p->st);
+			p->store_last[i] = ins.inst_last && ins.rep == os->o->repeat - 1;
+			p->nstores++;
+			scw_sem_give(p->finished, 1);
 			continue;
 		}
 		/* A fold: its loads have been issued, and when they arrive is known. */
 		f = (struct array_fold){ .sr = ins.sr, .sc = ins.sc, .t = ins.t, .cont = ins.cont, .last = ins.last,
 					 .inst_last = ins.inst_last };
-		f.ready[OPND_A] = f.ready[OPND_B] = f.ready[OPND_C] = g->t0;
-		scw_sem_take(g->issued, nl);
-		for (int i = 0; i < nl; i++, j++)
-			f.ready[lops[i]] = max64(f.ready[lops[i]], g->done[j % RING]);
-		scw_sem_give(g->room, nl);
-		if (ins.first && blocks++ >= g->oslots) {
-			scw_sem_take(g->stored, 1);
-			f.ready[OPND_C] = g->store_done[(blocks - 1 - g->oslots) % RING];
+		f.ready[OPND_A] = f.ready[OPND_B] = f.ready[OPND_C] = t0;
+		scw_sem_take(p->issued, nl);
+		for (int i = 0; i < nl; i++, p->seen++)
+			f.ready[lops[i]] = max64(f.ready[lops[i]], p->done[p->seen % RING]);
+		scw_sem_give(p->room, nl);
+		/* A new block needs an accumulator tile: the one of the block oslots before it, once stored. */
+		if (ins.first && p->blocks++ >= os->oslots) {
+			int64_t need = p->blocks - 1 - os->oslots;
+			while (p->nstored <= need)
+				scw_event_wait(p->news);
+			f.ready[OPND_C] = max64(f.ready[OPND_C], p->store_done[need % RING]);
 		}
 		/* Here: the stationary buffer's port can stretch the shift, any port the stream. */
-		f.shift = sram_stream_cycles(g->en->sram, s->s_buf, ins.sr, ins.sr * ins.sc * s->eb);
-		f.stream = stream_cycles(g, &ins, &f.stream_cat);
+		f.shift = sram_stream_cycles(en->sram, s->s_buf, ins.sr, ins.sr * ins.sc * s->eb);
+		f.stream = stream_cycles(en, s, &ins, &f.stream_cat);
 		array_timer_fold(&tm, &f, &st);
 		for (int c = 0; c < CAT_N; c++)
-			g->cat[c] += st.cat[c];
-		charge_stall(g, &st, lbytes);
-		lbytes[0] = lbytes[1] = 0;
-		count_sram(g, &ins);
-		if (g->en->tracing) {
+			cat[c] += st.cat[c];
+		charge_stall(cat, &st, lbytes);
+		count_sram(os, &ins);
+		if (en->tracing) {
 			/* For the trace: the array waits from the end of the last stream until this one starts. */
-			g->en->tr_stall = st.start > prev_end;
+			en->tr_stall = st.start > prev_end;
 			scw_wait_until(st.start);
-			g->en->tr_stall = 0;
+			en->tr_stall = 0;
 		}
 		scw_wait_until(st.end);
 		prev_end = st.end;
-		g->en->tr_folds++;
-		for (int i = 0; i < nl; i++)
-			if (!kept(g, lops[i]))
-				scw_sem_give(g->slots[lops[i]], 1);
+		en->tr_folds++;
+		for (int i = 0; i < nl; i++) {
+			if (kept(os, lops[i]))
+				continue;
+			if (p->chip)
+				pool_give(p, sram_operand_buf(s->df, lops[i]), lbytes[lops[i]]);
+			else
+				scw_sem_give(os->slots[lops[i]], 1);
+		}
+		lbytes[0] = lbytes[1] = 0;
 		nl = 0;
 		if (ins.last)
-			g->block_ready[(blocks - 1) % RING] = st.out;
+			p->block_ready[(p->blocks - 1) % RING] = st.out;
 	}
-	g->matrix_done = true;
-	scw_sem_give(g->finished, 1);
-	g->matrix_end = array_timer_end(&tm, g->cat);
-	scw_wait_until(g->matrix_end);
-	g->alive--;
+	scw_wait_until(array_timer_end(&tm, cat));
+	if (p->chip) {
+		for (int opnd = 0; opnd < 2; opnd++)
+			if (kept(os, opnd) && !s->onchip[opnd])
+				pool_give(p, sram_operand_buf(s->df, opnd), s->kept_bytes[opnd]);
+	}
 }
-
-/* Streaming tiles an operand's buffer holds beside what the plan keeps there. */
-static int64_t slots_for(const struct gemm_run *g, int operand, int64_t tile)
-{
-	const struct sched *s = g->s;
-	if (g->en->ideal || s->compat || kept(g, operand))
-		return SRAM_MAX_SLOTS;
-	return sram_stream_slots(&g->en->cfg->arch.sram, sram_operand_buf(s->df, operand), s->footprint, tile);
-}
-
-static int gemm_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
-{
-	struct gemm_run *g = calloc(1, sizeof *g);
-	int64_t acc_tile;
-	int rc = -1;
-
-	if (!g)
-		return err_nomem(e, NULL);
-	g->s = s;
-	g->en = en;
-	g->t0 = scw_kernel_now(en->kernel);
-	if (s->df == DF_OS) {
-		int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n);
-		g->slots[OPND_A] = scw_sem_new(slots_for(g, OPND_A, rr * s->kpart * s->eb));
-		g->slots[OPND_B] = scw_sem_new(slots_for(g, OPND_B, s->kpart * cc * s->eb));
-		acc_tile = en->ideal ? 0 : rr * cc * s->ab;
-	} else {
-		int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
-		g->slots[s->s_opnd] = scw_sem_new(slots_for(g, s->s_opnd, rr * cc * s->eb));
-		g->slots[s->x_opnd] = scw_sem_new(slots_for(g, s->x_opnd, rr * s->chunk * s->eb));
-		acc_tile = en->ideal || s->compat ? 0 : s->chunk * cc * s->ab;
-	}
-	g->oslots = acc_tile ? sram_stream_slots(&en->cfg->arch.sram, SRAM_OUTPUTS, s->footprint, acc_tile) : IDEAL_OSLOTS;
-	g->issued = scw_sem_new(0);
-	g->room = scw_sem_new(LOAD_WINDOW);
-	g->finished = scw_sem_new(0);
-	g->stored = scw_sem_new(0);
-	if (!g->slots[0] || !g->slots[1] || !g->issued || !g->room || !g->finished || !g->stored) {
-		err_nomem(e, NULL);
-		goto out;
-	}
-	mem_reset(en->mem);
-	sram_reset(en->sram);
-	g->alive = 3;
-	scw_spawn(en->kernel, "load", load_thread, g);
-	scw_spawn(en->kernel, "matrix", matrix_thread, g);
-	scw_spawn(en->kernel, "store", store_thread, g);
-	if (scw_run(en->kernel, e) < 0)
-		goto out;
-	if (g->alive) {
-		char name[OP_NAME_MAX];
-		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
-			(long long)scw_now(), op_name(o, name, sizeof name), g->alive);
-		goto out;
-	}
-	int64_t end = max64(g->matrix_end, g->last_store);
-	if (end > g->matrix_end)
-		g->cat[CAT_OUTPUTS] += end - g->matrix_end;
-	memset(r, 0, sizeof *r);
-	r->macs = op_macs(o);
-	r->cycles = end - g->t0;
-	memcpy(r->cat, g->cat, sizeof r->cat);
-	r->folds = s->folds;
-	r->gemm_ops = 1;
-	rc = 0;
-out:
-	for (int i = 0; i < 2; i++)
-		scw_sem_free(g->slots[i]);
-	scw_sem_free(g->issued);
-	scw_sem_free(g->room);
-	scw_sem_free(g->finished);
-	scw_sem_free(g->stored);
-	free(g);
-	return rc;
-}
-
-/* ---- vector ops ---- */
-
-struct vec_run {
-	engine *en;
-	const struct op *o;
-	int64_t t0, end;
-	int64_t cat[CAT_N];
-	bool finished;
-};
 
 /* The share of total in chunk i of n, rounded so the shares add up to total. */
 static int64_t share(int64_t total, int64_t i, int64_t n)
@@ -432,70 +446,246 @@ static int64_t share(int64_t total, int64_t i, int64_t n)
 	return (int64_t)(((__int128)total * (i + 1)) / n - ((__int128)total * i) / n);
 }
 
-static void vector_thread(void *arg)
+/*
+ * Vector op os, from now, in chunks: load, compute, store, overlapped. Its
+ * inputs held on chip are read there, the rest from HBM; a result kept on
+ * chip goes to the activation storage. Layer by layer it returns once its
+ * stores are in HBM; in a chip pass, once it has computed (readers of a
+ * result in HBM wait for the stores: os->avail).
+ */
+static void vector_body(struct pass *p, struct opstate *os)
 {
-	struct vec_run *v = arg;
-	const struct arch *a = &v->en->cfg->arch;
-	const struct op *o = v->o;
+	engine *en = p->en;
+	const struct arch *a = &en->cfg->arch;
+	const struct op *o = os->o;
+	int64_t *cat = os->r->cat;
 	int64_t eb = array_elem_bytes(a->array.dtype), chunk_ops = a->vector.lanes * ENGINE_VEC_CHUNK_ROWS;
-	int64_t n = engine_op_folds(v->en->cfg, o, NULL), next_load = 0, last_store = v->t0;
+	int64_t n = engine_op_folds(en->cfg, o, NULL), next_load = 0, last_store = scw_now();
+	int64_t hbm_in = o->in_elems - o->onchip_elems;
+	bool out_on = o->onchip & OC_C;
 	uint64_t in_addr = sched_base(OPND_A), out_addr = sched_base(OPND_C);
-	sram *sr = v->en->sram;
-
 	int64_t arrive[2] = { 0 };
+
+	cat[CAT_INPUTS] += wait_input(p, os, 0);
+	cat[CAT_INPUTS] += wait_input(p, os, 1);
 	for (int64_t i = 0; i < n; i++) {
 		/* Keep one chunk's load in flight ahead of the one being computed. */
 		while (next_load <= i + 1 && next_load < n) {
-			int64_t bytes = share(o->in_elems, next_load, n) * eb;
+			int64_t bytes = share(hbm_in, next_load, n) * eb;
 			int64_t issued = scw_now();      /* a memory that pushes back stalls the inputs */
-			arrive[next_load % 2] = transfer(v->en, in_addr, bytes, false);
-			v->cat[CAT_INPUTS] += scw_now() - issued;
+			arrive[next_load % 2] = hbm_in ? transfer(en, os, in_addr, bytes, false) : issued;
+			cat[CAT_INPUTS] += scw_now() - issued;
 			in_addr += (uint64_t)bytes;
-			sram_write(sr, SRAM_INPUTS, bytes);
+			os->r->sram_write_bytes[SRAM_INPUTS] += bytes;
 			next_load++;
 		}
 		int64_t now = scw_now(), ready = arrive[i % 2];
 		if (ready > now) {
-			v->cat[CAT_INPUTS] += ready - now;
+			cat[CAT_INPUTS] += ready - now;
 			scw_wait_until(ready);
 		}
 		int64_t ops = i < n - 1 ? chunk_ops : o->lane_ops - (n - 1) * chunk_ops;
 		int64_t cyc = vector_cycles(&a->vector, ops);
-		sram_read(sr, SRAM_INPUTS, share(o->in_elems, i, n) * eb);
-		v->cat[CAT_VECTOR] += cyc;
+		os->r->sram_read_bytes[SRAM_INPUTS] += share(o->in_elems, i, n) * eb;
+		cat[CAT_VECTOR] += cyc;
 		scw_wait(cyc);
 		int64_t out = share(o->out_elems, i, n) * eb;
-		sram_write(sr, SRAM_OUTPUTS, out);
-		sram_read(sr, SRAM_OUTPUTS, out);
+		os->r->sram_write_bytes[SRAM_OUTPUTS] += out;
+		os->r->sram_read_bytes[SRAM_OUTPUTS] += out;
+		if (out_on) {
+			os->r->sram_write_bytes[SRAM_INPUTS] += out;
+			continue;
+		}
 		int64_t issued = scw_now();              /* and the outputs */
-		last_store = max64(last_store, transfer(v->en, out_addr, out, true));
-		v->cat[CAT_OUTPUTS] += scw_now() - issued;
+		last_store = max64(last_store, transfer(en, os, out_addr, out, true));
+		cat[CAT_OUTPUTS] += scw_now() - issued;
 		out_addr += (uint64_t)out;
 	}
-	v->end = max64(scw_now(), last_store);
-	v->cat[CAT_OUTPUTS] += v->end - scw_now();
-	scw_wait_until(v->end);
-	v->finished = true;
+	os->last_store = last_store;
+	p->last_store = max64(p->last_store, last_store);
+	os->avail = max64(scw_now(), last_store);
+	if (!p->chip) {
+		cat[CAT_OUTPUTS] += os->avail - scw_now();
+		scw_wait_until(os->avail);
+	}
 }
 
-static int vector_op(engine *en, const struct op *o, struct result *r, struct err *e)
+static void matrix_thread(void *arg)
 {
-	struct vec_run v = { en, o, scw_kernel_now(en->kernel), 0, { 0 }, false };
-	mem_reset(en->mem);
-	sram_reset(en->sram);
-	scw_spawn(en->kernel, "vector", vector_thread, &v);
-	if (scw_run(en->kernel, e) < 0)
-		return -1;
-	if (!v.finished) {
-		char name[OP_NAME_MAX];
-		return err_sim(e, "cycle %lld: engine: vector unit stopped before finishing %s", (long long)scw_now(),
-			       op_name(o, name, sizeof name));
+	struct pass *p = arg;
+	for (size_t k = 0; k < p->n; k++) {
+		struct opstate *os = &p->st[k];
+		int64_t t0 = scw_now();
+		p->en->tr_op++;
+		if (os->s)
+			gemm_body(p, os);
+		else
+			vector_body(p, os);
+		os->r->cycles = scw_now() - t0;
+		scw_event_notify(p->news);
 	}
-	memset(r, 0, sizeof *r);
-	r->cycles = v.end - v.t0;
-	memcpy(r->cat, v.cat, sizeof r->cat);
-	r->vector_ops = 1;
+	p->matrix_end = scw_now();
+	p->matrix_done = true;
+	scw_sem_give(p->finished, 1);
+	p->alive--;
+}
+
+/* Streaming tiles an operand's buffer holds beside what the plan keeps there (one op a pass). */
+static int64_t slots_for(const engine *en, const struct opstate *os, int operand, int64_t tile)
+{
+	const struct sched *s = os->s;
+	if (en->ideal || s->compat || kept(os, operand))
+		return SRAM_MAX_SLOTS;
+	return sram_stream_slots(&en->cfg->arch.sram, sram_operand_buf(s->df, operand), s->footprint, tile);
+}
+
+/* Sets up op os of a pass: its accumulator tiles, and (one op a pass) its streaming slots. */
+static int op_setup(struct pass *p, struct opstate *os, struct err *e)
+{
+	const engine *en = p->en;
+	const struct sched *s = os->s;
+	const struct op *o = os->o;
+	int64_t acc_tile;
+	os->avail = -1;
+	if (!s)
+		return 0;
+	if (s->df == DF_OS) {
+		int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n);
+		if (!p->chip) {
+			os->slots[OPND_A] = scw_sem_new(slots_for(en, os, OPND_A, rr * s->kpart * s->eb));
+			os->slots[OPND_B] = scw_sem_new(slots_for(en, os, OPND_B, s->kpart * cc * s->eb));
+		}
+		acc_tile = en->ideal ? 0 : rr * cc * s->ab;
+	} else {
+		int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
+		if (!p->chip) {
+			os->slots[s->s_opnd] = scw_sem_new(slots_for(en, os, s->s_opnd, rr * cc * s->eb));
+			os->slots[s->x_opnd] = scw_sem_new(slots_for(en, os, s->x_opnd, rr * s->chunk * s->eb));
+		}
+		acc_tile = en->ideal || s->compat ? 0 : s->chunk * cc * s->ab;
+	}
+	os->oslots = acc_tile ? sram_stream_slots(&en->cfg->arch.sram, SRAM_OUTPUTS, s->footprint, acc_tile)
+			      : IDEAL_OSLOTS;
+	if (!p->chip && (!os->slots[0] || !os->slots[1]))
+		return err_nomem(e, NULL);
 	return 0;
+}
+
+static void pass_free(struct pass *p)
+{
+	if (!p)
+		return;
+	for (size_t k = 0; p->st && k < p->n; k++)
+		for (int i = 0; i < 2; i++)
+			scw_sem_free(p->st[k].slots[i]);
+	for (int b = 0; b < SRAM_NBUF; b++) {
+		bool first = true;
+		for (int a = 0; a < b; a++)
+			if (p->pool[a] == p->pool[b])
+				first = false;
+		if (first)
+			scw_sem_free(p->pool[b]);
+	}
+	scw_event_free(p->news);
+	scw_sem_free(p->issued);
+	scw_sem_free(p->room);
+	scw_sem_free(p->finished);
+	free(p->st);
+	free(p);
+}
+
+/*
+ * Runs ops[i0 .. i0 + n) (plans[k] for op i0 + k; vector ops' entries
+ * unused) as one pass, results into res[0 .. n). chip: several ops share the
+ * buffers and overlap; else n is 1 and the op runs alone on a quiet machine.
+ */
+static int run_pass(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct sched *const *plans,
+		    bool chip, struct result *res, struct err *e)
+{
+	struct pass *p = calloc(1, sizeof *p);
+	const struct sram_params *sp = &en->cfg->arch.sram;
+	int rc = -1;
+	int64_t t0 = scw_kernel_now(en->kernel);
+
+	if (!p || !(p->st = calloc(n ? n : 1, sizeof *p->st))) {
+		free(p);
+		return err_nomem(e, NULL);
+	}
+	p->en = en;
+	p->ops = ops;
+	p->i0 = i0;
+	p->n = n;
+	p->chip = chip;
+	p->last_store = t0;
+	for (size_t k = 0; k < n; k++) {
+		struct opstate *os = &p->st[k];
+		os->o = &ops->v[i0 + k];
+		os->s = os->o->kind == OP_GEMM ? plans[k] : NULL;
+		os->r = &res[k];
+		memset(os->r, 0, sizeof *os->r);
+		if (op_setup(p, os, e) < 0)
+			goto out;
+	}
+	for (int b = 0; chip && b < SRAM_NBUF; b++) {
+		for (int a = 0; a < b && !p->pool[b]; a++)
+			if (sram_shares(sp, a, b))
+				p->pool[b] = p->pool[a], p->pool_cap[b] = p->pool_cap[a];
+		if (!p->pool[b]) {
+			p->pool_cap[b] = en->ideal ? INT64_MAX / 4 : sram_pool_bytes(sp, b);
+			if (!(p->pool[b] = scw_sem_new(p->pool_cap[b])))
+				goto nomem;
+		}
+	}
+	p->news = scw_event_new();
+	p->issued = scw_sem_new(0);
+	p->room = scw_sem_new(LOAD_WINDOW);
+	p->finished = scw_sem_new(0);
+	if (!p->news || !p->issued || !p->room || !p->finished)
+		goto nomem;
+	if (!chip) {
+		mem_reset(en->mem);
+		sram_reset(en->sram);
+	}
+	p->alive = 3;
+	scw_spawn(en->kernel, "load", load_thread, p);
+	/* The thread that runs the ops: named for the unit of a pass's first op, as errors quote it. */
+	scw_spawn(en->kernel, n && ops->v[i0].kind == OP_VEC ? "vector" : "matrix", matrix_thread, p);
+	scw_spawn(en->kernel, "store", store_thread, p);
+	if (scw_run(en->kernel, e) < 0)
+		goto out;
+	if (p->alive) {
+		char name[OP_NAME_MAX];
+		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
+			(long long)scw_now(), op_name(&ops->v[i0], name, sizeof name), p->alive);
+		goto out;
+	}
+	/* The stores still going when the array is done end the pass: the last op waits for them. */
+	if (n) {
+		struct result *last = &res[n - 1];
+		int64_t tail = max64(p->matrix_end, p->last_store) - p->matrix_end;
+		last->cycles += tail;
+		last->cat[CAT_OUTPUTS] += tail;
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct op *o = &ops->v[i0 + k];
+		struct result *r = &res[k];
+		if (o->kind == OP_GEMM) {
+			r->macs = op_macs(o);
+			r->folds = plans[k]->folds;
+			r->gemm_ops = 1;
+		} else {
+			r->vector_ops = 1;
+		}
+		if (!en->ideal)
+			r->memory_cycles = arch_memory_cycles(&en->cfg->arch, r->hbm_read_bytes + r->hbm_write_bytes);
+	}
+	rc = 0;
+	goto out;
+nomem:
+	err_nomem(e, NULL);
+out:
+	pass_free(p);
+	return rc;
 }
 
 int64_t engine_op_folds(const struct config *cfg, const struct op *o, const struct sched *s)
@@ -508,22 +698,16 @@ int64_t engine_op_folds(const struct config *cfg, const struct op *o, const stru
 
 /*
  * One kernel serves the whole run: its clock counts to SCW_LAST_CYCLE, past
- * the 2^62 cycles a run may take (run.h), so ops follow one another on it.
+ * the 2^62 cycles a run may take (run.h), so passes follow one another on it.
  */
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
 {
-	const struct arch *a = &en->cfg->arch;
-	en->tr_op++;
-	int rc = o->kind == OP_GEMM ? gemm_op(en, o, s, r, e) : vector_op(en, o, r, e);
-	if (rc < 0)
-		return -1;
-	r->hbm_read_bytes = mem_read_bytes(en->mem);
-	r->hbm_write_bytes = mem_written_bytes(en->mem);
-	for (int b = 0; b < SRAM_NBUF; b++) {
-		r->sram_read_bytes[b] = sram_reads(en->sram, b);
-		r->sram_write_bytes[b] = sram_writes(en->sram, b);
-	}
-	if (!en->ideal)
-		r->memory_cycles = arch_memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes);
-	return 0;
+	struct oplist one = { (struct op *)o, 1, 1, NULL, 0, 0 };
+	return run_pass(en, &one, 0, 1, &s, false, r, e);
+}
+
+int engine_ops(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct sched *const *plans,
+	       struct result *res, struct err *e)
+{
+	return run_pass(en, ops, i0, n, plans, true, res, e);
 }

@@ -29,8 +29,9 @@
  * memory (unbounded buffers, instant HBM) the engine's cycles equal the
  * analytic model's.
  *
- * Ops run one after another: an op's first loads start when the previous op
- * has finished (no prefetch across ops).
+ * engine_op runs one op alone: its first loads start when the previous op
+ * has finished, stores included (layer by layer). engine_ops runs a
+ * sequence as a chip does (below).
  */
 #ifndef TPUSIM_ENGINE_H
 #define TPUSIM_ENGINE_H
@@ -77,6 +78,24 @@ int engine_instant_memory(engine *en, struct err *e);
  * the run (run.c's limits): a wait past the kernel's last cycle fails the op.
  */
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e);
+
+/*
+ * Simulates ops i0 .. i0 + n - 1 of ops as a chip runs them
+ * (chip.prefetch_across_ops), one after another on the array but
+ * overlapped around it: the load queue runs on into later ops' tiles while
+ * buffer space allows (the buffers are pools of bytes shared by the ops:
+ * a streaming tile holds its bytes from its load until its fold is done, a
+ * kept operand its bytes through its op); an op's stores trail into the
+ * next ops' time; an op starts when the previous op is done computing, and
+ * its loads of an activation that an earlier op writes to HBM wait until it
+ * is there. plans[k] is op i0 + k's plan (unused for a vector op); res[k]
+ * receives its result: its cycles are from the end of the previous op to its
+ * own end (the last op also waits for every store), so the ops' cycles sum
+ * to the pass. The load queue is in order: an activation tile that must
+ * wait for its producer's stores holds up the weights behind it.
+ */
+int engine_ops(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct sched *const *plans,
+	       struct result *res, struct err *e);
 
 /*
  * The engine's work for op o planned as s (NULL for a vector op; borrowed):

@@ -84,7 +84,14 @@ struct op {
 	/* Tensors (indices into oplist.t): GEMM A and B, or a vector op's inputs; TENSOR_NONE when absent. */
 	int32_t in[2];
 	int32_t out;
+	/* Where the operands live: chip_place (chip.h) sets these; lowering leaves 0, all in HBM. */
+	uint8_t onchip;             /* OC_* bits: the operand is in on-chip activation storage */
+	uint8_t spill;              /* OC_* bits: an activation in HBM because it did not fit on chip */
+	int64_t onchip_elems;       /* vector op: elements of its inputs read from on-chip storage */
 };
+
+/* Operand bits of op.onchip and op.spill: A or a vector op's first input, B or its second, the result. */
+enum { OC_A = 1, OC_B = 2, OC_C = 4 };
 
 struct oplist {
 	struct op *v;               /* owned */

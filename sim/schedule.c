@@ -37,6 +37,7 @@ static int64_t x_share(const struct sched *s, int64_t chunk, int64_t x_bytes)
 /* Capacity view of the buffers for one plan. */
 struct caps {
 	bool ideal;
+	bool on[3];                     /* by operand: held in on-chip activation storage */
 	bool shared;                    /* weights and inputs draw on one pool (sram_shares) */
 	int64_t pool[SRAM_NBUF];        /* bytes of the pool each buffer draws on (sram_pool_bytes) */
 	const struct sram_params *sp;   /* borrowed */
@@ -54,6 +55,7 @@ struct cand {
 	int order;
 	int64_t chunk, kpart, traffic;
 	int64_t fp[SRAM_NBUF];
+	int64_t kept[2];                /* bytes each kept operand holds (by operand A, B) */
 	int64_t time, exposed;          /* exposed: beyond time, in whole 1/64ths of it */
 	int64_t folds;                  /* of the plan, over all repeats */
 	bool short_stream;              /* streams (os: parts of K) shorter than the array's height */
@@ -111,12 +113,15 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 	struct cand c = { .keep_s = ks, .keep_x = kx, .order = order };
 	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
 	int64_t cap_s = cp->pool[s->s_buf], cap_x = cp->pool[s->x_buf];
+	bool s_on = cp->on[s->s_opnd], x_on = cp->on[s->x_opnd];
+	if ((s_on && !ks) || (x_on && !kx))
+		return c;                           /* an operand on chip is kept there, at no cost */
 	/* Kept S: its column panel (kdim x cc) when columns are outer, all of it when chunks are. */
 	int64_t panel = s->df == DF_IS ? a_share(s, s->rows * cc * s->eb) : s->rows * cc * s->eb;
 	int64_t need_s = ks ? (order == ORDER_CT ? panel : s_bytes) : 2 * rr * cc * s->eb, need_x, avail_x;
 	int64_t chunk = min64(s->t, limit);
 
-	if (s->compat && !ks)
+	if ((s->compat && !ks) || s_on)
 		need_s = 0;                         /* SCALE-Sim's compute ignores buffer sizes */
 	if (!cp->ideal) {
 		avail_x = cp->shared ? cap_x - need_s : cap_x;
@@ -126,22 +131,24 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 			chunk = min64(chunk, cp->pool[SRAM_OUTPUTS] / (2 * cc * s->ab));
 			if (!kx)
 				chunk = min64(chunk, avail_x / (2 * rr * s->eb));
-			else if (order == ORDER_TC)   /* the chunk of X (chunk x kdim) stays across the columns */
+			else if (order == ORDER_TC && !x_on)   /* the chunk of X (chunk x kdim) stays across the columns */
 				chunk = min64(chunk, (int64_t)((unsigned __int128)avail_x * (unsigned __int128)s->t /
 							       (unsigned __int128)x_bytes));
 		}
-		if (kx && order == ORDER_CT && x_bytes > avail_x)
+		if (kx && !x_on && order == ORDER_CT && x_bytes > avail_x)
 			return c;
 		if (chunk < 1)
 			return c;
 	}
-	need_x = kx ? (order == ORDER_CT ? x_bytes : x_share(s, chunk, x_bytes)) : s->compat ? 0 : 2 * rr * chunk * s->eb;
+	need_x = x_on ? 0 : kx ? (order == ORDER_CT ? x_bytes : x_share(s, chunk, x_bytes)) : s->compat ? 0 : 2 * rr * chunk * s->eb;
 	int64_t nt = ceil_div(s->t, chunk);
 	c.ok = true;
 	c.chunk = chunk;
 	c.traffic = s_bytes * (ks || nt == 1 ? 1 : nt) + x_bytes * (kx || s->nc == 1 ? 1 : s->nc) + c_bytes;
 	c.fp[s->s_buf] += need_s;
 	c.fp[s->x_buf] += need_x;
+	c.kept[s->s_opnd] = ks ? need_s : 0;
+	c.kept[s->x_opnd] = kx ? need_x : 0;
 	c.fp[SRAM_OUTPUTS] = s->compat ? 0 : 2 * chunk * cc * s->ab;
 	return c;
 }
@@ -161,7 +168,12 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 	const struct op *o = s->op;
 	int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n), eb = s->eb;
 	int64_t panel_b = o->k * cc * eb, chunk = ka ? min64(o->m, chunk_limit) : rr, kpart = min64(o->k, kpart_limit);
+	bool a_on = cp->on[OPND_A], b_on = cp->on[OPND_B];
 
+	if ((a_on && !ka) || (b_on && !kb))
+		return c;                           /* an operand on chip is kept there, at no cost */
+	if (b_on)
+		panel_b = 0;
 	if (!cp->ideal && !s->compat) {
 		int64_t cap_a = cp->pool[SRAM_INPUTS], cap_b = cp->pool[SRAM_WEIGHTS];
 		if (2 * rr * cc * s->ab > cp->pool[SRAM_OUTPUTS])
@@ -174,7 +186,7 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 			else
 				cap_b -= panel_b;
 		}
-		if (ka) {
+		if (ka && !a_on) {
 			/* Rows per chunk, leaving room for B's smallest parts when they share the pool. */
 			int64_t room = cap_a - (cp->shared && !kb ? 2 * min64(o->k, s->R) * cc * eb : 0);
 			int64_t rows = room <= 0 ? 0 : (int64_t)((unsigned __int128)room * (unsigned __int128)o->m /
@@ -203,7 +215,9 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 	c.chunk = chunk;
 	c.kpart = kpart;
 	c.traffic = a_bytes * (ka || s->nc == 1 ? 1 : s->nc) + b_bytes * (kb ? nm : s->nr) + c_bytes;
-	c.fp[SRAM_INPUTS] += ka ? a_share(s, chunk * o->k * eb) : s->compat ? 0 : 2 * rr * kpart * eb;
+	c.kept[OPND_A] = ka && !a_on ? a_share(s, chunk * o->k * eb) : 0;
+	c.kept[OPND_B] = kb ? panel_b : 0;
+	c.fp[SRAM_INPUTS] += a_on ? 0 : ka ? c.kept[OPND_A] : s->compat ? 0 : 2 * rr * kpart * eb;
 	c.fp[SRAM_WEIGHTS] += kb ? panel_b : s->compat ? 0 : 2 * kpart * cc * eb;
 	c.fp[SRAM_OUTPUTS] = s->compat ? 0 : 2 * rr * cc * s->ab;
 	return c;
@@ -256,6 +270,7 @@ static void apply(struct sched *s, const struct cand *c, int64_t a_bytes, int64_
 	s->order = c->order;
 	s->chunk = c->chunk;
 	memcpy(s->footprint, c->fp, sizeof s->footprint);
+	memcpy(s->kept_bytes, c->kept, sizeof s->kept_bytes);
 	if (s->df == DF_OS) {
 		int64_t nm = ceil_div(op->m, s->chunk);
 		s->nchunks = nm;
@@ -333,8 +348,8 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 		tile[0] = (double)(rr * x.kpart * eb), tbuf[0] = SRAM_INPUTS;
 		tile[1] = (double)(x.kpart * cc * eb), tbuf[1] = SRAM_WEIGHTS;
 		n[0] = n[1] = (double)(x.nr * x.nc * x.nparts * rep);
-		first = rr * x.kpart * eb + x.kpart * cc * eb;
-		last = rr * cc * eb;
+		first = (cp->on[OPND_A] ? 0 : rr * x.kpart * eb) + (cp->on[OPND_B] ? 0 : x.kpart * cc * eb);
+		last = cp->on[OPND_C] ? 0 : rr * cc * eb;
 		tail = x.kpart + rr + cc - 2 + R;
 		blk = (double)(x.t > R ? x.t : R) + (double)(rr + cc - 2 + R);
 		w[0] = (double)(x.nr * x.nc * rep);
@@ -345,8 +360,8 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 		tile[0] = (double)(rr * cc * eb), tbuf[0] = x.s_buf;
 		tile[1] = (double)(rr * x.chunk * eb), tbuf[1] = x.x_buf;
 		n[0] = n[1] = (double)(x.nr * x.nc * x.nchunks * rep);
-		first = rr * cc * eb + rr * x.chunk * eb;
-		last = x.chunk * cc * eb;
+		first = (cp->on[x.s_opnd] ? 0 : rr * cc * eb) + (cp->on[x.x_opnd] ? 0 : rr * x.chunk * eb);
+		last = cp->on[OPND_C] ? 0 : x.chunk * cc * eb;
 		tail = x.chunk + R + cc - 2;
 		blk = (double)x.nr * (double)(x.chunk > R ? x.chunk : R) + (double)(R + cc - 2);
 		w[0] = (double)(x.nc * x.nchunks * rep);
@@ -420,7 +435,7 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	       struct err *e)
 {
 	const struct arch *a = &cfg->arch;
-	struct caps cp = { ideal, sram_shares(&a->sram, SRAM_WEIGHTS, SRAM_INPUTS),
+	struct caps cp = { ideal, { false, false, false }, sram_shares(&a->sram, SRAM_WEIGHTS, SRAM_INPUTS),
 			   { sram_pool_bytes(&a->sram, SRAM_WEIGHTS), sram_pool_bytes(&a->sram, SRAM_INPUTS),
 			     sram_pool_bytes(&a->sram, SRAM_OUTPUTS) }, &a->sram };
 	struct cand best = { 0 };
@@ -441,9 +456,13 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 	s->compat = a->array.scalesim_compat;
 	s->dbuf = a->array.weight_double_buffer;
 	s->a_unique = (op->a_elems ? op->a_elems : op->m * op->k) * s->eb;
-	a_bytes = s->a_unique;
-	b_bytes = op->k * op->n * s->eb;
-	c_bytes = op->m * op->n * s->eb;
+	/* Operands in on-chip activation storage move no HBM bytes. */
+	for (int i = 0; i < 3; i++)
+		s->onchip[i] = cp.on[i] = op->kind == OP_GEMM && (op->onchip & (1 << i));
+	a_bytes = s->onchip[OPND_A] ? 0 : s->a_unique;
+	b_bytes = s->onchip[OPND_B] ? 0 : op->k * op->n * s->eb;
+	c_bytes = s->onchip[OPND_C] ? 0 : op->m * op->n * s->eb;
+	s->onchip_write_bytes = s->onchip[OPND_C] ? op->m * op->n * s->eb * op->repeat : 0;
 
 	switch (df) {
 	case DF_WS:

@@ -44,7 +44,9 @@
  * pipeline leaves exposed, then the fewest folds and largest tiles. The
  * series does not depend on the buffers, so a larger buffer never makes the
  * closed form slower. Operands are read from HBM and results written back
- * once per op: no fusion across ops. The program is produced lazily by sched_next, in
+ * once per op, except an operand that chip placement holds in on-chip
+ * activation storage (op->onchip, chip.h): it moves no HBM bytes, takes no
+ * room in the staging buffers and counts as kept. The program is produced lazily by sched_next, in
  * O(1) memory, so an engine can execute it fold by fold.
  */
 #ifndef TPUSIM_SCHEDULE_H
@@ -81,6 +83,9 @@ struct sched {
 	int64_t read_bytes[2];          /* HBM bytes read of A and B, over all repeats */
 	int64_t write_bytes;            /* HBM bytes of C written, over all repeats */
 	int64_t footprint[SRAM_NBUF];   /* peak bytes held in each buffer */
+	int64_t kept_bytes[2];          /* of A and B: bytes a kept operand holds in its buffer through the op */
+	bool onchip[3];                 /* by enum operand: in on-chip activation storage (op->onchip), not HBM */
+	int64_t onchip_write_bytes;     /* C bytes written to on-chip storage instead of HBM, over all repeats */
 };
 
 /*

@@ -27,6 +27,8 @@ const struct result_field result_fields[] = {
 	  T("HBM rd B"), 12, 0, 1, false },
 	{ "hbm_write_bytes", NULL, "B", "bytes written to off-chip memory", R(hbm_write_bytes), 1, NULL, true,
 	  T("HBM wr B"), 12, 0, 1, false },
+	{ "spill_bytes", NULL, "B", "of the HBM bytes, those of activations that did not fit on chip (chip.keep_activations)",
+	  R(spill_bytes), 1, NULL, true, NULL, 0, 0, 0, false },
 	{ "ops", NULL, "op", "2 x MACs", M(ops), 1, NULL, true, NULL, 0, 0, 0, false },
 	{ "arithmetic_intensity", NULL, "op/B", "ops / HBM bytes", M(intensity), 1, NULL, true, T("ops/B"), 9, 1, 1, false },
 	{ "achieved_ops_per_s", NULL, "op/s", "ops / time", M(achieved_ops_per_s), 1, NULL, true, T("TOPS"), 8, 3, 1e-12,

@@ -24,6 +24,7 @@ struct result {
 	int64_t memory_cycles;          /* HBM bytes at full bandwidth */
 	int64_t cat[CAT_N];             /* sums to cycles */
 	int64_t hbm_read_bytes, hbm_write_bytes;
+	int64_t spill_bytes;            /* of those, activations that did not fit on chip */
 	int64_t sram_read_bytes[SRAM_NBUF], sram_write_bytes[SRAM_NBUF];
 	int64_t folds;
 	int64_t gemm_ops, vector_ops;
