@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analytic.h"
+#include "chip.h"
 #include "engine.h"
 #include "schedule.h"
 
@@ -79,17 +80,107 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 	return 0;
 }
 
-int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
+/* Adds op i's result r to the run; fails when the run passes RUN_MAX_CYCLES. */
+static int add_result(const struct config *cfg, const struct workload *w, const struct op *op, const struct sched *s,
+		      struct result *r, struct run *out, struct err *e)
+{
+	r->spill_bytes = chip_spill_bytes(cfg, op, s);
+	/* The engine's stalls past the margin: refused when seen, never summed past int64. */
+	if (r->cycles > RUN_MAX_CYCLES - out->total.cycles)
+		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL,
+			      "expected a workload that takes at most 2^62 cycles in all, found more");
+	result_add(&out->layers[op->layer], r);
+	result_add(&out->total, r);
+	return 0;
+}
+
+/*
+ * The cycle model as a chip runs it (chip.prefetch_across_ops): passes of up
+ * to RUN_KEEP_PLANS ops, each one engine_ops; plans: every op's plan, or NULL
+ * to plan each pass here.
+ */
+static int run_chip(engine *en, const struct config *cfg, const struct workload *w, const struct oplist *ops,
+		    const struct run_opts *o, const struct sched *plans, struct run *out, struct err *e)
+{
+	size_t most = ops->n < RUN_KEEP_PLANS ? ops->n : RUN_KEEP_PLANS;
+	const struct sched **ptr = calloc(most ? most : 1, sizeof *ptr);
+	struct sched *own = plans ? NULL : malloc((most ? most : 1) * sizeof *own);
+	struct result *res = calloc(most ? most : 1, sizeof *res);
+	int64_t *compute = calloc(most ? most : 1, sizeof *compute);
+	int rc = -1;
+
+	if (!ptr || (!plans && !own) || !res || !compute) {
+		err_nomem(e, NULL);
+		goto out;
+	}
+	for (size_t i0 = 0; i0 < ops->n; i0 += most) {
+		size_t n = ops->n - i0 < most ? ops->n - i0 : most;
+		for (size_t k = 0; k < n; k++) {
+			const struct op *op = &ops->v[i0 + k];
+			if (plans) {
+				ptr[k] = op->kind == OP_GEMM ? &plans[i0 + k] : NULL;
+				if (analytic_check(cfg, op, ptr[k], o->ideal_memory, &compute[k], e) < 0)
+					goto out;
+			} else if (plan_op(cfg, op, o, &own[k], &ptr[k], &compute[k], e) < 0) {
+				goto out;
+			}
+		}
+		if (engine_ops(en, ops, i0, n, ptr, res, e) < 0)
+			goto out;
+		for (size_t k = 0; k < n; k++) {
+			res[k].compute_cycles = compute[k];
+			if (add_result(cfg, w, &ops->v[i0 + k], ptr[k], &res[k], out, e) < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(ptr);
+	free(own);
+	free(res);
+	free(compute);
+	return rc;
+}
+
+/*
+ * ops with the chip's placement (chip_place) in *placed when the chip keeps
+ * activations: a copy of the ops that shares the tensors (free placed->v
+ * only); else *use is ops itself.
+ */
+static int place(const struct config *cfg, const struct oplist *ops, struct oplist *placed,
+		 const struct oplist **use, struct err *e)
+{
+	memset(placed, 0, sizeof *placed);
+	*use = ops;
+	if (!chip_keeps(cfg) || !ops->nt)
+		return 0;
+	*placed = *ops;
+	if (!(placed->v = malloc((ops->n ? ops->n : 1) * sizeof *placed->v))) {
+		placed->v = NULL;
+		return err_nomem(e, NULL);
+	}
+	memcpy(placed->v, ops->v, ops->n * sizeof *placed->v);
+	placed->cap = ops->n;
+	*use = placed;
+	return chip_place(cfg, placed, e);
+}
+
+int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *lowered,
 		 const struct run_opts *o, struct run *out, struct err *e)
 {
 	engine *en = NULL;
 	struct sched *plans = NULL;
+	struct oplist placed;
+	const struct oplist *ops;
 	int64_t folds, cycles = 0;
+	bool chip = o->model == MODEL_CYCLE && cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
 	memset(out, 0, sizeof *out);
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
 	if (!out->layers)
 		return err_nomem(e, NULL);
 	out->n = w->n;
+	if (place(cfg, lowered, &placed, &ops, e) < 0)
+		goto fail;
 	/*
 	 * The cycle model's work is unbounded by its input: count it, and check
 	 * the limits, before simulating anything. The analytic model's work is
@@ -107,6 +198,11 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	}
 	if (en && o->vcd && engine_trace(en, o->vcd, e) < 0)
 		goto fail;
+	if (chip) {
+		if (run_chip(en, cfg, w, ops, o, plans, out, e) < 0)
+			goto fail;
+		goto done;
+	}
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
 		const struct sched *s;
@@ -132,23 +228,20 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 			if (cycles > RUN_MAX_EST_CYCLES)
 				continue;       /* refused below, once the whole sum is known */
 		}
-		/* The engine's stalls past the margin: refused when seen, never summed past int64. */
-		if (r.cycles > RUN_MAX_CYCLES - out->total.cycles) {
-			err_at(e, (struct pos){ w->file, 0, 0 }, NULL,
-			       "expected a workload that takes at most 2^62 cycles in all, found more");
+		if (add_result(cfg, w, op, s, &r, out, e) < 0)
 			goto fail;
-		}
-		result_add(&out->layers[ops->v[i].layer], &r);
-		result_add(&out->total, &r);
 	}
 	if (!en && run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
 		goto fail;
+done:
 	engine_free(en);
 	free(plans);
+	free(placed.v);
 	return 0;
 fail:
 	engine_free(en);
 	free(plans);
+	free(placed.v);
 	run_release(out);
 	return -1;
 }
