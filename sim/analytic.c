@@ -213,3 +213,37 @@ int analytic_op(const struct config *cfg, const struct op *o, const struct sched
 	r->cat[excess_cat] += r->cycles - r->compute_cycles;
 	return 0;
 }
+
+int analytic_parts(const struct config *cfg, const struct config *acfg, const struct op *o,
+		   const struct chip_part *parts, int n, bool ideal, struct result *r, struct err *e)
+{
+	int64_t slow_cat[CAT_N] = { 0 }, rd[2] = { 0 }, wr = 0;
+	memset(r, 0, sizeof *r);
+	for (int q = 0; q < n; q++) {
+		struct result p;
+		if (!parts[q].op)
+			continue;
+		/* Each part's own time, without memory: the arrays share the chip's bandwidth, counted below. */
+		if (analytic_op(acfg, parts[q].op, parts[q].s, true, &p, e) < 0)
+			return -1;
+		if (p.compute_cycles >= r->compute_cycles)
+			memcpy(slow_cat, p.cat, sizeof slow_cat);
+		int64_t compute = max64(r->compute_cycles, p.compute_cycles);
+		p.cycles = 0;
+		memset(p.cat, 0, sizeof p.cat);
+		result_add(r, &p);
+		r->compute_cycles = compute;
+		if (parts[q].s) {
+			rd[0] += parts[q].s->read_bytes[OPND_A];
+			rd[1] += parts[q].s->read_bytes[OPND_B];
+			wr += parts[q].s->write_bytes;
+		}
+	}
+	r->memory_cycles = ideal ? 0 : arch_memory_cycles(&cfg->arch, r->hbm_read_bytes + r->hbm_write_bytes);
+	r->cycles = max64(r->compute_cycles, r->memory_cycles);
+	memcpy(r->cat, slow_cat, sizeof r->cat);
+	int excess = o->kind != OP_GEMM ? (r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS)
+		     : rd[1] >= rd[0] && rd[1] >= wr ? CAT_WEIGHTS : rd[0] >= wr ? CAT_INPUTS : CAT_OUTPUTS;
+	r->cat[excess] += r->cycles - r->compute_cycles;
+	return too_long(o, r, e);
+}

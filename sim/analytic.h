@@ -48,6 +48,18 @@ int64_t analytic_cycles(const struct config *cfg, const struct op *o, const stru
 int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,
 		struct err *e);
 
+/*
+ * The closed form of op o split over the chip's arrays: parts[q] for array
+ * q of n (op NULL: none), each planned with acfg, the config an array plans
+ * with (chip_array_config). The arrays run together: the op's compute is its
+ * slowest part's, its memory time all the parts' HBM bytes at the chip's
+ * bandwidth (cfg), its cycles the larger; its categories are the slowest
+ * part's, with the memory time beyond compute added as analytic_op does.
+ * Counts are summed. Fails as analytic_check does, for the op or a part.
+ */
+int analytic_parts(const struct config *cfg, const struct config *acfg, const struct op *o,
+		   const struct chip_part *parts, int n, bool ideal, struct result *r, struct err *e);
+
 /* Cycles the array streams (the sum of T over folds) of a planned GEMM: its compute category. */
 int64_t analytic_stream_cycles(const struct sched *s);
 

@@ -11,9 +11,9 @@
 
 #define F(x) offsetof(struct chip_params, x)
 const struct cfg_key chip_keys[] = {
-	{ "cores", CFG_INT, F(cores), "", "1", 1, 64, NULL,
+	{ "cores", CFG_INT, F(cores), "", "1", 1, 8, NULL,
 	  "cores on the chip; each has its own SRAM buffers (sram.*) and vector unit, all share the off-chip memory" },
-	{ "arrays_per_core", CFG_INT, F(arrays_per_core), "", "1", 1, 64, NULL,
+	{ "arrays_per_core", CFG_INT, F(arrays_per_core), "", "1", 1, 8, NULL,
 	  "systolic arrays per core; they share the core's SRAM buffers and vector unit, and split each op" },
 	{ "keep_activations", CFG_BOOL, F(keep_activations), "", "false", 0, 0, NULL,
 	  "a tensor an op writes stays on chip until its last reader when it fits (else it spills to HBM)" },
@@ -119,4 +119,86 @@ int64_t chip_spill_bytes(const struct config *cfg, const struct op *o, const str
 	if (o->spill & OC_C)
 		bytes += o->out_elems * eb;
 	return bytes;
+}
+
+/* The share of total in part i of n, in whole units (the last unit may be short), as even as units allow. */
+static int64_t unit_share(int64_t total, int64_t unit, int64_t i, int64_t n)
+{
+	int64_t units = total / unit + (total % unit != 0), mine = units / n + (i < units % n);
+	int64_t first = i * (units / n) + (i < units % n ? i : units % n);
+	int64_t from = first * unit, to = (first + mine) * unit;
+	if (to > total)
+		to = total;
+	return to > from ? to - from : 0;
+}
+
+/* total * x / y, rounded up (sizes fit: lowering keeps products below 2^58). */
+static int64_t scaled(int64_t total, int64_t x, int64_t y)
+{
+	return (int64_t)(((__int128)total * x + y - 1) / y);
+}
+
+bool chip_part_empty(const struct op *p)
+{
+	return p->kind == OP_VEC && p->lane_ops == 0 && p->in_elems == 0 && p->out_elems == 0;
+}
+
+int chip_split(const struct config *cfg, const struct op *o, int by, int df, struct op *part)
+{
+	const struct arch *a = &cfg->arch;
+	int64_t arrays = arch_arrays(a), apc = a->chip.arrays_per_core, cores = a->chip.cores, used = 0;
+	for (int64_t q = 0; q < arrays; q++) {
+		part[q] = *o;
+		part[q].kind = OP_VEC;
+		part[q].m = part[q].k = part[q].n = 0;
+		part[q].lane_ops = part[q].in_elems = part[q].out_elems = part[q].onchip_elems = 0;
+	}
+	if (o->kind == OP_VEC) {
+		/* The vector unit is the core's: one part a core, on its first array. */
+		int64_t n = cores;
+		if (o->lane_ops < n)
+			n = 1;
+		for (int64_t c = 0; c < n; c++) {
+			struct op *p = &part[c * apc];
+			*p = *o;
+			p->lane_ops = unit_share(o->lane_ops, 1, c, n);
+			p->in_elems = unit_share(o->in_elems, 1, c, n);
+			p->out_elems = unit_share(o->out_elems, 1, c, n);
+			p->onchip_elems = unit_share(o->onchip_elems, 1, c, n);
+			used += p->lane_ops > 0 || p->in_elems > 0 || p->out_elems > 0;
+		}
+		return used ? (int)used : 1;
+	}
+	if (by == SPLIT_NONE || arrays == 1) {
+		part[0] = *o;
+		return 1;
+	}
+	int64_t total = by == SPLIT_M ? o->m : o->n;
+	int64_t unit = by == SPLIT_M ? (df == DF_OS ? a->array.rows : df == DF_IS ? a->array.cols : 1)
+				     : (df == DF_IS ? 1 : a->array.cols);
+	for (int64_t q = 0; q < arrays; q++) {
+		int64_t share = unit_share(total, unit, q, arrays);
+		if (!share)
+			continue;
+		struct op *p = &part[q];
+		*p = *o;
+		if (by == SPLIT_M) {
+			p->m = share;
+			p->a_elems = scaled(o->a_elems ? o->a_elems : o->m * o->k, share, o->m);
+		} else {
+			p->n = share;
+		}
+		used++;
+	}
+	return (int)used;
+}
+
+void chip_array_config(const struct config *cfg, struct config *out)
+{
+	int64_t apc = cfg->arch.chip.arrays_per_core;
+	*out = *cfg;
+	for (int b = 0; b < SRAM_NBUF; b++) {
+		int64_t kib = cfg->arch.sram.buf[b].kib / apc;
+		out->arch.sram.buf[b].kib = kib < 1 ? 1 : kib;
+	}
 }

@@ -46,6 +46,38 @@ struct op;
 struct oplist;
 struct sched;
 
+/* Most arrays on a chip: cores x arrays per core, each at most 8. */
+#define CHIP_MAX_ARRAYS 64
+
+/* One array's share of an op: a part of a GEMM (planned as s) or of a vector op; op NULL: none. */
+struct chip_part {
+	const struct op *op;            /* borrowed */
+	const struct sched *s;          /* borrowed; a GEMM part's plan */
+};
+
+/* How an op is shared out over the arrays. */
+enum split { SPLIT_NONE, SPLIT_M, SPLIT_N };
+
+/*
+ * The parts of op o over the chip's arrays, into part[0 .. arrays): a GEMM
+ * split by M (rows of A and C) or N (columns of B and C), in whole array
+ * tiles (ws and os: N in columns of the array, os M in its rows; is: M in
+ * columns), as evenly as those allow; a vector op split over the cores (on
+ * the first array of each), by elements. Each part is a copy of o with its
+ * share; arrays that get nothing get a part with `kind` OP_VEC and no work
+ * (chip_part_empty). Returns how many parts have work (1: not split).
+ */
+int chip_split(const struct config *cfg, const struct op *o, int by, int df, struct op *part);
+
+/* True when part p has no work: its array sits the op out. */
+bool chip_part_empty(const struct op *p);
+
+/*
+ * The config one array plans with: each core's buffers shared evenly by its
+ * arrays (sram.*.kib / arrays_per_core, at least 1 KiB). Everything else as cfg.
+ */
+void chip_array_config(const struct config *cfg, struct config *out);
+
 /* Bytes of on-chip activation storage: chip.activation_kib, or auto: cores x the inputs buffer's pool. */
 int64_t chip_activation_bytes(const struct config *cfg);
 

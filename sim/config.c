@@ -184,9 +184,19 @@ struct pos config_origin(const struct config *c, const char *key)
 	return c->origin[i];
 }
 
+int64_t arch_arrays(const struct arch *a)
+{
+	return a->chip.cores * a->chip.arrays_per_core;
+}
+
+int64_t arch_pes(const struct arch *a)
+{
+	return array_pes(&a->array) * arch_arrays(a);
+}
+
 double arch_peak_macs_per_s(const struct arch *a)
 {
-	return (double)array_pes(&a->array) * a->clock_ghz * 1e9;
+	return (double)arch_pes(a) * a->clock_ghz * 1e9;
 }
 
 double arch_hbm_bytes_per_s(const struct arch *a)

@@ -108,7 +108,11 @@ void config_resolve(struct config *c);
 /* Where key got its value: file:line:col, --set, or the defaults (also hbm.type's). */
 struct pos config_origin(const struct config *c, const char *key);
 
-/* Peak MACs per second and HBM bytes per second. */
+/* The chip's arrays (cores x arrays per core), and their PEs. */
+int64_t arch_arrays(const struct arch *a);
+int64_t arch_pes(const struct arch *a);
+
+/* Peak MACs per second (the whole chip) and HBM bytes per second. */
 double arch_peak_macs_per_s(const struct arch *a);
 double arch_hbm_bytes_per_s(const struct arch *a);
 

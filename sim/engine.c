@@ -97,12 +97,11 @@ void engine_free(engine *en)
 
 /* One op of a pass. */
 struct opstate {
-	const struct op *o;             /* borrowed */
+	const struct op *o;             /* borrowed; NULL: this array has no part of the op */
 	const struct sched *s;          /* borrowed; NULL: a vector op */
 	struct result *r;               /* its counts and cycles */
 	scw_sem *slots[2];              /* one op a pass: free streaming tiles of A and B */
 	int64_t oslots;                 /* accumulator tiles */
-	int64_t avail;                  /* when its results are where readers find them (HBM or on chip); -1 not yet */
 	int64_t last_store;
 };
 
@@ -113,15 +112,26 @@ struct opstate {
  * several (engine_ops) let the loads run ahead into later ops' tiles and the
  * stores trail into later ops' time, with buffer space shared through pools.
  */
+/* What the arrays of a chip share about each op of a pass (the index k is the op's, 0 .. n - 1). */
+struct sync {
+	int lanes;
+	int64_t *finish;                /* when every array is done with op k; valid once fin_left[k] is 0 */
+	int *fin_left;                  /* arrays still running op k */
+	int64_t *avail;                 /* when op k's results are all where readers find them */
+	int *avail_left;                /* parts of op k whose results are not there yet */
+	scw_event *ev;                  /* any of these, or a lane's store count, changed */
+};
+
 struct pass {
 	engine *en;
+	struct sync *sync;              /* shared by the lanes (arrays) of the run */
+	int lane;
 	const struct oplist *ops;       /* borrowed: the tensors, for dependencies */
 	size_t i0, n;                   /* ops i0 .. i0 + n - 1 of ops */
 	struct opstate *st;             /* n */
 	bool chip;                      /* several ops: pools and dependencies */
 	scw_sem *pool[SRAM_NBUF];       /* chip: free bytes of each buffer's pool (shared pools share one) */
 	int64_t pool_cap[SRAM_NBUF];
-	scw_event *news;                /* a store was issued, or an op's results became available */
 	scw_sem *issued;                /* loads issued, not yet seen by the matrix unit */
 	scw_sem *room;                  /* free entries of done[] */
 	scw_sem *finished;              /* output blocks the array has finished */
@@ -162,6 +172,15 @@ static int64_t transfer(engine *en, struct opstate *os, uint64_t addr, int64_t b
 	return done;
 }
 
+/* Part k of an op on this lane has put its results where readers find them, at cycle at. */
+static void made_available(struct pass *p, size_t k, int64_t at)
+{
+	struct sync *y = p->sync;
+	y->avail[k] = max64(y->avail[k], at);
+	y->avail_left[k]--;
+	scw_event_notify(y->ev);
+}
+
 static bool kept(const struct opstate *os, int operand)
 {
 	return operand == os->s->s_opnd ? os->s->keep_s : os->s->keep_x;
@@ -190,14 +209,12 @@ static int64_t wait_input(struct pass *p, const struct opstate *os, int j)
 	if (!p->chip || t < 0 || (size_t)t >= l->nt || l->t[t].kind != TK_ACT || (os->o->onchip & (j ? OC_B : OC_A)))
 		return 0;
 	int32_t w = l->t[t].ready;
-	if (w < 0 || (size_t)w < p->i0 || (size_t)w >= p->i0 + p->n)
+	if (w < 0 || (size_t)w < p->i0 || (size_t)w >= p->i0 + p->n || &p->st[(size_t)w - p->i0] == os)
 		return 0;
-	const struct opstate *src = &p->st[(size_t)w - p->i0];
-	if (src == os)
-		return 0;
-	while (src->avail < 0)
-		scw_event_wait(p->news);
-	scw_wait_until(src->avail);
+	size_t k = (size_t)w - p->i0;
+	while (p->sync->avail_left[k] > 0)
+		scw_event_wait(p->sync->ev);
+	scw_wait_until(p->sync->avail[k]);
 	return scw_now() - from;
 }
 
@@ -211,7 +228,7 @@ static void load_thread(void *arg)
 	for (size_t k = 0; k < p->n; k++) {
 		struct opstate *os = &p->st[k];
 		bool took[2] = { false, false };
-		if (!os->s)
+		if (!os->o || !os->s)
 			continue;
 		sched_iter_init(&it, os->s);
 		while (sched_next(&it, &ins)) {
@@ -263,11 +280,11 @@ static void store_thread(void *arg)
 		os->last_store = max64(os->last_store, p->store_done[i]);
 		p->last_store = max64(p->last_store, p->store_done[i]);
 		if (p->store_last[i])
-			os->avail = os->last_store;
+			made_available(p, (size_t)p->store_op[i], os->last_store);
 		b++;
 		p->en->tr_stores++;
 		p->nstored++;
-		scw_event_notify(p->news);
+		scw_event_notify(p->sync->ev);
 	}
 	p->alive--;
 }
@@ -399,7 +416,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 		if (ins.first && p->blocks++ >= os->oslots) {
 			int64_t need = p->blocks - 1 - os->oslots;
 			while (p->nstored <= need)
-				scw_event_wait(p->news);
+				scw_event_wait(p->sync->ev);
 			f.ready[OPND_C] = max64(f.ready[OPND_C], p->store_done[need % RING]);
 		}
 		/* Here: the stationary buffer's port can stretch the shift, any port the stream. */
@@ -503,26 +520,37 @@ static void vector_body(struct pass *p, struct opstate *os)
 	}
 	os->last_store = last_store;
 	p->last_store = max64(p->last_store, last_store);
-	os->avail = max64(scw_now(), last_store);
+	int64_t avail = max64(scw_now(), last_store);
+	made_available(p, (size_t)(os - p->st), avail);
 	if (!p->chip) {
-		cat[CAT_OUTPUTS] += os->avail - scw_now();
-		scw_wait_until(os->avail);
+		cat[CAT_OUTPUTS] += avail - scw_now();
+		scw_wait_until(avail);
 	}
 }
 
 static void matrix_thread(void *arg)
 {
 	struct pass *p = arg;
+	struct sync *y = p->sync;
 	for (size_t k = 0; k < p->n; k++) {
 		struct opstate *os = &p->st[k];
+		/* Every array starts op k when all are done with op k - 1. */
+		if (k > 0) {
+			while (y->fin_left[k - 1] > 0)
+				scw_event_wait(y->ev);
+			scw_wait_until(y->finish[k - 1]);
+		}
 		int64_t t0 = scw_now();
-		p->en->tr_op++;
-		if (os->s)
+		if (p->lane == 0)
+			p->en->tr_op++;
+		if (os->o && os->s)
 			gemm_body(p, os);
-		else
+		else if (os->o)
 			vector_body(p, os);
 		os->r->cycles = scw_now() - t0;
-		scw_event_notify(p->news);
+		y->finish[k] = max64(y->finish[k], scw_now());
+		y->fin_left[k]--;
+		scw_event_notify(y->ev);
 	}
 	p->matrix_end = scw_now();
 	p->matrix_done = true;
@@ -546,8 +574,7 @@ static int op_setup(struct pass *p, struct opstate *os, struct err *e)
 	const struct sched *s = os->s;
 	const struct op *o = os->o;
 	int64_t acc_tile;
-	os->avail = -1;
-	if (!s)
+	if (!o || !s)
 		return 0;
 	if (s->df == DF_OS) {
 		int64_t rr = min64(s->R, o->m), cc = min64(s->C, o->n);
@@ -571,14 +598,14 @@ static int op_setup(struct pass *p, struct opstate *os, struct err *e)
 	return 0;
 }
 
-static void pass_free(struct pass *p)
+static void pass_free(struct pass *p, bool own_pools)
 {
 	if (!p)
 		return;
 	for (size_t k = 0; p->st && k < p->n; k++)
 		for (int i = 0; i < 2; i++)
 			scw_sem_free(p->st[k].slots[i]);
-	for (int b = 0; b < SRAM_NBUF; b++) {
+	for (int b = 0; own_pools && b < SRAM_NBUF; b++) {
 		bool first = true;
 		for (int a = 0; a < b; a++)
 			if (p->pool[a] == p->pool[b])
@@ -586,7 +613,6 @@ static void pass_free(struct pass *p)
 		if (first)
 			scw_sem_free(p->pool[b]);
 	}
-	scw_event_free(p->news);
 	scw_sem_free(p->issued);
 	scw_sem_free(p->room);
 	scw_sem_free(p->finished);
@@ -594,88 +620,196 @@ static void pass_free(struct pass *p)
 	free(p);
 }
 
-/*
- * Runs ops[i0 .. i0 + n) (plans[k] for op i0 + k; vector ops' entries
- * unused) as one pass, results into res[0 .. n). chip: several ops share the
- * buffers and overlap; else n is 1 and the op runs alone on a quiet machine.
- */
-static int run_pass(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct sched *const *plans,
-		    bool chip, struct result *res, struct err *e)
+/* chip: the pools of a core's buffers (shared pools share one semaphore), bounded unless ideal. */
+static int make_pools(struct pass *p)
 {
-	struct pass *p = calloc(1, sizeof *p);
-	const struct sram_params *sp = &en->cfg->arch.sram;
-	int rc = -1;
-	int64_t t0 = scw_kernel_now(en->kernel);
-
-	if (!p || !(p->st = calloc(n ? n : 1, sizeof *p->st))) {
-		free(p);
-		return err_nomem(e, NULL);
-	}
-	p->en = en;
-	p->ops = ops;
-	p->i0 = i0;
-	p->n = n;
-	p->chip = chip;
-	p->last_store = t0;
-	for (size_t k = 0; k < n; k++) {
-		struct opstate *os = &p->st[k];
-		os->o = &ops->v[i0 + k];
-		os->s = os->o->kind == OP_GEMM ? plans[k] : NULL;
-		os->r = &res[k];
-		memset(os->r, 0, sizeof *os->r);
-		if (op_setup(p, os, e) < 0)
-			goto out;
-	}
-	for (int b = 0; chip && b < SRAM_NBUF; b++) {
+	const struct sram_params *sp = &p->en->cfg->arch.sram;
+	for (int b = 0; b < SRAM_NBUF; b++) {
 		for (int a = 0; a < b && !p->pool[b]; a++)
 			if (sram_shares(sp, a, b))
 				p->pool[b] = p->pool[a], p->pool_cap[b] = p->pool_cap[a];
 		if (!p->pool[b]) {
-			p->pool_cap[b] = en->ideal ? INT64_MAX / 4 : sram_pool_bytes(sp, b);
+			p->pool_cap[b] = p->en->ideal ? INT64_MAX / 4 : sram_pool_bytes(sp, b);
 			if (!(p->pool[b] = scw_sem_new(p->pool_cap[b])))
-				goto nomem;
+				return -1;
 		}
 	}
-	p->news = scw_event_new();
+	return 0;
+}
+
+/* A lane: one array's pass over its parts of ops i0 .. i0 + n - 1, results into res[0 .. n). */
+static struct pass *lane_new(engine *en, struct sync *y, int lane, const struct oplist *ops, size_t i0, size_t n,
+			     const struct chip_part *parts, int lanes, bool chip, struct result *res, struct err *e)
+{
+	struct pass *p = calloc(1, sizeof *p);
+	if (!p || !(p->st = calloc(n ? n : 1, sizeof *p->st))) {
+		free(p);
+		err_nomem(e, NULL);
+		return NULL;
+	}
+	p->en = en;
+	p->sync = y;
+	p->lane = lane;
+	p->ops = ops;
+	p->i0 = i0;
+	p->n = n;
+	p->chip = chip;
+	p->last_store = scw_kernel_now(en->kernel);
+	for (size_t k = 0; k < n; k++) {
+		struct opstate *os = &p->st[k];
+		const struct chip_part *pt = &parts[k * (size_t)lanes + (size_t)lane];
+		os->o = pt->op;
+		os->s = pt->op && pt->op->kind == OP_GEMM ? pt->s : NULL;
+		os->r = &res[k];
+		memset(os->r, 0, sizeof *os->r);
+		if (op_setup(p, os, e) < 0) {
+			pass_free(p, false);
+			return NULL;
+		}
+	}
 	p->issued = scw_sem_new(0);
 	p->room = scw_sem_new(LOAD_WINDOW);
 	p->finished = scw_sem_new(0);
-	if (!p->news || !p->issued || !p->room || !p->finished)
+	if (!p->issued || !p->room || !p->finished) {
+		pass_free(p, false);
+		err_nomem(e, NULL);
+		return NULL;
+	}
+	return p;
+}
+
+static void sync_free(struct sync *y)
+{
+	if (!y)
+		return;
+	scw_event_free(y->ev);
+	free(y->finish);
+	free(y->fin_left);
+	free(y->avail);
+	free(y->avail_left);
+	free(y);
+}
+
+static struct sync *sync_new(int lanes, size_t n, const struct chip_part *parts)
+{
+	struct sync *y = calloc(1, sizeof *y);
+	size_t m = n ? n : 1;
+	if (!y || !(y->finish = calloc(m, sizeof *y->finish)) || !(y->fin_left = calloc(m, sizeof *y->fin_left)) ||
+	    !(y->avail = calloc(m, sizeof *y->avail)) || !(y->avail_left = calloc(m, sizeof *y->avail_left)) ||
+	    !(y->ev = scw_event_new())) {
+		sync_free(y);
+		return NULL;
+	}
+	y->lanes = lanes;
+	for (size_t k = 0; k < n; k++) {
+		y->fin_left[k] = lanes;
+		for (int q = 0; q < lanes; q++)
+			y->avail_left[k] += parts[k * (size_t)lanes + (size_t)q].op != NULL;
+	}
+	return y;
+}
+
+/*
+ * Adds lane results lr[q][k] up into res[k]: counts summed; the cycles and
+ * their categories those of the array that took longest (they all started
+ * the op together, so its time is the op's).
+ */
+static void merge(const struct chip_part *parts, int lanes, size_t n, struct result **lr, struct result *res)
+{
+	for (size_t k = 0; k < n; k++) {
+		int slow = 0;
+		memset(&res[k], 0, sizeof res[k]);
+		for (int q = 0; q < lanes; q++) {
+			const struct result *r = &lr[q][k];
+			int64_t cyc = res[k].cycles;
+			int64_t cat[CAT_N];
+			if (r->cycles > lr[slow][k].cycles)
+				slow = q;
+			memcpy(cat, res[k].cat, sizeof cat);
+			result_add(&res[k], r);
+			res[k].cycles = cyc;
+			memcpy(res[k].cat, cat, sizeof cat);
+		}
+		res[k].cycles = lr[slow][k].cycles;
+		memcpy(res[k].cat, lr[slow][k].cat, sizeof res[k].cat);
+		(void)parts;
+	}
+}
+
+/*
+ * Runs ops i0 .. i0 + n - 1 of ops, op k's part on array q being
+ * parts[k * lanes + q], as one kernel run, results into res[0 .. n). chip:
+ * several ops share the buffers and overlap; else n is 1 and the op runs
+ * alone on a quiet machine.
+ */
+static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, int lanes,
+		     const struct chip_part *parts, bool chip, struct result *res, struct err *e)
+{
+	struct pass **lane = calloc((size_t)lanes, sizeof *lane);
+	struct result **lr = calloc((size_t)lanes, sizeof *lr);
+	struct sync *y = sync_new(lanes, n, parts);
+	int apc = (int)en->cfg->arch.chip.arrays_per_core, rc = -1, alive = 0;
+	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0;
+
+	if (!lane || !lr || !y)
 		goto nomem;
+	for (int q = 0; q < lanes; q++) {
+		if (!(lr[q] = calloc(n ? n : 1, sizeof *lr[q])))
+			goto nomem;
+		if (!(lane[q] = lane_new(en, y, q, ops, i0, n, parts, lanes, chip, lr[q], e)))
+			goto out;
+		/* The arrays of a core share its buffers' pools. */
+		if (chip && q % apc == 0 && make_pools(lane[q]) < 0)
+			goto nomem;
+		for (int b = 0; chip && q % apc && b < SRAM_NBUF; b++)
+			lane[q]->pool[b] = lane[q - q % apc]->pool[b], lane[q]->pool_cap[b] = lane[q - q % apc]->pool_cap[b];
+	}
 	if (!chip) {
 		mem_reset(en->mem);
 		sram_reset(en->sram);
 	}
-	p->alive = 3;
-	scw_spawn(en->kernel, "load", load_thread, p);
-	/* The thread that runs the ops: named for the unit of a pass's first op, as errors quote it. */
-	scw_spawn(en->kernel, n && ops->v[i0].kind == OP_VEC ? "vector" : "matrix", matrix_thread, p);
-	scw_spawn(en->kernel, "store", store_thread, p);
+	for (int q = 0; q < lanes; q++) {
+		struct pass *p = lane[q];
+		p->alive = 3;
+		scw_spawn(en->kernel, "load", load_thread, p);
+		/* The thread that runs the ops: named for the unit of a pass's first op, as errors quote it. */
+		scw_spawn(en->kernel, n && ops->v[i0].kind == OP_VEC ? "vector" : "matrix", matrix_thread, p);
+		scw_spawn(en->kernel, "store", store_thread, p);
+	}
 	if (scw_run(en->kernel, e) < 0)
 		goto out;
-	if (p->alive) {
+	for (int q = 0; q < lanes; q++) {
+		alive += lane[q]->alive;
+		matrix_end = max64(matrix_end, lane[q]->matrix_end);
+		last_store = max64(last_store, lane[q]->last_store);
+	}
+	if (alive) {
 		char name[OP_NAME_MAX];
 		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
-			(long long)scw_now(), op_name(&ops->v[i0], name, sizeof name), p->alive);
+			(long long)scw_now(), op_name(&ops->v[i0], name, sizeof name), alive);
 		goto out;
 	}
-	/* The stores still going when the array is done end the pass: the last op waits for them. */
+	merge(parts, lanes, n, lr, res);
+	/* The stores still going when the arrays are done end the run: the last op waits for them. */
 	if (n) {
-		struct result *last = &res[n - 1];
-		int64_t tail = max64(p->matrix_end, p->last_store) - p->matrix_end;
-		last->cycles += tail;
-		last->cat[CAT_OUTPUTS] += tail;
+		int64_t tail = max64(matrix_end, last_store) - matrix_end;
+		res[n - 1].cycles += tail;
+		res[n - 1].cat[CAT_OUTPUTS] += tail;
 	}
 	for (size_t k = 0; k < n; k++) {
 		const struct op *o = &ops->v[i0 + k];
 		struct result *r = &res[k];
-		if (o->kind == OP_GEMM) {
-			r->macs = op_macs(o);
-			r->folds = plans[k]->folds;
-			r->gemm_ops = 1;
-		} else {
-			r->vector_ops = 1;
+		r->macs = 0;
+		r->folds = 0;
+		for (int q = 0; q < lanes; q++) {
+			const struct chip_part *pt = &parts[k * (size_t)lanes + (size_t)q];
+			if (pt->op && o->kind == OP_GEMM) {
+				r->macs += op_macs(pt->op);
+				r->folds += pt->s->folds;
+			}
 		}
+		r->gemm_ops = o->kind == OP_GEMM;
+		r->vector_ops = o->kind == OP_VEC;
 		if (!en->ideal)
 			r->memory_cycles = arch_memory_cycles(&en->cfg->arch, r->hbm_read_bytes + r->hbm_write_bytes);
 	}
@@ -684,7 +818,14 @@ static int run_pass(engine *en, const struct oplist *ops, size_t i0, size_t n, c
 nomem:
 	err_nomem(e, NULL);
 out:
-	pass_free(p);
+	for (int q = 0; lane && q < lanes; q++) {
+		pass_free(lane[q], chip && q % apc == 0);
+		if (lr)
+			free(lr[q]);
+	}
+	free(lane);
+	free(lr);
+	sync_free(y);
 	return rc;
 }
 
@@ -703,11 +844,12 @@ int64_t engine_op_folds(const struct config *cfg, const struct op *o, const stru
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
 {
 	struct oplist one = { (struct op *)o, 1, 1, NULL, 0, 0 };
-	return run_pass(en, &one, 0, 1, &s, false, r, e);
+	struct chip_part part = { o, s };
+	return run_lanes(en, &one, 0, 1, 1, &part, false, r, e);
 }
 
-int engine_ops(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct sched *const *plans,
+int engine_run(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct chip_part *parts, bool chip,
 	       struct result *res, struct err *e)
 {
-	return run_pass(en, ops, i0, n, plans, true, res, e);
+	return run_lanes(en, ops, i0, n, (int)arch_arrays(&en->cfg->arch), parts, chip, res, e);
 }

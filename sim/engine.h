@@ -80,21 +80,25 @@ int engine_instant_memory(engine *en, struct err *e);
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e);
 
 /*
- * Simulates ops i0 .. i0 + n - 1 of ops as a chip runs them
- * (chip.prefetch_across_ops), one after another on the array but
- * overlapped around it: the load queue runs on into later ops' tiles while
- * buffer space allows (the buffers are pools of bytes shared by the ops:
+ * Simulates ops i0 .. i0 + n - 1 of ops on the chip's arrays (arch_arrays:
+ * the arrays of a core share its buffers, all share the off-chip memory):
+ * op k's part on array q is parts[k * arrays + q]. Every array starts op k
+ * when all are done with op k - 1; an op's cycles are from there until the
+ * slowest array is done, and its categories are that array's. res[k]
+ * receives op k's result (its counts summed over the arrays).
+ *
+ * chip false: n is 1, and the op runs alone from a quiet machine (layer by
+ * layer). chip true, as a chip runs a network (chip.prefetch_across_ops):
+ * the load queues run on into later ops' tiles while buffer space allows
+ * (a core's buffers are pools of bytes shared by its arrays and by the ops:
  * a streaming tile holds its bytes from its load until its fold is done, a
  * kept operand its bytes through its op); an op's stores trail into the
- * next ops' time; an op starts when the previous op is done computing, and
- * its loads of an activation that an earlier op writes to HBM wait until it
- * is there. plans[k] is op i0 + k's plan (unused for a vector op); res[k]
- * receives its result: its cycles are from the end of the previous op to its
- * own end (the last op also waits for every store), so the ops' cycles sum
- * to the pass. The load queue is in order: an activation tile that must
- * wait for its producer's stores holds up the weights behind it.
+ * next ops' time; loads of an activation that an earlier op writes to HBM
+ * wait until it is there; the last op also waits for every store, so the
+ * ops' cycles sum to the run. A load queue is in order: an activation tile
+ * that must wait for its producer's stores holds up the weights behind it.
  */
-int engine_ops(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct sched *const *plans,
+int engine_run(engine *en, const struct oplist *ops, size_t i0, size_t n, const struct chip_part *parts, bool chip,
 	       struct result *res, struct err *e);
 
 /*

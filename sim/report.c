@@ -18,7 +18,7 @@
 
 void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m)
 {
-	double pes = (double)array_pes(&a->array);
+	double pes = (double)arch_pes(a);
 	double bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes);
 	double seconds = (double)r->cycles / (a->clock_ghz * 1e9);
 	double peak = 2 * arch_peak_macs_per_s(a);

@@ -63,12 +63,99 @@ static int plan_op(const struct config *cfg, const struct op *op, const struct r
 	return analytic_check(cfg, op, *s, o->ideal_memory, compute, e);
 }
 
+/*
+ * A run on a chip of several arrays: each op is split (chip_split) and every
+ * part planned with one array's config. split() fills, for one op, the
+ * arrays' parts, their plans and the chip_part entries that point at them.
+ */
+struct chip_run {
+	const struct config *cfg;       /* the chip */
+	struct config acfg;             /* one array's view (chip_array_config) */
+	int arrays;
+	const struct run_opts *o;
+	struct op scratch[CHIP_MAX_ARRAYS];
+};
+
+/* Plans the parts of op split `by` into part/plan/cp; the closed form into *r. 1: no plan fits, 0: done, -1: error. */
+static int try_split(struct chip_run *c, const struct op *op, int by, struct op *part, struct sched *plan,
+		     struct chip_part *cp, struct result *r, struct err *e)
+{
+	int n = chip_split(c->cfg, op, by, c->o->dataflow, part);
+	if (op->kind == OP_GEMM && by != SPLIT_NONE && n < 2)
+		return 1;
+	for (int q = 0; q < c->arrays; q++) {
+		cp[q].op = chip_part_empty(&part[q]) ? NULL : &part[q];
+		cp[q].s = NULL;
+		if (cp[q].op && part[q].kind == OP_GEMM) {
+			struct err pe;
+			if (sched_plan(&plan[q], &part[q], &c->acfg, c->o->dataflow, c->o->ideal_memory, &pe) < 0) {
+				if (by == SPLIT_NONE)
+					return *e = pe, -1;
+				return 1;
+			}
+			cp[q].s = &plan[q];
+		}
+	}
+	return analytic_parts(c->cfg, &c->acfg, op, cp, c->arrays, c->o->ideal_memory, r, e) < 0 ? -1 : 0;
+}
+
+/*
+ * Op op on the chip's arrays: a vector op over the cores; a GEMM split by N
+ * or by M, whichever the closed form finds faster (then less HBM traffic,
+ * then N), or whole on one array when neither splits it. Fills part, plan
+ * and cp (c->arrays entries each) and the closed form *r.
+ */
+static int split(struct chip_run *c, const struct op *op, struct op *part, struct sched *plan, struct chip_part *cp,
+		 struct result *r, struct err *e)
+{
+	struct sched alt[CHIP_MAX_ARRAYS];
+	struct chip_part acp[CHIP_MAX_ARRAYS];
+	struct result ra;
+	int rn, rm;
+	if (op->kind != OP_GEMM)
+		return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
+	if ((rn = try_split(c, op, SPLIT_N, part, plan, cp, r, e)) < 0 ||
+	    (rm = try_split(c, op, SPLIT_M, c->scratch, alt, acp, &ra, e)) < 0)
+		return -1;
+	if (rm == 0 && (rn || ra.cycles < r->cycles ||
+			(ra.cycles == r->cycles && ra.hbm_read_bytes + ra.hbm_write_bytes <
+						   r->hbm_read_bytes + r->hbm_write_bytes)))
+		return try_split(c, op, SPLIT_M, part, plan, cp, r, e);
+	if (rn == 0)
+		return 0;
+	return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
+}
+
 int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, struct sched *plans,
 		 int64_t *folds, int64_t *cycles, struct err *e)
 {
+	struct chip_run *c = NULL;
 	*folds = *cycles = 0;
+	if (arch_arrays(&cfg->arch) > 1) {
+		if (!(c = malloc(sizeof *c)))
+			return err_nomem(e, NULL);
+		c->cfg = cfg;
+		chip_array_config(cfg, &c->acfg);
+		c->arrays = (int)arch_arrays(&cfg->arch);
+		c->o = o;
+	}
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
+		if (c) {
+			struct op part[CHIP_MAX_ARRAYS];
+			struct sched plan[CHIP_MAX_ARRAYS];
+			struct chip_part cp[CHIP_MAX_ARRAYS];
+			struct result r;
+			if (split(c, op, part, plan, cp, &r, e) < 0) {
+				free(c);
+				return -1;
+			}
+			for (int q = 0; q < c->arrays; q++)
+				if (cp[q].op)
+					*folds = sat_add(*folds, engine_op_folds(&c->acfg, cp[q].op, cp[q].s));
+			*cycles = sat_add(*cycles, r.cycles);
+			continue;
+		}
 		const struct sched *s;
 		struct sched plan, *into = plans ? &plans[i] : &plan;
 		int64_t compute;
@@ -77,6 +164,7 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 		*folds = sat_add(*folds, engine_op_folds(cfg, op, s));
 		*cycles = sat_add(*cycles, analytic_cycles(cfg, op, s, o->ideal_memory));
 	}
+	free(c);
 	return 0;
 }
 
@@ -84,32 +172,51 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 static int add_result(const struct config *cfg, const struct workload *w, const struct op *op, const struct sched *s,
 		      struct result *r, struct run *out, struct err *e)
 {
-	r->spill_bytes = chip_spill_bytes(cfg, op, s);
 	/* The engine's stalls past the margin: refused when seen, never summed past int64. */
 	if (r->cycles > RUN_MAX_CYCLES - out->total.cycles)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL,
 			      "expected a workload that takes at most 2^62 cycles in all, found more");
+	(void)cfg;
+	(void)s;
 	result_add(&out->layers[op->layer], r);
 	result_add(&out->total, r);
 	return 0;
 }
 
-/*
- * The cycle model as a chip runs it (chip.prefetch_across_ops): passes of up
- * to RUN_KEEP_PLANS ops, each one engine_ops; plans: every op's plan, or NULL
- * to plan each pass here.
- */
-static int run_chip(engine *en, const struct config *cfg, const struct workload *w, const struct oplist *ops,
-		    const struct run_opts *o, const struct sched *plans, struct run *out, struct err *e)
+/* The spill bytes of op's parts (cp, arrays entries), or of op planned as s on one array. */
+static int64_t spill_of(const struct config *cfg, const struct op *op, const struct sched *s,
+			const struct chip_part *cp, int arrays)
 {
-	size_t most = ops->n < RUN_KEEP_PLANS ? ops->n : RUN_KEEP_PLANS;
-	const struct sched **ptr = calloc(most ? most : 1, sizeof *ptr);
-	struct sched *own = plans ? NULL : malloc((most ? most : 1) * sizeof *own);
-	struct result *res = calloc(most ? most : 1, sizeof *res);
-	int64_t *compute = calloc(most ? most : 1, sizeof *compute);
+	int64_t bytes = 0;
+	if (!cp)
+		return chip_spill_bytes(cfg, op, s);
+	for (int q = 0; q < arrays; q++)
+		if (cp[q].op)
+			bytes += chip_spill_bytes(cfg, cp[q].op, cp[q].s);
+	return bytes;
+}
+
+/*
+ * The cycle model on the chip: passes of ops through engine_run (chip:
+ * several ops a pass, up to RUN_KEEP_PLANS plans in all; else one op a
+ * pass). plans: every op's plan on a one-array chip, or NULL.
+ */
+static int run_engine(engine *en, struct chip_run *c, const struct workload *w, const struct oplist *ops,
+		      const struct sched *plans, bool chip, struct run *out, struct err *e)
+{
+	const struct config *cfg = c->cfg;
+	int arrays = c->arrays;
+	size_t most = chip ? RUN_KEEP_PLANS / (size_t)arrays : 1;
+	if (most > ops->n)
+		most = ops->n ? ops->n : 1;
+	struct op *part = malloc(most * (size_t)arrays * sizeof *part);
+	struct sched *plan = malloc(most * (size_t)arrays * sizeof *plan);
+	struct chip_part *cp = malloc(most * (size_t)arrays * sizeof *cp);
+	struct result *res = calloc(most, sizeof *res);
+	int64_t *compute = calloc(most, sizeof *compute);
 	int rc = -1;
 
-	if (!ptr || (!plans && !own) || !res || !compute) {
+	if (!part || !plan || !cp || !res || !compute) {
 		err_nomem(e, NULL);
 		goto out;
 	}
@@ -117,26 +224,41 @@ static int run_chip(engine *en, const struct config *cfg, const struct workload 
 		size_t n = ops->n - i0 < most ? ops->n - i0 : most;
 		for (size_t k = 0; k < n; k++) {
 			const struct op *op = &ops->v[i0 + k];
-			if (plans) {
-				ptr[k] = op->kind == OP_GEMM ? &plans[i0 + k] : NULL;
-				if (analytic_check(cfg, op, ptr[k], o->ideal_memory, &compute[k], e) < 0)
+			size_t at = k * (size_t)arrays;
+			if (arrays > 1) {
+				struct result r;
+				if (split(c, op, &part[at], &plan[at], &cp[at], &r, e) < 0)
 					goto out;
-			} else if (plan_op(cfg, op, o, &own[k], &ptr[k], &compute[k], e) < 0) {
+				compute[k] = r.compute_cycles;
+				continue;
+			}
+			const struct sched *s;
+			cp[at].op = op;
+			if (plans) {
+				s = op->kind == OP_GEMM ? &plans[i0 + k] : NULL;
+				if (analytic_check(cfg, op, s, c->o->ideal_memory, &compute[k], e) < 0)
+					goto out;
+			} else if (plan_op(cfg, op, c->o, &plan[at], &s, &compute[k], e) < 0) {
 				goto out;
 			}
+			cp[at].s = s;
 		}
-		if (engine_ops(en, ops, i0, n, ptr, res, e) < 0)
+		if (engine_run(en, ops, i0, n, cp, chip, res, e) < 0)
 			goto out;
 		for (size_t k = 0; k < n; k++) {
+			const struct op *op = &ops->v[i0 + k];
 			res[k].compute_cycles = compute[k];
-			if (add_result(cfg, w, &ops->v[i0 + k], ptr[k], &res[k], out, e) < 0)
+			res[k].spill_bytes = spill_of(cfg, op, cp[k * (size_t)arrays].s, arrays > 1 ? &cp[k * (size_t)arrays] : NULL,
+						      arrays);
+			if (add_result(cfg, w, op, NULL, &res[k], out, e) < 0)
 				goto out;
 		}
 	}
 	rc = 0;
 out:
-	free(ptr);
-	free(own);
+	free(part);
+	free(plan);
+	free(cp);
 	free(res);
 	free(compute);
 	return rc;
@@ -172,13 +294,23 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	struct sched *plans = NULL;
 	struct oplist placed;
 	const struct oplist *ops;
+	struct chip_run *c = NULL;
 	int64_t folds, cycles = 0;
-	bool chip = o->model == MODEL_CYCLE && cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
+	int arrays = (int)arch_arrays(&cfg->arch);
+	bool chip = cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
 	memset(out, 0, sizeof *out);
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
-	if (!out->layers)
+	if (!out->layers || !(c = malloc(sizeof *c))) {
+		free(out->layers);
+		out->layers = NULL;
 		return err_nomem(e, NULL);
+	}
 	out->n = w->n;
+	c->cfg = cfg;
+	c->arrays = arrays;
+	c->o = o;
+	if (arrays > 1)
+		chip_array_config(cfg, &c->acfg);
 	if (place(cfg, lowered, &placed, &ops, e) < 0)
 		goto fail;
 	/*
@@ -187,61 +319,58 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	 * O(1) an op; it checks its closed form's sum as it goes, and once at the end.
 	 */
 	if (o->model == MODEL_CYCLE) {
-		/* The plans are kept for the run when they take little room (else planned again: no failure). */
-		if (ops->n <= RUN_KEEP_PLANS)
+		/* One array: the plans are kept for the run when they take little room (else planned again). */
+		if (arrays == 1 && ops->n <= RUN_KEEP_PLANS)
 			plans = malloc((ops->n ? ops->n : 1) * sizeof *plans);
 		if (run_estimate(cfg, ops, o, plans, &folds, &cycles, e) < 0 ||
 		    run_check_limits(cfg, w->file, o->model, folds, cycles, e) < 0)
 			goto fail;
 		if (!(en = engine_new(cfg, o->ideal_memory, e)))
 			goto fail;
-	}
-	if (en && o->vcd && engine_trace(en, o->vcd, e) < 0)
-		goto fail;
-	if (chip) {
-		if (run_chip(en, cfg, w, ops, o, plans, out, e) < 0)
+		if (o->vcd && engine_trace(en, o->vcd, e) < 0)
+			goto fail;
+		if (run_engine(en, c, w, ops, plans, chip, out, e) < 0)
 			goto fail;
 		goto done;
 	}
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
-		const struct sched *s;
+		const struct sched *s = NULL;
 		struct result r;
 		struct sched plan;
 		int64_t compute;
-		/* Each GEMM is planned (or its plan kept), the plan checked, then handed to the model. */
-		if (plans) {
-			s = op->kind == OP_GEMM ? &plans[i] : NULL;
-			if (analytic_check(cfg, op, s, o->ideal_memory, &compute, e) < 0)
+		if (arrays > 1) {
+			struct op part[CHIP_MAX_ARRAYS];
+			struct sched pl[CHIP_MAX_ARRAYS];
+			struct chip_part cp[CHIP_MAX_ARRAYS];
+			if (split(c, op, part, pl, cp, &r, e) < 0)
 				goto fail;
-		} else if (plan_op(cfg, op, o, &plan, &s, &compute, e) < 0) {
-			goto fail;
-		}
-		if (en) {
-			if (engine_op(en, op, s, &r, e) < 0)
-				goto fail;
-			r.compute_cycles = compute;
+			r.spill_bytes = spill_of(cfg, op, NULL, cp, arrays);
 		} else {
-			if (analytic_op(cfg, op, s, o->ideal_memory, &r, e) < 0)
+			if (plan_op(cfg, op, o, &plan, &s, &compute, e) < 0 ||
+			    analytic_op(cfg, op, s, o->ideal_memory, &r, e) < 0)
 				goto fail;
-			cycles = sat_add(cycles, r.cycles);
-			if (cycles > RUN_MAX_EST_CYCLES)
-				continue;       /* refused below, once the whole sum is known */
+			r.spill_bytes = chip_spill_bytes(cfg, op, s);
 		}
+		cycles = sat_add(cycles, r.cycles);
+		if (cycles > RUN_MAX_EST_CYCLES)
+			continue;       /* refused below, once the whole sum is known */
 		if (add_result(cfg, w, op, s, &r, out, e) < 0)
 			goto fail;
 	}
-	if (!en && run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
+	if (run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
 		goto fail;
 done:
 	engine_free(en);
 	free(plans);
 	free(placed.v);
+	free(c);
 	return 0;
 fail:
 	engine_free(en);
 	free(plans);
 	free(placed.v);
+	free(c);
 	run_release(out);
 	return -1;
 }

@@ -92,11 +92,11 @@ double result_energy(const struct arch *a, const struct result *r, double part[]
 	for (int b = 0; b < SRAM_NBUF; b++) {
 		part[EN_SRAM_WEIGHTS + b] = (double)(r->sram_read_bytes[b] + r->sram_write_bytes[b]) *
 					    energy_sram_pj_per_byte(p, sram_bank_bytes(sp, b));
-		kib += (double)sp->buf[b].kib;
+		kib += (double)sp->buf[b].kib * (double)a->chip.cores;     /* each core has its buffers */
 	}
 	part[EN_HBM] = (double)(r->hbm_read_bytes + r->hbm_write_bytes) * 8.0 * p->hbm_pj_per_bit;
 	part[EN_LEAKAGE] = (double)r->cycles *
-			   ((double)array_pes(&a->array) * p->leak_pe_pj + kib * p->leak_sram_pj_per_kib);
+			   ((double)arch_pes(a) * p->leak_pe_pj + kib * p->leak_sram_pj_per_kib);
 	for (int i = 0; i < EN_N; i++)
 		total += part[i];
 	return total;
