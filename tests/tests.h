@@ -36,6 +36,7 @@ Suite *limits_suite(void);
 Suite *output_suite(void);
 Suite *determinism_suite(void);
 Suite *apps_suite(void);
+Suite *chip_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
