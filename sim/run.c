@@ -105,13 +105,14 @@ static int try_split(struct chip_run *c, const struct op *op, int by, struct op 
  * then N), or whole on one array when neither splits it. Fills part, plan
  * and cp (c->arrays entries each) and the closed form *r.
  */
-static int split(struct chip_run *c, const struct op *op, struct op *part, struct sched *plan, struct chip_part *cp,
-		 struct result *r, struct err *e)
+static int split_parts(struct chip_run *c, const struct op *op, struct op *part, struct sched *plan,
+		       struct chip_part *cp, struct result *r, int *by, struct err *e)
 {
 	struct sched alt[CHIP_MAX_ARRAYS];
 	struct chip_part acp[CHIP_MAX_ARRAYS];
 	struct result ra;
 	int rn, rm;
+	*by = SPLIT_NONE;
 	if (op->kind != OP_GEMM)
 		return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
 	if ((rn = try_split(c, op, SPLIT_N, part, plan, cp, r, e)) < 0 ||
@@ -119,11 +120,31 @@ static int split(struct chip_run *c, const struct op *op, struct op *part, struc
 		return -1;
 	if (rm == 0 && (rn || ra.cycles < r->cycles ||
 			(ra.cycles == r->cycles && ra.hbm_read_bytes + ra.hbm_write_bytes <
-						   r->hbm_read_bytes + r->hbm_write_bytes)))
+						   r->hbm_read_bytes + r->hbm_write_bytes))) {
+		*by = SPLIT_M;
 		return try_split(c, op, SPLIT_M, part, plan, cp, r, e);
-	if (rn == 0)
+	}
+	if (rn == 0) {
+		*by = SPLIT_N;
 		return 0;
+	}
 	return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
+}
+
+/* split_parts, and the split counted in r (and in *tally when not NULL). */
+static int split(struct chip_run *c, const struct op *op, struct op *part, struct sched *plan, struct chip_part *cp,
+		 struct result *r, struct result *tally, struct err *e)
+{
+	int by;
+	if (split_parts(c, op, part, plan, cp, r, &by, e) < 0)
+		return -1;
+	r->split_m_ops = by == SPLIT_M;
+	r->split_n_ops = by == SPLIT_N;
+	if (tally) {
+		tally->split_m_ops = r->split_m_ops;
+		tally->split_n_ops = r->split_n_ops;
+	}
+	return 0;
 }
 
 int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, struct sched *plans,
@@ -146,7 +167,7 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 			struct sched plan[CHIP_MAX_ARRAYS];
 			struct chip_part cp[CHIP_MAX_ARRAYS];
 			struct result r;
-			if (split(c, op, part, plan, cp, &r, e) < 0) {
+			if (split(c, op, part, plan, cp, &r, NULL, e) < 0) {
 				free(c);
 				return -1;
 			}
@@ -214,9 +235,10 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 	struct chip_part *cp = malloc(most * (size_t)arrays * sizeof *cp);
 	struct result *res = calloc(most, sizeof *res);
 	int64_t *compute = calloc(most, sizeof *compute);
+	struct result *splits = calloc(most, sizeof *splits);
 	int rc = -1;
 
-	if (!part || !plan || !cp || !res || !compute) {
+	if (!part || !plan || !cp || !res || !compute || !splits) {
 		err_nomem(e, NULL);
 		goto out;
 	}
@@ -227,7 +249,7 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 			size_t at = k * (size_t)arrays;
 			if (arrays > 1) {
 				struct result r;
-				if (split(c, op, &part[at], &plan[at], &cp[at], &r, e) < 0)
+				if (split(c, op, &part[at], &plan[at], &cp[at], &r, &splits[k], e) < 0)
 					goto out;
 				compute[k] = r.compute_cycles;
 				continue;
@@ -248,6 +270,8 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 		for (size_t k = 0; k < n; k++) {
 			const struct op *op = &ops->v[i0 + k];
 			res[k].compute_cycles = compute[k];
+			res[k].split_m_ops = splits[k].split_m_ops;
+			res[k].split_n_ops = splits[k].split_n_ops;
 			res[k].spill_bytes = spill_of(cfg, op, cp[k * (size_t)arrays].s, arrays > 1 ? &cp[k * (size_t)arrays] : NULL,
 						      arrays);
 			if (add_result(cfg, w, op, NULL, &res[k], out, e) < 0)
@@ -261,6 +285,7 @@ out:
 	free(cp);
 	free(res);
 	free(compute);
+	free(splits);
 	return rc;
 }
 
@@ -343,7 +368,7 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 			struct op part[CHIP_MAX_ARRAYS];
 			struct sched pl[CHIP_MAX_ARRAYS];
 			struct chip_part cp[CHIP_MAX_ARRAYS];
-			if (split(c, op, part, pl, cp, &r, e) < 0)
+			if (split(c, op, part, pl, cp, &r, NULL, e) < 0)
 				goto fail;
 			r.spill_bytes = spill_of(cfg, op, NULL, cp, arrays);
 		} else {

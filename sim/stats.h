@@ -28,6 +28,7 @@ struct result {
 	int64_t sram_read_bytes[SRAM_NBUF], sram_write_bytes[SRAM_NBUF];
 	int64_t folds;
 	int64_t gemm_ops, vector_ops;
+	int64_t split_m_ops, split_n_ops;       /* GEMM ops shared out over the arrays by M, by N */
 };
 
 /* Derived from a result and the accelerator by report_metrics (report.h). */
