@@ -110,7 +110,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	/* The columns, as README documents them: the fields of stats.c's table, in its order. */
 	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,cycles_compute,"
 			       "cycles_weights,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,hbm_read_bytes,"
-			       "hbm_write_bytes,spill_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,"
+			       "hbm_write_bytes,spill_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,split_m_ops,split_n_ops,"
 			       "sram_weights_read_bytes,sram_inputs_read_bytes,sram_outputs_read_bytes,"
 			       "sram_weights_write_bytes,sram_inputs_write_bytes,sram_outputs_write_bytes,energy_pj,"
 			       "energy_mac_pj,energy_array_pj,energy_sram_weights_pj,energy_sram_inputs_pj,"
