@@ -85,26 +85,30 @@ END_TEST
 
 /*
  * Random GEMMs and vector ops on random chips (1..2 cores x 1..4 arrays,
- * ws/os/is), ideal memory: the engine takes exactly the closed form's
- * cycles, op by op, and the categories sum to them.
+ * ws/os/is, layer by layer or with loads running ahead across ops), ideal
+ * memory: the engine takes exactly the closed form's cycles, op by op, and
+ * the categories sum to them.
  */
 START_TEST(engine_equals_analytic_on_many_arrays)
 {
 	uint64_t seed = 0x5eed0c41u;
 	static const char *const df[] = { "ws", "os", "is" };
 	for (int i = 0; i < 60; i++) {
-		char yaml[512], cores[32], apc[32], rows[32], flow[32];
+		char yaml[512], cores[32], apc[32], rows[32], flow[32], pre[48];
 		int64_t m = th_rnd(&seed, 1, 700), k = th_rnd(&seed, 1, 300), n = th_rnd(&seed, 1, 700);
 		snprintf(cores, sizeof cores, "chip.cores=%lld", (long long)th_rnd(&seed, 1, 2));
 		snprintf(apc, sizeof apc, "chip.arrays_per_core=%lld", (long long)th_rnd(&seed, 1, 4));
 		snprintf(rows, sizeof rows, "array.rows=%lld", (long long)th_rnd(&seed, 2, 32));
 		snprintf(flow, sizeof flow, "array.dataflow=%s", df[th_rnd(&seed, 0, 2)]);
-		const char *sets[] = { cores, apc, rows, flow, NULL };
+		snprintf(pre, sizeof pre, "chip.prefetch_across_ops=%s", i % 2 ? "true" : "false");
+		const char *sets[] = { cores, apc, rows, flow, pre, NULL };
 		snprintf(yaml, sizeof yaml,
 			 "name: r\nbatch: 1\nlayers:\n"
 			 "  - {name: a, type: matmul, m: %lld, k: %lld, n: %lld, a: activation, b: weight}\n"
-			 "  - {name: b, type: relu, elements: %lld}\n",
-			 (long long)m, (long long)k, (long long)n, (long long)(m * n));
+			 "  - {name: b, type: relu, elements: %lld}\n"
+			 "  - {name: c, type: matmul, m: %lld, k: %lld, n: %lld, a: activation, b: weight}\n",
+			 (long long)m, (long long)k, (long long)n, (long long)(m * n), (long long)m, (long long)n,
+			 (long long)k);
 		struct config c;
 		struct run ra, rc;
 		th_config(&c, "lab_4x4", sets);
