@@ -620,16 +620,23 @@ static void pass_free(struct pass *p, bool own_pools)
 	free(p);
 }
 
-/* chip: the pools of a core's buffers (shared pools share one semaphore), bounded unless ideal. */
+/*
+ * chip: this array's pools in its core's buffers (buffers that share a pool
+ * share one semaphore), bounded unless ideal: each array of a core has its
+ * share, as it plans with (chip_array_config). Shared dynamically, one
+ * array's loads running ahead could take the room another still needs for
+ * the op that all must finish first.
+ */
 static int make_pools(struct pass *p)
 {
 	const struct sram_params *sp = &p->en->cfg->arch.sram;
+	int64_t apc = p->en->cfg->arch.chip.arrays_per_core;
 	for (int b = 0; b < SRAM_NBUF; b++) {
 		for (int a = 0; a < b && !p->pool[b]; a++)
 			if (sram_shares(sp, a, b))
 				p->pool[b] = p->pool[a], p->pool_cap[b] = p->pool_cap[a];
 		if (!p->pool[b]) {
-			p->pool_cap[b] = p->en->ideal ? INT64_MAX / 4 : sram_pool_bytes(sp, b);
+			p->pool_cap[b] = p->en->ideal ? INT64_MAX / 4 : max64(1, sram_pool_bytes(sp, b) / apc);
 			if (!(p->pool[b] = scw_sem_new(p->pool_cap[b])))
 				return -1;
 		}
@@ -748,7 +755,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 	struct pass **lane = calloc((size_t)lanes, sizeof *lane);
 	struct result **lr = calloc((size_t)lanes, sizeof *lr);
 	struct sync *y = sync_new(lanes, n, parts);
-	int apc = (int)en->cfg->arch.chip.arrays_per_core, rc = -1, alive = 0;
+	int rc = -1, alive = 0;
 	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0;
 
 	if (!lane || !lr || !y)
@@ -758,11 +765,8 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 			goto nomem;
 		if (!(lane[q] = lane_new(en, y, q, ops, i0, n, parts, lanes, chip, lr[q], e)))
 			goto out;
-		/* The arrays of a core share its buffers' pools. */
-		if (chip && q % apc == 0 && make_pools(lane[q]) < 0)
+		if (chip && make_pools(lane[q]) < 0)
 			goto nomem;
-		for (int b = 0; chip && q % apc && b < SRAM_NBUF; b++)
-			lane[q]->pool[b] = lane[q - q % apc]->pool[b], lane[q]->pool_cap[b] = lane[q - q % apc]->pool_cap[b];
 	}
 	if (!chip) {
 		mem_reset(en->mem);
@@ -819,7 +823,7 @@ nomem:
 	err_nomem(e, NULL);
 out:
 	for (int q = 0; lane && q < lanes; q++) {
-		pass_free(lane[q], chip && q % apc == 0);
+		pass_free(lane[q], chip);
 		if (lr)
 			free(lr[q]);
 	}
