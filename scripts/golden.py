@@ -21,7 +21,7 @@ WORKLOADS = [
     "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
     "traces/alexnet.csv", "traces/gemm_example.csv",
 ]
-CATS = ["compute", "weights", "inputs", "outputs", "vector", "fill_drain"]
+CATS = ["compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain"]
 BUFS = ["weights", "inputs", "outputs"]
 ENGINE_MAX_FOLDS = 20_000_000
 

@@ -99,36 +99,37 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	line = strtok_r(csv, "\n", &save);
 	/* The columns, as README documents them: the fields of stats.c's table, in its order. */
 	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,cycles_compute,"
-			       "cycles_weights,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,hbm_read_bytes,"
-			       "hbm_write_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,"
-			       "sram_weights_read_bytes,sram_inputs_read_bytes,sram_outputs_read_bytes,"
-			       "sram_weights_write_bytes,sram_inputs_write_bytes,sram_outputs_write_bytes,energy_pj,"
-			       "energy_mac_pj,energy_array_pj,energy_sram_weights_pj,energy_sram_inputs_pj,"
-			       "energy_sram_outputs_pj,energy_hbm_pj,energy_leakage_pj,pj_per_mac,tops_per_w,"
-			       "edp_joule_seconds");
+			       "cycles_weights,cycles_weight_shift,cycles_inputs,cycles_outputs,cycles_vector,"
+			       "cycles_fill_drain,hbm_read_bytes,hbm_write_bytes,ops,arithmetic_intensity,achieved_ops_per_s,"
+			       "attainable_ops_per_s,folds,sram_weights_read_bytes,sram_inputs_read_bytes,"
+			       "sram_outputs_read_bytes,sram_weights_write_bytes,sram_inputs_write_bytes,"
+			       "sram_outputs_write_bytes,energy_pj,energy_mac_pj,energy_array_pj,energy_sram_weights_pj,"
+			       "energy_sram_inputs_pj,energy_sram_outputs_pj,energy_hbm_pj,energy_leakage_pj,pj_per_mac,"
+			       "tops_per_w,edp_joule_seconds");
 	while ((line = strtok_r(NULL, "\n", &save))) {
-		/* Fields by column (layer names in the shipped workloads hold no commas). */
+		/* Fields by column (layer names in the shipped workloads hold no commas); the CAT_N categories from column 8. */
+		enum { CATS = 7, HBM = CATS + CAT_N, ENERGY = HBM + 13 };
 		const char *fld[64];
 		char *sv = NULL, *name;
 		int nf = 0;
 		for (char *t = strtok_r(line, ",", &sv); t && nf < 64; t = strtok_r(NULL, ",", &sv))
 			fld[nf++] = t;
-		ck_assert_int_eq(nf, 37);
+		ck_assert_int_eq(nf, 38);
 		name = (char *)fld[0];
-		long long macs = atoll(fld[2]), cycles = atoll(fld[3]), comp = atoll(fld[4]), rd = atoll(fld[13]);
-		long long wr = atoll(fld[14]);
-		double util = atof(fld[6]), ops = atof(fld[15]), ach = atof(fld[17]), att = atof(fld[18]);
+		long long macs = atoll(fld[2]), cycles = atoll(fld[3]), comp = atoll(fld[4]), rd = atoll(fld[HBM]);
+		long long wr = atoll(fld[HBM + 1]);
+		double util = atof(fld[6]), ops = atof(fld[HBM + 2]), ach = atof(fld[HBM + 4]), att = atof(fld[HBM + 5]);
 		ck_assert_msg(cycles > 0, "%s: %s has no cycles", preset, name);
 		ck_assert_msg(cycles * pes >= macs, "%s: %s: %lld cycles for %lld MACs on %lld PEs", preset, name, cycles,
 			      macs, pes);
-		/* The categories (columns 8 to 13) sum to the cycles. */
+		/* The categories (columns 8 to 14) sum to the cycles. */
 		long long cat_sum = 0;
-		for (int k = 7; k < 13; k++)
+		for (int k = CATS; k < HBM; k++)
 			cat_sum += atoll(fld[k]);
 		ck_assert_msg(cat_sum == cycles, "%s: %s: categories sum to %lld, cycles %lld", preset, name, cat_sum, cycles);
-		/* Column 27: the energy; 28 to 34 its components, which sum to it. */
-		double energy = atof(fld[26]), parts = 0;
-		for (int k = 27; k < 34; k++)
+		/* Column 28: the energy; 29 to 35 its components, which sum to it. */
+		double energy = atof(fld[ENERGY]), parts = 0;
+		for (int k = ENERGY + 1; k <= ENERGY + EN_N; k++)
 			parts += atof(fld[k]);
 		ck_assert_msg(energy > 0 && fabs(parts - energy) <= 1e-9 * energy, "%s: %s: energy %.17g, parts %.17g",
 			      preset, name, energy, parts);
