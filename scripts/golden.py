@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-PRESETS = ["tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4"]
+PRESETS = ["tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e"]
 WORKLOADS = [
     "configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml",
     "configs/workloads/bert_base.yaml", "configs/workloads/llm7b_prefill.yaml",

@@ -11,7 +11,9 @@
 #include "stats.h"
 #include "tests.h"
 
-static const char *const presets[] = { "tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4" };
+static const char *const presets[] = {
+	"tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e",
+};
 static const char *const workloads[] = {
 	"configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml", "configs/workloads/bert_base.yaml",
 	"configs/workloads/llm7b_prefill.yaml", "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
