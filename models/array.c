@@ -69,10 +69,10 @@ int array_wait_cat(int operand)
 
 /*
  * A serial fold's overhead: the cycles before its stream (loading or
- * preloading the stationary tile) and after it (fill and drain skew, os
- * drain). SCALE-Sim charges the full array on every fold, and counts one
- * cycle less per layer: from the drain, or the preload when there is no
- * drain (never below zero).
+ * preloading the stationary tile: weight_shift) and after it (fill and drain
+ * skew, os drain: fill_drain). SCALE-Sim charges the full array on every
+ * fold, and counts one cycle less per layer: from the drain, or the preload
+ * when there is no drain (never below zero).
  */
 static void serial_overhead(const struct array_timer *tm, int64_t sr, int64_t sc, bool inst_last, int64_t *pre,
 			    int64_t *post)
@@ -146,7 +146,7 @@ static void serial_fold(struct array_timer *tm, const struct array_fold *f, stru
 	wait_on(st, tm->e_prev, go, 3, abc, f->ready);
 	/* A preload that the stationary buffer's port stretches waits on that operand. */
 	port = tm->df == DF_OS || tm->compat ? pre : f->shift;
-	charge(st->cat, CAT_FILL_DRAIN, go, go + pre);
+	charge(st->cat, CAT_WEIGHT_SHIFT, go, go + pre);
 	charge(st->cat, array_wait_cat(array_top_operand(tm->df)), go + pre, go + port);
 	st->start = go + port;
 	charge(st->cat, CAT_COMPUTE, st->start, st->start + f->t);
@@ -189,7 +189,8 @@ static void pipelined_fold(struct array_timer *tm, const struct array_fold *f, s
 		st->start = max64(base, max64(max64(rdy[0], rdy[1]), rdy[2]));
 		wait_on(st, base, st->start, 3, who, rdy);
 	}
-	charge(st->cat, CAT_FILL_DRAIN, tm->e_prev, base);
+	/* ws/is: the shift not hidden behind the previous stream; os: the drain of the fold two back. */
+	charge(st->cat, tm->df == DF_OS ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT, tm->e_prev, base);
 	charge(st->cat, CAT_COMPUTE, st->start, st->start + f->t);
 	charge(st->cat, f->stream_cat, st->start + f->t, st->start + f->stream);
 	if (!f->cont) {

@@ -20,6 +20,13 @@
  * Without array.weight_double_buffer every fold pays everything in turn:
  * ws/is Sr + T + R + Sc - 2, os T + Sr + Sc - 2 + R.
  *
+ * Categories (cat.h): each T is compute. ws/is: the shifts the stream does
+ * not hide are weight_shift (pipelined: Sr_0 and each max(0, Sr_{f+1} - T_f);
+ * serial: every Sr; SCALE-Sim compatible: every R-cycle preload), the skew
+ * R + Sc - 2 (SCALE-Sim: R + C - 2, less its one cycle per layer) is
+ * fill_drain. os: everything beyond T is fill_drain (its drains; it shifts
+ * no stationary tile in). Waits: see cat.h.
+ *
  * A chain ends when the last outputs have left the array: usually the last
  * fold's, but an earlier, wider fold can still be draining then, and the
  * chain waits for it.

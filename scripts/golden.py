@@ -14,14 +14,14 @@ import subprocess
 import sys
 import tempfile
 
-PRESETS = ["tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4"]
+PRESETS = ["tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e"]
 WORKLOADS = [
     "configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml",
     "configs/workloads/bert_base.yaml", "configs/workloads/llm7b_prefill.yaml",
     "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
     "traces/alexnet.csv", "traces/gemm_example.csv",
 ]
-CATS = ["compute", "weights", "inputs", "outputs", "vector", "fill_drain"]
+CATS = ["compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain"]
 BUFS = ["weights", "inputs", "outputs"]
 ENGINE_MAX_FOLDS = 20_000_000
 

@@ -20,8 +20,12 @@ static wide wmin(wide a, wide b)
 	return a < b ? a : b;
 }
 
-/* Pipelined ws/is: the sum of array_chain over the fold order of schedule.h. */
-static wide wsis_pipelined(const struct sched *s, wide rep)
+/*
+ * Pipelined ws/is: the fold chain of array.h over the fold order of
+ * schedule.h. *e_last receives when the last fold's stream ends: the streams
+ * plus the shifts they do not hide (weight_shift).
+ */
+static wide wsis_pipelined(const struct sched *s, wide rep, wide *e_last)
 {
 	wide R = s->R, nr = s->nr, rk = s->rows - (nr - 1) * R, sr0 = nr == 1 ? rk : R;
 	wide nt = s->nchunks, tt = s->chunk, tl = s->t - (nt - 1) * tt;
@@ -30,7 +34,7 @@ static wide wsis_pipelined(const struct sched *s, wide rep)
 	/* Within one (column, chunk) block: fold r overlaps the shift of fold r+1. */
 #define INNER(T) (nr >= 2 ? (nr - 2) * wmax((T), R) + wmax((T), rk) : 0)
 	wide sum = nfull * (INNER(tt) + wmax(tt, sr0)) + nlast * INNER(tl) + (nlast - 1) * wmax(tl, sr0);
-	wide e_last = sr0 + sum + tl;     /* the last fold's stream ends */
+	*e_last = sr0 + sum + tl;
 	/*
 	 * The op ends when its last partial sums leave the array. The last column
 	 * block may be narrower than the one before it, whose last sums cross C
@@ -46,7 +50,7 @@ static wide wsis_pipelined(const struct sched *s, wide rep)
 		width = wmax(width, s->C - p);
 	}
 #undef INNER
-	return e_last + R + width - 2;
+	return *e_last + R + width - 2;
 }
 
 static wide wsis_serial(const struct sched *s, wide rep)
@@ -84,9 +88,14 @@ static wide os_cycles(const struct sched *s, wide rep)
 	return end;
 }
 
+static int64_t clamp64(wide c)
+{
+	return c > INT64_MAX ? INT64_MAX : (int64_t)c;
+}
+
 int64_t analytic_gemm_cycles(const struct sched *s)
 {
-	wide rep = s->op->repeat, c;
+	wide rep = s->op->repeat, c, e_last;
 	if (s->compat) {
 		/* SCALE-Sim counts each repeated instance as a layer. */
 		struct array_params p = { .rows = s->R, .cols = s->C };
@@ -94,15 +103,31 @@ int64_t analytic_gemm_cycles(const struct sched *s)
 	} else if (s->df == DF_OS) {
 		c = os_cycles(s, rep);
 	} else {
-		c = s->dbuf ? wsis_pipelined(s, rep) : wsis_serial(s, rep);
+		c = s->dbuf ? wsis_pipelined(s, rep, &e_last) : wsis_serial(s, rep);
 	}
-	return c > INT64_MAX ? INT64_MAX : (int64_t)c;
+	return clamp64(c);
 }
 
 int64_t analytic_stream_cycles(const struct sched *s)
 {
 	/* ws/is: every (column, row) pair of blocks streams all of T once; os: every fold streams K. */
 	return s->op->repeat * s->nr * s->nc * s->t;
+}
+
+int64_t analytic_shift_cycles(const struct sched *s)
+{
+	wide rep = s->op->repeat, e_last;
+	if (s->df == DF_OS)
+		return 0;
+	/* SCALE-Sim: an R-cycle preload per fold, of which a 1x1 array gives up its layer's one cycle. */
+	if (s->compat)
+		return clamp64(rep * ((wide)s->nr * s->nc * s->R - (s->R + s->C == 2)));
+	/* Serial: every shift, Sr summed over the row blocks of each (column, chunk) block. */
+	if (!s->dbuf)
+		return clamp64(rep * s->nc * s->nchunks * s->rows);
+	/* Pipelined: where the last stream ends, less the streams. */
+	wsis_pipelined(s, rep, &e_last);
+	return clamp64(e_last - rep * s->nr * s->nc * s->t);
 }
 
 /*
@@ -187,7 +212,8 @@ int analytic_op(const struct config *cfg, const struct op *o, const struct sched
 	if (o->kind == OP_GEMM) {
 		r->macs = op_macs(o);
 		r->cat[CAT_COMPUTE] = analytic_stream_cycles(s);
-		r->cat[CAT_FILL_DRAIN] = r->compute_cycles - r->cat[CAT_COMPUTE];
+		r->cat[CAT_WEIGHT_SHIFT] = analytic_shift_cycles(s);
+		r->cat[CAT_FILL_DRAIN] = r->compute_cycles - r->cat[CAT_COMPUTE] - r->cat[CAT_WEIGHT_SHIFT];
 		r->folds = s->folds;
 		r->gemm_ops = 1;
 		gemm_sram(s, r);

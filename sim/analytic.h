@@ -63,4 +63,11 @@ int analytic_parts(const struct config *cfg, const struct config *acfg, const st
 /* Cycles the array streams (the sum of T over folds) of a planned GEMM: its compute category. */
 int64_t analytic_stream_cycles(const struct sched *s);
 
+/*
+ * Cycles the array shifts stationary tiles in while nothing streams, of a
+ * planned GEMM: its weight_shift category (models/cat.h; 0 in os). The rest
+ * of analytic_gemm_cycles beyond the streams and these is fill_drain.
+ */
+int64_t analytic_shift_cycles(const struct sched *s);
+
 #endif

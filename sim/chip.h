@@ -56,7 +56,7 @@ struct chip_part {
 };
 
 /* How an op is shared out over the arrays. */
-enum split { SPLIT_NONE, SPLIT_M, SPLIT_N };
+enum split_by { SPLIT_NONE, SPLIT_M, SPLIT_N };
 
 /*
  * The parts of op o over the chip's arrays, into part[0 .. arrays): a GEMM

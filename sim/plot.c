@@ -202,7 +202,8 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 int plot_cycles(const char *path, const struct config *cfg, const struct workload *w, const struct run *r,
 		struct err *e)
 {
-	static const char *const colours[CAT_N] = { "#2ca02c", "#d62728", "#ff7f0e", "#9467bd", "#17becf", "#7f7f7f" };
+	static const char *const colours[CAT_N] = { "#2ca02c", "#d62728", "#ff9896", "#ff7f0e", "#9467bd", "#17becf",
+						    "#7f7f7f" };
 	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
 	FILE *f;
 

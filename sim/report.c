@@ -666,7 +666,7 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 			(long long)cfg->arch.array.rows, (long long)cfg->arch.array.cols, "dataflows compared", "layer", "df",
 			"cycles");
 		for (int k = 0; k < CAT_N; k++)
-			fprintf(out, " %11s", cat_names[k]);
+			fprintf(out, " %12s", cat_names[k]);
 		fprintf(out, " %12s %12s %12s %12s %12s %12s\n", "SRAM W rd B", "SRAM I rd B", "SRAM O rd B", "HBM rd B",
 			"HBM wr B", "energy uJ");
 	}
@@ -690,7 +690,7 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 			fprintf(out, "%-24.24s %-3s %13lld", j ? "" : name, array_dataflow_names[dataflows[j]],
 				(long long)r->cycles);
 			for (int k = 0; k < CAT_N; k++)
-				fprintf(out, " %11lld", (long long)r->cat[k]);
+				fprintf(out, " %12lld", (long long)r->cat[k]);
 			fprintf(out, " %12lld %12lld %12lld %12lld %12lld %12.2f\n", (long long)r->sram_read_bytes[0],
 				(long long)r->sram_read_bytes[1], (long long)r->sram_read_bytes[2], (long long)r->hbm_read_bytes,
 				(long long)r->hbm_write_bytes, m.energy_pj * 1e-6);

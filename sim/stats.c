@@ -6,9 +6,11 @@
 #include "config.h"
 #include "err.h"
 
-const char *const cat_names[] = { "compute", "weights", "inputs", "outputs", "vector", "fill_drain", NULL };
+/* Indexed by enum cat (models/cat.h). */
+const char *const cat_names[] = { "compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain",
+				  NULL };
 
-static const char *const cat_terms[] = { "comp%", "wgt%", "inp%", "out%", "vec%", "f/d%" };
+static const char *const cat_terms[] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%" };
 
 #define R(x) RF_COUNT, offsetof(struct result, x)
 #define M(x) RF_METRIC, offsetof(struct metrics, x)

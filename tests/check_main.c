@@ -17,6 +17,7 @@ int main(void)
 	srunner_add_suite(sr, chip_suite());
 	srunner_add_suite(sr, schedule_suite());
 	srunner_add_suite(sr, analytic_suite());
+	srunner_add_suite(sr, categories_suite());
 	srunner_add_suite(sr, errors_suite());
 	srunner_add_suite(sr, scw_suite());
 	srunner_add_suite(sr, engine_suite());

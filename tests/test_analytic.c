@@ -133,14 +133,18 @@ END_TEST
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 
-/* The tile program of s walked through models/array's timer with every operand there at once. */
-static int64_t timer_walk(const struct config *c, const struct sched *s)
+/*
+ * The tile program of s walked through models/array's timer with every
+ * operand there at once; cat[] receives its cycles by category.
+ */
+static int64_t timer_walk(const struct config *c, const struct sched *s, int64_t cat[CAT_N])
 {
 	struct array_timer tm;
 	struct array_step st;
 	struct sched_iter it;
 	struct tile_ins ins;
-	int64_t cat[CAT_N] = { 0 }, sum = 0, end;
+	int64_t sum = 0, end;
+	memset(cat, 0, CAT_N * sizeof *cat);
 	array_timer_init(&tm, &c->arch.array, s->df, 0);
 	sched_iter_init(&it, s);
 	while (sched_next(&it, &ins)) {
@@ -160,6 +164,8 @@ static int64_t timer_walk(const struct config *c, const struct sched *s)
 	/* The timer's categories cover its cycles: streaming and the array's own overhead. */
 	ck_assert_int_eq(sum, end);
 	ck_assert_int_eq(cat[CAT_COMPUTE], analytic_stream_cycles(s));
+	/* Nothing waited, so nothing but the array's own categories. */
+	ck_assert_int_eq(cat[CAT_WEIGHTS] + cat[CAT_INPUTS] + cat[CAT_OUTPUTS] + cat[CAT_VECTOR], 0);
 	return end;
 }
 
@@ -167,11 +173,12 @@ static int64_t timer_walk(const struct config *c, const struct sched *s)
  * The closed form equals models/array's timer fed every fold of the tile
  * program with its operands there at once, on 1,000 random GEMMs, arrays
  * and buffers (fixed seed), for ws, os and is, pipelined, serial and
- * SCALE-Sim compatible, with partial last folds, chunks and parts of K.
+ * SCALE-Sim compatible, with partial last folds, chunks and parts of K:
+ * the cycles, and their split into compute, weight_shift and fill_drain.
  */
 START_TEST(closed_form_matches_timer)
 {
-	int checked = 0, modes[3][3] = { { 0 } };
+	int checked = 0, modes[3][3] = { { 0 } }, shifted = 0;
 	for (int i = 0; i < 1000; i++) {
 		char s[7][64];
 		const char *sets[8];
@@ -196,15 +203,31 @@ START_TEST(closed_form_matches_timer)
 			continue;
 		checked++;
 		modes[df][mode]++;
-		int64_t walk = timer_walk(&c, &sc);
+		int64_t cat[CAT_N], walk = timer_walk(&c, &sc, cat);
 		ck_assert_msg(walk == analytic_gemm_cycles(&sc),
 			      "case %d: df %d mode %d M %lld K %lld N %lld x%lld on %lldx%lld: timer %lld, closed form %lld", i,
 			      df, mode, (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, (long long)sc.R,
 			      (long long)sc.C, (long long)walk, (long long)analytic_gemm_cycles(&sc));
+		ck_assert_msg(cat[CAT_WEIGHT_SHIFT] == analytic_shift_cycles(&sc),
+			      "case %d: df %d mode %d M %lld K %lld N %lld x%lld on %lldx%lld: weight_shift: timer %lld, "
+			      "closed form %lld", i, df, mode, (long long)o.m, (long long)o.k, (long long)o.n,
+			      (long long)o.repeat, (long long)sc.R, (long long)sc.C, (long long)cat[CAT_WEIGHT_SHIFT],
+			      (long long)analytic_shift_cycles(&sc));
+		/* What the closed form reports: the same split, fill_drain the rest. */
+		struct result r;
+		ck_assert_int_eq(analytic_op(&c, &o, &sc, true, &r, &e), 0);
+		for (int k = 0; k < CAT_N; k++)
+			ck_assert_msg(r.cat[k] == cat[k], "case %d: %s: analytic %lld, timer %lld", i, cat_names[k],
+				      (long long)r.cat[k], (long long)cat[k]);
+		if (df == DF_OS)
+			ck_assert_int_eq(cat[CAT_WEIGHT_SHIFT], 0);
+		else
+			shifted += mode == 0 && cat[CAT_WEIGHT_SHIFT] > sc.R;    /* a shift beyond the first exposed */
 		/* Never faster than the MACs spread over every PE. */
 		ck_assert_int_ge(walk * sc.R * sc.C, op_macs(&o));
 	}
 	ck_assert_int_gt(checked, 500);
+	ck_assert_int_gt(shifted, 30);
 	for (int df = 0; df < 3; df++)
 		for (int m = 0; m < 3; m++)
 			ck_assert_int_gt(modes[df][m], 30);
@@ -249,7 +272,8 @@ START_TEST(timer_waits_by_hand)
 	}
 	ck_assert_int_eq(array_timer_end(&tm, cat), 55);
 	ck_assert_int_eq(cat[CAT_COMPUTE], 40);
-	ck_assert_int_eq(cat[CAT_FILL_DRAIN], 7);     /* the first shift (4) and the last drain (3) */
+	ck_assert_int_eq(cat[CAT_WEIGHT_SHIFT], 4);   /* the first shift; fold 1's waited for its tile */
+	ck_assert_int_eq(cat[CAT_FILL_DRAIN], 3);     /* the last drain */
 	ck_assert_int_eq(waited, 8);
 }
 END_TEST

@@ -7,7 +7,9 @@
 
 #include "tests.h"
 
-static const char *const presets[] = { "tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4" };
+static const char *const presets[] = {
+	"tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e",
+};
 
 /* Dumping a preset and loading the dump gives the identical config, and the same dump again. */
 START_TEST(dump_round_trips)

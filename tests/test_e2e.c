@@ -11,7 +11,9 @@
 #include "stats.h"
 #include "tests.h"
 
-static const char *const presets[] = { "tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4" };
+static const char *const presets[] = {
+	"tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e",
+};
 static const char *const workloads[] = {
 	"configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml", "configs/workloads/bert_base.yaml",
 	"configs/workloads/llm7b_prefill.yaml", "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
@@ -97,7 +99,8 @@ static long long check_run(const char *preset, const char *wl, const char *model
 
 	snprintf(cfg, sizeof cfg, "configs/%s.yaml", preset);
 	th_config(&c, preset, NULL);
-	pes = c.arch.array.rows * c.arch.array.cols;
+	pes = arch_pes(&c.arch);
+	bool chip = c.arch.chip.prefetch_across_ops;
 	const char *argv[] = { "run", "-c", cfg, "-w", wl, "-o", dir, "--model", model, "--dataflow", df, NULL };
 	rc = th_cli(".", argv, &out, &err);
 	ck_assert_msg(rc == 0, "%s on %s (%s, %s): exit %d: %s", wl, preset, model, df, rc, err);
@@ -109,7 +112,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	line = strtok_r(csv, "\n", &save);
 	/* The columns, as README documents them: the fields of stats.c's table, in its order. */
 	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,cycles_compute,"
-			       "cycles_weights,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,hbm_read_bytes,"
+			       "cycles_weights,cycles_weight_shift,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,hbm_read_bytes,"
 			       "hbm_write_bytes,spill_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,split_m_ops,split_n_ops,"
 			       "sram_weights_read_bytes,sram_inputs_read_bytes,sram_outputs_read_bytes,"
 			       "sram_weights_write_bytes,sram_inputs_write_bytes,sram_outputs_write_bytes,energy_pj,"
@@ -125,7 +128,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 		cols[ncols++] = t;
 #define COL(name) col_of(cols, ncols, name)
 	while ((line = strtok_r(NULL, "\n", &save))) {
-		/* Fields by column (layer names in the shipped workloads hold no commas). */
+		/* Fields by column (layer names in the shipped workloads hold no commas); the CAT_N categories from column 8. */
 		const char *fld[64];
 		char *sv = NULL, *name;
 		int nf = 0;
@@ -147,7 +150,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 		for (int k = 0; k < ncols; k++)
 			if (!strncmp(cols[k], "cycles_", 7))
 				cat_sum += atoll(fld[k]), ncat++;
-		ck_assert_int_ge(ncat, 6);
+		ck_assert_int_eq(ncat, CAT_N);
 		ck_assert_msg(cat_sum == cycles, "%s: %s: categories sum to %lld, cycles %lld", preset, name, cat_sum, cycles);
 		/* The energy and its components (energy_*_pj), which sum to it. */
 		double energy = atof(fld[COL("energy_pj")]), parts = 0;
@@ -160,8 +163,13 @@ static long long check_run(const char *preset, const char *wl, const char *model
 		ck_assert_msg(cycles >= comp, "%s: %s", preset, name);
 		if (macs > 0) {
 			ck_assert_msg(util > 0 && util <= 1, "%s: %s: utilization %g", preset, name, util);
-			/* no layer above its roofline bound (1e-9 for rounding) */
-			ck_assert_msg(ach <= att * (1 + 1e-9), "%s: %s: %g ops/s above the bound %g", preset, name, ach, att);
+			/*
+			 * No layer above its roofline bound (1e-9 for rounding), layer by
+			 * layer. With loads running ahead across ops, a layer's weights may
+			 * arrive in earlier layers' time: then only the whole run is bound.
+			 */
+			ck_assert_msg(ach <= att * (1 + 1e-9) || (chip && !strcmp(model, "cycle")),
+				      "%s: %s: %g ops/s above the bound %g", preset, name, ach, att);
 		}
 		/* Layer by layer every op reads and writes HBM; a chip that keeps activations may not. */
 		ck_assert_msg(c.arch.chip.keep_activations || (rd > 0 && wr > 0), "%s: %s moves no bytes", preset, name);
@@ -184,6 +192,8 @@ static long long check_run(const char *preset, const char *wl, const char *model
 		ck_assert_int_gt(json_int(total, "hbm_read_bytes"), 0);
 		ck_assert_int_gt(json_int(total, "hbm_write_bytes"), 0);
 		ck_assert_int_ge(json_int(total, "cycles") * pes, macs_sum);
+		ck_assert_msg(json_num(total, "achieved_ops_per_s") <= json_num(total, "attainable_ops_per_s") * (1 + 1e-9),
+			      "%s on %s (%s): the run above its roofline", wl, preset, model);
 		folds = json_int(total, "folds");
 		check_golden(preset, wl, model, df, total);
 		const char *cats = strstr(total, "\"cycles_by_category\": {");

@@ -27,6 +27,9 @@ static const struct mono_case mono_cases[] = {
 	{ "gemmini", 400 },
 	{ "edge_32x32", 400 },
 	{ "lab_4x4", 400 },
+	{ "tpu_v4", 200 },
+	{ "tpu_v4i", 200 },
+	{ "tpu_v5e", 200 },
 };
 
 /* A number in [lo, hi], about evenly spread in log scale. */

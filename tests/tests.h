@@ -23,6 +23,7 @@ Suite *workload_suite(void);
 Suite *lower_suite(void);
 Suite *schedule_suite(void);
 Suite *analytic_suite(void);
+Suite *categories_suite(void);
 Suite *errors_suite(void);
 Suite *e2e_suite(void);
 Suite *scw_suite(void);
