@@ -7,17 +7,22 @@ bin=${1:-build/tpusim}
 printf '%-44s %-22s %14s %10s %14s %10s\n' workload config cycles "wall s" "cycles/s" "RSS MiB"
 run() {
 	local cfg=$1 wl=$2; shift 2
-	local out cycles timing
+	local out cycles timing extra="$*"
 	out=$("$bin" run -c "$cfg" -w "$wl" --timing "$@")
 	cycles=$(printf '%s\n' "$out" | awk '/ cycles = /{print $1; exit}')
 	timing=$(printf '%s\n' "$out" | awk '/^timing:/{print $2, $5, $10}')
 	set -- $timing
-	printf '%-44s %-22s %14s %10s %14s %10s\n' "$(basename "$wl")" "$(basename "$cfg" .yaml)" "$cycles" "$1" "$2" "$3"
+	printf '%-44s %-22s %14s %10s %14s %10s\n' "$(basename "$wl")" "$(basename "$cfg" .yaml)${extra:+ $extra}" "$cycles" "$1" "$2" "$3"
 }
 run configs/tpu_v4_mxu.yaml configs/workloads/resnet50.yaml
 run configs/tpu_v4_mxu.yaml configs/workloads/llm7b_prefill.yaml
 run configs/tpu_v4_mxu.yaml configs/workloads/bert_base.yaml
 run configs/tpu_v1.yaml configs/workloads/resnet50.yaml
+# The chips: every array and core, activations kept on chip, loads running ahead across ops.
+run configs/tpu_v4.yaml configs/workloads/resnet50.yaml
+run configs/tpu_v4.yaml configs/workloads/llm7b_prefill.yaml
+run configs/tpu_v1.yaml configs/workloads/resnet50.yaml --batch 8
+run configs/tpu_v1.yaml configs/workloads/tpuv1_cnn0.yaml
 run configs/edge_32x32.yaml configs/workloads/resnet50.yaml
 # The engine's cost follows the number of tiles: a 4x4 array has 1,024 times as many folds as 128x128.
 run configs/lab_4x4.yaml configs/workloads/resnet50.yaml
