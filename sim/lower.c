@@ -263,32 +263,40 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	    gemm(c, "k_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0 ||
 	    gemm(c, "v_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0)
 		return -1;
-	if (l->causal && l->mode == ATTN_PREFILL && q > l->causal_block) {
+	/* Query blocks: one of all q rows, or causal_block rows each when causal prefill skips masked keys. */
+	int64_t nb = 1, cb = q;
+	bool blocked = l->causal && l->mode == ATTN_PREFILL && q > l->causal_block;
+	if (blocked) {
 		/* (A causal prefill of one block computes the whole block, masked half included.) */
-		/* Block i of queries sees keys [0, i*cb + rows_i): later key blocks are skipped. */
-		int64_t cb = l->causal_block, nb = q / cb + (q % cb != 0);
+		cb = l->causal_block;
+		nb = q / cb + (q % cb != 0);
 		if (nb > LOWER_MAX_BLOCKS)
 			return shape_err(c, "causal_block", "expected at least %lld (at most %d blocks of the %lld queries), "
 					 "found %lld", (long long)(q / LOWER_MAX_BLOCKS + (q % LOWER_MAX_BLOCKS != 0)),
 					 LOWER_MAX_BLOCKS, (long long)q, (long long)cb);
-		for (int64_t i = 0; i < nb; i++) {
-			int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = i * cb + r;
-			c->block = (int32_t)i;
-			if (gemm(c, "qk", mul(c, r, grp), hd, keys, mul(c, batch, g), false, false) < 0)
-				return -1;
-			if (gemm(c, "pv", mul(c, r, grp), keys, hd, mul(c, batch, g), false, false) < 0)
-				return -1;
-			soft += mul(c, mul(c, mul(c, batch, h), r), keys);
-		}
-		c->block = -1;
-	} else {
-		if (gemm(c, "qk", mul(c, q, grp), hd, kv, mul(c, batch, g), false, false) < 0 ||
-		    gemm(c, "pv", mul(c, q, grp), kv, hd, mul(c, batch, g), false, false) < 0)
-			return -1;
-		soft = mul(c, mul(c, mul(c, batch, h), q), kv);
 	}
+	/*
+	 * Every block's scores first, then the softmax over all of them, then
+	 * every block's P.V: each op comes after the ops that write what it reads.
+	 * Block i of queries sees keys [0, i*cb + rows_i): later key blocks are skipped.
+	 */
+	for (int64_t i = 0; i < nb; i++) {
+		int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = blocked ? i * cb + r : kv;
+		c->block = blocked ? (int32_t)i : -1;
+		if (gemm(c, "qk", mul(c, r, grp), hd, keys, mul(c, batch, g), false, false) < 0)
+			return -1;
+		soft += mul(c, mul(c, mul(c, batch, h), r), keys);
+	}
+	c->block = -1;
 	if (vec(c, "softmax", VEC_SOFTMAX, soft, soft, mul(c, soft, vector_ops_per_elem(VEC_SOFTMAX))) < 0)
 		return -1;
+	for (int64_t i = 0; i < nb; i++) {
+		int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = blocked ? i * cb + r : kv;
+		c->block = blocked ? (int32_t)i : -1;
+		if (gemm(c, "pv", mul(c, r, grp), keys, hd, mul(c, batch, g), false, false) < 0)
+			return -1;
+	}
+	c->block = -1;
 	return gemm(c, "o_proj", rows, mul(c, h, hd), l->d_model, 1, false, true);
 }
 

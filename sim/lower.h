@@ -15,7 +15,8 @@
  *              on the vector unit; the output projection. Decode has one query
  *              over kv_cache + 1 keys. Causal prefill splits the queries into
  *              blocks of causal_block rows and skips the key blocks a block
- *              cannot see.
+ *              cannot see. In op order: q_proj, k_proj, v_proj, every block's
+ *              qk, the softmax over all of them, every block's pv, o_proj.
  *   mlp        up (and gate), the activation (and the gate's multiply), down
  *   vector     add, mul, relu, gelu, silu, softmax, layernorm, pool
  *
