@@ -1,5 +1,10 @@
 /*
  * lower.c - layers to GEMM and vector ops (see lower.h).
+ *
+ * Each op is pushed, then attached to its tensors: the ones it reads (the
+ * layer's activation inputs, its weights, tensors of the layer's own earlier
+ * ops) and the one it writes, whose elements are the sum of what its writers
+ * write. A layer's last op writes its "out".
  */
 #include "lower.h"
 
@@ -16,6 +21,8 @@
 #define LOWER_MAX_OPS 1000000           /* ops per workload */
 #define LOWER_MAX_BLOCKS 4096           /* causal blocks per attention layer */
 
+const char *const tensor_kind_names[] = { "input", "weight", "cache", "act", NULL };
+
 struct ctx {
 	const struct workload *w;
 	const struct layer *l;
@@ -25,6 +32,8 @@ struct ctx {
 	bool overflow;
 	int64_t total;                  /* MACs, elements and operand sizes over the workload */
 	int32_t block;                  /* the causal block the next ops belong to; -1 none */
+	int32_t *layer_out;             /* owned: each lowered layer's output tensor */
+	int32_t in[LAYER_MAX_INPUTS];   /* the layer's activation inputs once found; TENSOR_NONE before */
 };
 
 /* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
@@ -101,7 +110,136 @@ static struct op *push(struct ctx *c, const char *suffix)
 	o->block = c->block;
 	o->layer = c->idx;
 	o->pos = c->l->pos;
+	o->in[0] = o->in[1] = o->out = TENSOR_NONE;
 	return o;
+}
+
+static struct op *last(struct ctx *c)
+{
+	return &c->out->v[c->out->n - 1];
+}
+
+/* A new tensor of the current layer; its index, or -1 with the error set. */
+static int32_t tensor_new(struct ctx *c, const char *suffix, int kind, int64_t elems)
+{
+	struct oplist *l = c->out;
+	if (l->nt == l->tcap) {
+		size_t cap = l->tcap ? 2 * l->tcap : 64;
+		struct tensor *t = realloc(l->t, cap * sizeof *t);
+		if (!t)
+			return err_nomem(c->e, NULL);
+		l->t = t;
+		l->tcap = cap;
+	}
+	l->t[l->nt] = (struct tensor){ c->l->name, suffix, -1, kind, elems, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE,
+				       TENSOR_NONE };
+	return (int32_t)l->nt++;
+}
+
+/*
+ * The op just pushed reads a and b (TENSOR_NONE: no such operand) and writes
+ * the activation *out, made (named suffix) when *out is TENSOR_NONE. What the
+ * op writes adds to *out's elements. Returns 0, or -1 with the error set.
+ */
+static int attach(struct ctx *c, int32_t a, int32_t b, int32_t *out, const char *suffix)
+{
+	struct op *o = last(c);
+	int32_t i = (int32_t)(c->out->n - 1), rd[2] = { a, b };
+	struct tensor *t;
+	if (*out == TENSOR_NONE && (*out = tensor_new(c, suffix, TK_ACT, 0)) < 0)
+		return -1;
+	o->in[0] = a;
+	o->in[1] = b;
+	o->out = *out;
+	for (int j = 0; j < 2; j++) {
+		if (rd[j] == TENSOR_NONE)
+			continue;
+		t = &c->out->t[rd[j]];
+		if (t->first_reader == TENSOR_NONE)
+			t->first_reader = i;
+		t->last_reader = i;
+	}
+	t = &c->out->t[*out];
+	if (t->producer == TENSOR_NONE)
+		t->producer = i;
+	t->ready = i;
+	t->elems += o->kind == OP_GEMM ? o->m * o->n * o->repeat : o->out_elems;
+	return 0;
+}
+
+/* A GEMM op's operands, elements over all repeats (each checked by gemm). */
+static int64_t a_size(const struct op *o)
+{
+	return o->a_elems * o->repeat;
+}
+
+static int64_t b_size(const struct op *o)
+{
+	return o->k * o->n * o->repeat;
+}
+
+/* A weight of the op just pushed: its A (when a_side) or its B. */
+static int32_t weight(struct ctx *c, const char *suffix, bool a_side)
+{
+	const struct op *o = last(c);
+	return tensor_new(c, suffix, TK_WEIGHT, a_side ? a_size(o) : b_size(o));
+}
+
+/*
+ * The layer's activation input j (operand order) of elems elements, found on
+ * the first call for j: the output of the layer that inputs names (which must
+ * have that size), else for j = 0 the previous layer's output when it has
+ * that size, else a new network input ("in", or "in0" and "in1"). Sets *t;
+ * returns 0, or -1 with the error set.
+ */
+static int act_input(struct ctx *c, int j, int64_t elems, int32_t *t)
+{
+	const struct layer *l = c->l;
+	static const char *const two[] = { "in0", "in1" };
+	int n = workload_ninputs(l);
+	SIM_ASSERT(j < n && (l->ninputs == 0 || l->ninputs == n));
+	if (c->in[j] != TENSOR_NONE) {
+		*t = c->in[j];
+		return 0;
+	}
+	if (l->ninputs) {
+		char key[16], q[300];
+		int32_t src = l->inputs[j];
+		const struct tensor *out;
+		SIM_ASSERT(src >= 0 && (size_t)src < c->idx);
+		out = &c->out->t[c->layer_out[src]];
+		snprintf(key, sizeof key, "inputs[%d]", j);
+		if (out->elems != elems)
+			return shape_err(c, key, "expected a layer whose output has %lld elements (what this layer reads), "
+					 "found \"%s\" with %lld", (long long)elems,
+					 err_quote(q, sizeof q, c->w->layers[src].name, 60), (long long)out->elems);
+		*t = c->layer_out[src];
+	} else if (j == 0 && c->idx > 0 && c->out->t[c->layer_out[c->idx - 1]].elems == elems) {
+		*t = c->layer_out[c->idx - 1];
+	} else if ((*t = tensor_new(c, n == 1 ? "in" : two[j], TK_INPUT, elems)) < 0) {
+		return -1;
+	}
+	c->in[j] = *t;
+	return 0;
+}
+
+/* Attaches the layer's one GEMM just pushed: activation A, weight B ("w"), writing the layer's output. */
+static int attach_dense(struct ctx *c, int64_t a_elems)
+{
+	int32_t a, b, out = TENSOR_NONE;
+	if (act_input(c, 0, a_elems, &a) < 0 || (b = weight(c, "w", false)) < 0)
+		return -1;
+	return attach(c, a, b, &out, "out");
+}
+
+/* Attaches a layer's one vector op just pushed: its n inputs of equal size, writing the layer's output. */
+static int attach_vec(struct ctx *c, int n)
+{
+	int32_t in[2] = { TENSOR_NONE, TENSOR_NONE }, out = TENSOR_NONE;
+	for (int j = 0; j < n; j++)
+		if (act_input(c, j, last(c)->in_elems / n, &in[j]) < 0)
+			return -1;
+	return attach(c, in[0], in[1], &out, "out");
 }
 
 static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t n, int64_t repeat,
@@ -203,7 +341,20 @@ static int lower_conv(struct ctx *c, int64_t batch)
 	if (!__builtin_mul_overflow(batch, l->in_h, &bh) && !__builtin_mul_overflow(bh, l->in_w, &input) &&
 	    !__builtin_mul_overflow(input, l->in_c / l->groups, &input) && input < o->a_elems)
 		o->a_elems = input;
-	return 0;
+	/*
+	 * The tensor read is the whole input, every group and instance: more
+	 * than M x K when the windows skip some of it (a stride beyond the
+	 * filter), and then the rest counts toward the workload's total too.
+	 */
+	char name[OP_NAME_MAX];
+	int64_t whole = mul(c, mul(c, mul(c, mul(c, batch, l->in_h), l->in_w), l->in_c), l->repeat);
+	int64_t sa = o->m * o->k * o->repeat;
+	if (c->overflow)
+		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s",
+				 op_name(o, name, sizeof name));
+	if (whole > sa && !count(c, whole - sa))
+		return shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
+	return attach_dense(c, whole);
 }
 
 static int lower_pool(struct ctx *c, int64_t batch)
@@ -224,7 +375,9 @@ static int lower_pool(struct ctx *c, int64_t batch)
 	}
 	int64_t in = mul(c, mul(c, mul(c, batch, l->in_h), l->in_w), l->in_c);
 	int64_t out = mul(c, mul(c, mul(c, batch, ho), wo), l->in_c);
-	return vec(c, "", kind, in, out, mul(c, out, window));
+	if (vec(c, "", kind, in, out, mul(c, out, window)) < 0)
+		return -1;
+	return attach_vec(c, 1);
 }
 
 static int lower_matmul(struct ctx *c, int64_t batch)
@@ -238,7 +391,16 @@ static int lower_matmul(struct ctx *c, int64_t batch)
 		n = mul(c, n, batch);      /* samples add columns that meet the shared A */
 	else if (!aw && !bw)
 		rep = batch;               /* independent products per sample */
-	return gemm(c, "", m, l->k, n, rep, aw, bw);
+	if (gemm(c, "", m, l->k, n, rep, aw, bw) < 0)
+		return -1;
+	/* Activation operands in order A, B; a weight is "w", or "wa" and "wb" when both are. */
+	int32_t a, b, out = TENSOR_NONE;
+	int j = 0;
+	if (aw ? (a = weight(c, bw ? "wa" : "w", true)) < 0 : act_input(c, j++, a_size(last(c)), &a) < 0)
+		return -1;
+	if (bw ? (b = weight(c, aw ? "wb" : "w", false)) < 0 : act_input(c, j, b_size(last(c)), &b) < 0)
+		return -1;
+	return attach(c, a, b, &out, "out");
 }
 
 static int lower_attention(struct ctx *c, int64_t batch)
@@ -259,37 +421,69 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	q = l->mode == ATTN_DECODE ? 1 : l->seq;
 	kv = l->mode == ATTN_DECODE ? l->kv_cache + 1 : l->seq;
 	rows = mul(c, batch, q);
+
+	int32_t in, wt, tq = TENSOR_NONE, tk = TENSOR_NONE, tv = TENSOR_NONE, kc = TENSOR_NONE, vc = TENSOR_NONE;
+	int32_t scores = TENSOR_NONE, probs = TENSOR_NONE, ctx = TENSOR_NONE, out = TENSOR_NONE;
 	if (gemm(c, "q_proj", rows, l->d_model, mul(c, h, hd), 1, false, true) < 0 ||
-	    gemm(c, "k_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0 ||
-	    gemm(c, "v_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0)
+	    act_input(c, 0, a_size(last(c)), &in) < 0 || (wt = weight(c, "wq", false)) < 0 ||
+	    attach(c, in, wt, &tq, "q") < 0)
 		return -1;
-	if (l->causal && l->mode == ATTN_PREFILL && q > l->causal_block) {
+	if (gemm(c, "k_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0 || (wt = weight(c, "wk", false)) < 0 ||
+	    attach(c, in, wt, &tk, "k") < 0)
+		return -1;
+	if (gemm(c, "v_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0 || (wt = weight(c, "wv", false)) < 0 ||
+	    attach(c, in, wt, &tv, "v") < 0)
+		return -1;
+	if (l->mode == ATTN_DECODE) {
+		/* The new token's key and value join the cache in HBM; the products read the cache. */
+		int64_t cache = mul(c, mul(c, mul(c, mul(c, batch, l->kv_cache), g), hd), l->repeat);
+		if ((kc = tensor_new(c, "k_cache", TK_CACHE, cache)) < 0 ||
+		    (vc = tensor_new(c, "v_cache", TK_CACHE, cache)) < 0)
+			return -1;
+		tk = kc;
+		tv = vc;
+	}
+
+	/* Query blocks: one of all q rows, or causal_block rows each when causal prefill skips masked keys. */
+	int64_t nb = 1, cb = q;
+	bool blocked = l->causal && l->mode == ATTN_PREFILL && q > l->causal_block;
+	if (blocked) {
 		/* (A causal prefill of one block computes the whole block, masked half included.) */
-		/* Block i of queries sees keys [0, i*cb + rows_i): later key blocks are skipped. */
-		int64_t cb = l->causal_block, nb = q / cb + (q % cb != 0);
+		cb = l->causal_block;
+		nb = q / cb + (q % cb != 0);
 		if (nb > LOWER_MAX_BLOCKS)
 			return shape_err(c, "causal_block", "expected at least %lld (at most %d blocks of the %lld queries), "
 					 "found %lld", (long long)(q / LOWER_MAX_BLOCKS + (q % LOWER_MAX_BLOCKS != 0)),
 					 LOWER_MAX_BLOCKS, (long long)q, (long long)cb);
-		for (int64_t i = 0; i < nb; i++) {
-			int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = i * cb + r;
-			c->block = (int32_t)i;
-			if (gemm(c, "qk", mul(c, r, grp), hd, keys, mul(c, batch, g), false, false) < 0)
-				return -1;
-			if (gemm(c, "pv", mul(c, r, grp), keys, hd, mul(c, batch, g), false, false) < 0)
-				return -1;
-			soft += mul(c, mul(c, mul(c, batch, h), r), keys);
-		}
-		c->block = -1;
-	} else {
-		if (gemm(c, "qk", mul(c, q, grp), hd, kv, mul(c, batch, g), false, false) < 0 ||
-		    gemm(c, "pv", mul(c, q, grp), kv, hd, mul(c, batch, g), false, false) < 0)
-			return -1;
-		soft = mul(c, mul(c, mul(c, batch, h), q), kv);
 	}
-	if (vec(c, "softmax", VEC_SOFTMAX, soft, soft, mul(c, soft, vector_ops_per_elem(VEC_SOFTMAX))) < 0)
+	/*
+	 * Every block's scores first, then the softmax over all of them, then
+	 * every block's P.V: each op comes after the ops that write what it reads.
+	 * Block i of queries sees keys [0, i*cb + rows_i): later key blocks are skipped.
+	 */
+	for (int64_t i = 0; i < nb; i++) {
+		int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = blocked ? i * cb + r : kv;
+		c->block = blocked ? (int32_t)i : -1;
+		if (gemm(c, "qk", mul(c, r, grp), hd, keys, mul(c, batch, g), false, false) < 0 ||
+		    attach(c, tq, tk, &scores, "scores") < 0)
+			return -1;
+		soft += mul(c, mul(c, mul(c, batch, h), r), keys);
+	}
+	c->block = -1;
+	if (vec(c, "softmax", VEC_SOFTMAX, soft, soft, mul(c, soft, vector_ops_per_elem(VEC_SOFTMAX))) < 0 ||
+	    attach(c, scores, TENSOR_NONE, &probs, "probs") < 0)
 		return -1;
-	return gemm(c, "o_proj", rows, mul(c, h, hd), l->d_model, 1, false, true);
+	for (int64_t i = 0; i < nb; i++) {
+		int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = blocked ? i * cb + r : kv;
+		c->block = blocked ? (int32_t)i : -1;
+		if (gemm(c, "pv", mul(c, r, grp), keys, hd, mul(c, batch, g), false, false) < 0 ||
+		    attach(c, probs, tv, &ctx, "ctx") < 0)
+			return -1;
+	}
+	c->block = -1;
+	if (gemm(c, "o_proj", rows, mul(c, h, hd), l->d_model, 1, false, true) < 0 || (wt = weight(c, "wo", false)) < 0)
+		return -1;
+	return attach(c, ctx, wt, &out, "out");
 }
 
 static int lower_mlp(struct ctx *c, int64_t batch)
@@ -298,16 +492,23 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 	static const int act_vec[] = { VEC_RELU, VEC_GELU, VEC_SILU };
 	int64_t rows = mul(c, batch, l->tokens), hidden = mul(c, rows, l->d_ff);
 	int act = act_vec[l->activation];
-	if (gemm(c, "up", rows, l->d_model, l->d_ff, 1, false, true) < 0)
+	int32_t in, wt, th = TENSOR_NONE, tg = TENSOR_NONE, ta = TENSOR_NONE, tm = TENSOR_NONE, out = TENSOR_NONE;
+	/* h = x W_up; gated: g = x W_gate, act = act(g), gated = act * h; else act = act(h); out = (gated or act) W_down */
+	if (gemm(c, "up", rows, l->d_model, l->d_ff, 1, false, true) < 0 || act_input(c, 0, a_size(last(c)), &in) < 0 ||
+	    (wt = weight(c, "w_up", false)) < 0 || attach(c, in, wt, &th, "h") < 0)
 		return -1;
-	if (l->gated && gemm(c, "gate", rows, l->d_model, l->d_ff, 1, false, true) < 0)
+	if (l->gated && (gemm(c, "gate", rows, l->d_model, l->d_ff, 1, false, true) < 0 ||
+			 (wt = weight(c, "w_gate", false)) < 0 || attach(c, in, wt, &tg, "g") < 0))
 		return -1;
 	if (vec(c, layer_type_names[L_RELU + l->activation], act, hidden, hidden,
-		mul(c, hidden, vector_ops_per_elem(act))) < 0)
+		mul(c, hidden, vector_ops_per_elem(act))) < 0 ||
+	    attach(c, l->gated ? tg : th, TENSOR_NONE, &ta, "act") < 0)
 		return -1;
-	if (l->gated && vec(c, "mul", VEC_MUL, mul(c, 2, hidden), hidden, hidden) < 0)
+	if (l->gated && (vec(c, "mul", VEC_MUL, mul(c, 2, hidden), hidden, hidden) < 0 || attach(c, ta, th, &tm, "gated") < 0))
 		return -1;
-	return gemm(c, "down", rows, l->d_ff, l->d_model, 1, false, true);
+	if (gemm(c, "down", rows, l->d_ff, l->d_model, 1, false, true) < 0 || (wt = weight(c, "w_down", false)) < 0)
+		return -1;
+	return attach(c, l->gated ? tm : ta, wt, &out, "out");
 }
 
 static int lower_layer(struct ctx *c)
@@ -317,7 +518,10 @@ static int lower_layer(struct ctx *c)
 	switch (l->type) {
 	case L_CONV2D: return lower_conv(c, b);
 	case L_FC:
-	case L_LINEAR: return gemm(c, "", mul(c, b, l->tokens), l->in_features, l->out_features, 1, false, true);
+	case L_LINEAR:
+		if (gemm(c, "", mul(c, b, l->tokens), l->in_features, l->out_features, 1, false, true) < 0)
+			return -1;
+		return attach_dense(c, a_size(last(c)));
 	case L_MATMUL: return lower_matmul(c, b);
 	case L_ATTENTION: return lower_attention(c, b);
 	case L_MLP: return lower_mlp(c, b);
@@ -325,31 +529,43 @@ static int lower_layer(struct ctx *c)
 	case L_ADD:
 	case L_MUL: {
 		int64_t n = mul(c, b, l->elements);
-		return vec(c, "", l->type == L_ADD ? VEC_ADD : VEC_MUL, mul(c, 2, n), n, n);
+		if (vec(c, "", l->type == L_ADD ? VEC_ADD : VEC_MUL, mul(c, 2, n), n, n) < 0)
+			return -1;
+		return attach_vec(c, 2);
 	}
 	default: {
 		static const int kinds[L_NTYPES] = { [L_RELU] = VEC_RELU, [L_GELU] = VEC_GELU, [L_SILU] = VEC_SILU,
 						     [L_SOFTMAX] = VEC_SOFTMAX, [L_LAYERNORM] = VEC_LAYERNORM };
 		int k = kinds[l->type];
 		int64_t n = mul(c, b, l->elements);
-		return vec(c, "", k, n, n, mul(c, n, vector_ops_per_elem(k)));
+		if (vec(c, "", k, n, n, mul(c, n, vector_ops_per_elem(k))) < 0)
+			return -1;
+		return attach_vec(c, 1);
 	}
 	}
 }
 
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
-	struct ctx c = { w, NULL, 0, out, e, false, 0, -1 };
+	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE } };
+	int rc = 0;
 	if (w->n > LOWER_MAX_OPS)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",
 			      LOWER_MAX_OPS, w->n);
-	for (size_t i = 0; i < w->n; i++) {
+	if (!(c.layer_out = malloc((w->n ? w->n : 1) * sizeof *c.layer_out)))
+		return err_nomem(e, NULL);
+	for (size_t i = 0; i < w->n && rc == 0; i++) {
 		c.l = &w->layers[i];
 		c.idx = i;
-		if (lower_layer(&c) < 0)
-			return -1;
+		c.in[0] = c.in[1] = TENSOR_NONE;
+		rc = lower_layer(&c);
+		if (rc == 0) {
+			c.layer_out[i] = out->v[out->n - 1].out;
+			SIM_ASSERT(!strcmp(out->t[c.layer_out[i]].suffix, "out"));
+		}
 	}
-	return 0;
+	free(c.layer_out);
+	return rc;
 }
 
 void oplist_release(struct oplist *l)

@@ -15,7 +15,8 @@
  *              on the vector unit; the output projection. Decode has one query
  *              over kv_cache + 1 keys. Causal prefill splits the queries into
  *              blocks of causal_block rows and skips the key blocks a block
- *              cannot see.
+ *              cannot see. In op order: q_proj, k_proj, v_proj, every block's
+ *              qk, the softmax over all of them, every block's pv, o_proj.
  *   mlp        up (and gate), the activation (and the gate's multiply), down
  *   vector     add, mul, relu, gelu, silu, softmax, layernorm, pool
  *
@@ -47,8 +48,22 @@ enum op_kind { OP_GEMM, OP_VEC };
  * Which tensors a layer reads: the layers named by its `inputs` key, else
  * the previous layer's output when it has the size the layer reads, else a
  * new network input (workload.h).
+ *
+ * Names ("layer.suffix"): a layer's last op writes "out"; a new network input
+ * is "in" (or "in0", "in1" for two operands); a GEMM's weight is "w" (a matmul
+ * of two weights: "wa", "wb"). Attention: "wq", "wk", "wv", "wo"; "q", "k",
+ * "v"; "scores" (written by every qk), "probs" (softmax), "ctx" (every pv).
+ * Decode's qk and pv read "k_cache" and "v_cache" (batch x kv_cache x
+ * kv_heads x head_dim each) where prefill's read k and v; decode's k and v,
+ * the new token's, go to the cache in HBM and no op reads them. MLP: "w_up",
+ * "w_gate", "w_down"; "h" (up), "g" (gate), "act" (the activation, of g when
+ * gated, else of h), "gated" (act x h). Sizes: a GEMM's weight K x N x repeat
+ * (as A: M x K x repeat), a new input what the op reads (a convolution: its
+ * whole input); an activation's elements are the sum of what its writers
+ * write (a GEMM M x N x repeat). Every tensor is written before it is read.
  */
 enum tensor_kind { TK_INPUT, TK_WEIGHT, TK_CACHE, TK_ACT };
+extern const char *const tensor_kind_names[];   /* "input", "weight", "cache", "act" */
 
 #define TENSOR_NONE (-1)
 

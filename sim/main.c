@@ -59,7 +59,8 @@ static const char usage[] =
 	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]\n"
 	"          the same workload under each dataflow: cycles, stalls, SRAM, HBM, energy\n"
 	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
-	"          print the GEMM and vector ops the workload becomes\n"
+	"          print the GEMM and vector ops the workload becomes, then the tensors each op\n"
+	"          reads and writes and every tensor's kind, size, producer and last reader\n"
 	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
 	"          print every config key with its resolved value, unit and doc\n"
 	"\n"
@@ -217,6 +218,47 @@ static int cmd_config(const struct args *a, struct err *e)
 	return 0;
 }
 
+/* t's name, or "-" for TENSOR_NONE. */
+static const char *tensor_shown(const struct oplist *ops, int32_t t, char *buf, size_t size)
+{
+	return t == TENSOR_NONE ? "-" : tensor_name(&ops->t[t], buf, size);
+}
+
+/* Op i's name, or "-" for TENSOR_NONE. */
+static const char *op_shown(const struct oplist *ops, int32_t i, char *buf, size_t size)
+{
+	return i == TENSOR_NONE ? "-" : op_name(&ops->v[i], buf, size);
+}
+
+/*
+ * The tensors after the op table: what each op reads and writes, then every
+ * tensor with its size (bytes at the config's element size, the default
+ * config's when none is given, as the op table), the op that first writes it
+ * and the last op that reads it ("-": none, a network output).
+ */
+static void print_tensors(FILE *out, const struct oplist *ops, const struct arch *arch)
+{
+	int64_t eb = array_elem_bytes(arch->array.dtype);
+	char a[OP_NAME_MAX], b[OP_NAME_MAX], c[OP_NAME_MAX];
+
+	fprintf(out, "\nop tensors: reads -> writes\n\n");
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *o = &ops->v[i];
+		fprintf(out, "%-28s %s", op_name(o, c, sizeof c), tensor_shown(ops, o->in[0], a, sizeof a));
+		if (o->in[1] != TENSOR_NONE)
+			fprintf(out, ", %s", tensor_shown(ops, o->in[1], b, sizeof b));
+		fprintf(out, " -> %s\n", tensor_shown(ops, o->out, c, sizeof c));
+	}
+	fprintf(out, "\ntensors: %zu; bytes at %lld B per element\n\n%-36s %-6s %15s %15s %-28s %s\n", ops->nt,
+		(long long)eb, "tensor", "kind", "elements", "bytes", "producer", "last reader");
+	for (size_t i = 0; i < ops->nt; i++) {
+		const struct tensor *t = &ops->t[i];
+		fprintf(out, "%-36s %-6s %15lld %15lld %-28s %s\n", tensor_name(t, a, sizeof a), tensor_kind_names[t->kind],
+			(long long)t->elems, (long long)(t->elems * eb), op_shown(ops, t->producer, b, sizeof b),
+			op_shown(ops, t->last_reader, c, sizeof c));
+	}
+}
+
 static int cmd_lower(const struct args *a, struct err *e)
 {
 	struct config c;
@@ -232,6 +274,8 @@ static int cmd_lower(const struct args *a, struct err *e)
 		return -1;
 	}
 	report_lower(stdout, &w, &ops, &c.arch, a->csv);
+	if (!a->csv)
+		print_tensors(stdout, &ops, &c.arch);
 	oplist_release(&ops);
 	workload_release(&w);
 	return 0;

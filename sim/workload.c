@@ -165,6 +165,26 @@ static const struct cfg_schema *layer_schema(int type)
 	return s;
 }
 
+/*
+ * A key of every layer type that is a list, not a value: the key table's
+ * loader reads scalars only, so load_inputs reads it. The row documents it
+ * and lets a misspelt key be told "did you mean ...inputs?".
+ */
+static const struct cfg_key list_keys[] = {
+	{ "inputs", CFG_STR, 0, "", "[]", 0, 0, NULL,
+	  "names of earlier layers whose outputs this layer reads, one per activation input in operand order; "
+	  "default: the previous layer's output when it has the size read, else a new network input" },
+	CFG_END
+};
+
+static const struct cfg_schema *list_schema(void)
+{
+	static struct cfg_schema s;
+	if (!s.n)
+		SIM_ASSERT(cfg_schema_add(&s, "", list_keys, 0) == 0);
+	return &s;
+}
+
 static const struct cfg_key top_keys[] = {
 	{ "name", CFG_STR, offsetof(struct workload, name), "", "workload", 0, 0, NULL, "network name" },
 	{ "batch", CFG_INT, offsetof(struct workload, batch), "", "1", 1, 1 << 20, NULL, "samples per inference" },
@@ -179,8 +199,15 @@ static const struct cfg_schema *top_schema(void)
 	return &s;
 }
 
-/* Key positions live in blocks that never move, so that layers can point into them. */
+/*
+ * Key positions live in blocks that never move, so that layers can point into
+ * them. A key_at names a row of the layer's schema, or one of the slots after
+ * them: where the inputs list starts, and each of its names.
+ */
 #define KEY_BLOCK 4096
+#define KEY_INPUTS LAYER_MAX_KEYS
+#define KEY_INPUT(i) (LAYER_MAX_KEYS + 1 + (i))
+#define KEY_SLOTS (LAYER_MAX_KEYS + 1 + LAYER_MAX_INPUTS)
 struct key_block {
 	struct key_block *next;
 	size_t used;
@@ -199,13 +226,39 @@ void workload_release(struct workload *w)
 	}
 }
 
+/* The slot of "inputs" or "inputs[i]", or -1. */
+static int input_slot(const char *key)
+{
+	if (strcmp(key, "inputs") == 0)
+		return KEY_INPUTS;
+	for (int i = 0; i < LAYER_MAX_INPUTS; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "inputs[%d]", i);
+		if (strcmp(key, name) == 0)
+			return KEY_INPUT(i);
+	}
+	return -1;
+}
+
 struct pos workload_key_pos(const struct layer *l, const char *key)
 {
 	int i = cfg_find(layer_schema(l->type), key);
+	if (i < 0)
+		i = input_slot(key);
 	for (size_t j = 0; i >= 0 && j < l->nkeys; j++)
 		if (l->keys[j].key == i)
 			return (struct pos){ l->pos.file, (long)l->keys[j].line, (long)l->keys[j].col };
 	return l->pos;
+}
+
+int workload_ninputs(const struct layer *l)
+{
+	switch (l->type) {
+	case L_ADD:
+	case L_MUL: return 2;
+	case L_MATMUL: return (l->a == ROLE_ACTIVATION) + (l->b == ROLE_ACTIVATION);
+	default: return 1;
+	}
 }
 
 /* A new zeroed layer at `at` (path names it, may be NULL), or NULL with e set. */
@@ -232,13 +285,12 @@ static struct layer *add_layer(struct workload *w, struct pos at, const char *pa
 	return &v[w->n++];
 }
 
-/* Records where the keys of l's schema were given (origin[i].line > 0) in the workload's blocks. */
+/* Records where the keys of l were given (origin[i].line > 0, i < KEY_SLOTS) in the workload's blocks. */
 static int keep_key_pos(struct workload *w, struct layer *l, const struct pos *origin, struct err *e)
 {
-	const struct cfg_schema *s = layer_schema(l->type);
 	struct key_block *b = w->key_blocks;
 	size_t n = 0;
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < KEY_SLOTS; i++)
 		n += origin[i].line > 0;
 	if (!n)
 		return 0;
@@ -250,22 +302,184 @@ static int keep_key_pos(struct workload *w, struct layer *l, const struct pos *o
 		w->key_blocks = b;
 	}
 	l->keys = &b->at[b->used];
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < KEY_SLOTS; i++)
 		if (origin[i].line > 0)
 			b->at[b->used++] = (struct key_at){ (uint8_t)i, (uint32_t)origin[i].line, (uint32_t)origin[i].col };
 	l->nkeys = n;
 	return 0;
 }
 
-static int load_layer(struct workload *w, const struct ynode *m, size_t idx, struct err *e)
+/*
+ * The names of the layers read so far, for `inputs`: an open-addressing table
+ * of layer indices (the names live in the layers), where a name given again
+ * points at its latest layer. A name that is not there may be a later
+ * layer's: the load then reads on through the later layers' names alone
+ * (pending), to say which it is.
+ */
+struct loader {
+	struct workload *w;
+	int32_t *slot;                  /* owned: layer indices, -1 empty */
+	size_t nslot, used;             /* nslot a power of two, at least twice used */
+	bool pending;                   /* an inputs name was not found: the later layers are searched for it */
+	char want[CFG_STR_MAX];         /* that name ("" when too long to name a layer) */
+	char found[300];                /* that name as messages show it */
+	char path[64];                  /* "layers[7].inputs[1]" */
+	struct pos at;                  /* where it was given */
+};
+
+static uint64_t name_hash(const char *s)
 {
+	uint64_t h = UINT64_C(14695981039346656037);        /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* The slot of name: its entry, or the empty slot where it would go. */
+static size_t names_find(const struct loader *ld, const char *name)
+{
+	size_t mask = ld->nslot - 1, i = (size_t)name_hash(name) & mask;
+	while (ld->slot[i] >= 0 && strcmp(ld->w->layers[ld->slot[i]].name, name) != 0)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* The latest layer read so far that is named name, or -1. */
+static int32_t names_get(const struct loader *ld, const char *name)
+{
+	return ld->nslot ? ld->slot[names_find(ld, name)] : -1;
+}
+
+/* Makes layer idx the latest of its name. */
+static int names_put(struct loader *ld, int32_t idx, struct err *e)
+{
+	size_t i;
+	if (2 * (ld->used + 1) > ld->nslot) {
+		size_t n = ld->nslot ? 2 * ld->nslot : 64, old_n = ld->nslot;
+		int32_t *old = ld->slot, *v = malloc(n * sizeof *v);
+		if (!v)
+			return err_nomem(e, ld->w->file);
+		memset(v, 0xff, n * sizeof *v);
+		ld->slot = v;
+		ld->nslot = n;
+		for (i = 0; i < old_n; i++)
+			if (old[i] >= 0)
+				ld->slot[names_find(ld, ld->w->layers[old[i]].name)] = old[i];
+		free(old);
+	}
+	i = names_find(ld, ld->w->layers[idx].name);
+	ld->used += ld->slot[i] < 0;
+	ld->slot[i] = idx;
+	return 0;
+}
+
+/*
+ * Loads the scalar keys of map m into l by the type's schema s: every key but
+ * inputs, whose value is returned in *inputs (NULL when not given). An unknown
+ * key that reads like inputs is told so, after the keys before it load.
+ */
+static int load_keys(const struct workload *w, struct layer *l, const struct cfg_schema *s, const struct ynode *m,
+		     const char *shown, bool *seen, struct pos *origin, const struct ynode **inputs, struct err *e)
+{
+	size_t cut = m->n, skip = m->n, n = 0;
+	struct ynode part = *m;
+	int rc;
+
+	*inputs = NULL;
+	for (size_t j = 0; j < m->n; j++) {
+		const char *k = m->keys[j]->str;
+		if (strcmp(k, "inputs") == 0) {
+			*inputs = m->vals[j];
+			skip = j;
+		} else if (cfg_find(s, k) < 0) {
+			if (!cfg_suggest(s, k) && cfg_suggest(list_schema(), k))
+				cut = j;
+			break;
+		}
+	}
+	if (cut == m->n && skip == m->n)
+		return cfg_load_map(s, l, m, shown, seen, origin, e);
+	part.keys = malloc((cut + 1) * sizeof *part.keys);
+	part.vals = malloc((cut + 1) * sizeof *part.vals);
+	if (!part.keys || !part.vals) {
+		free(part.keys);
+		free(part.vals);
+		return err_nomem(e, w->file);
+	}
+	for (size_t j = 0; j < cut; j++) {
+		if (j == skip)
+			continue;
+		part.keys[n] = m->keys[j];
+		part.vals[n++] = m->vals[j];
+	}
+	part.n = n;
+	rc = cfg_load_map(s, l, &part, shown, seen, origin, e);
+	free(part.keys);
+	free(part.vals);
+	if (rc == 0 && cut < m->n) {
+		char path[400], q[300];
+		snprintf(path, sizeof path, "%s%s", shown, err_quote(q, sizeof q, m->keys[cut]->str, 60));
+		rc = err_at(e, m->keys[cut]->pos, path, "expected a known key, found an unknown key (did you mean %sinputs?)",
+			    shown);
+	}
+	return rc;
+}
+
+/*
+ * Reads v, the inputs list of l = layers[idx], resolving each name to the
+ * latest earlier layer of that name. Returns 0, -1 with e set, or 1 when a
+ * name is no earlier layer's (ld->pending: the caller reads on for it).
+ */
+static int load_inputs(struct loader *ld, struct layer *l, size_t idx, const struct ynode *v, struct pos *origin,
+		       struct err *e)
+{
+	char path[64], buf[300];
+	int want = workload_ninputs(l);
+
+	snprintf(path, sizeof path, "layers[%zu].inputs", idx);
+	if (v->kind != Y_SEQ)
+		return err_at(e, v->pos, path, "expected a list of names of earlier layers, found %s",
+			      ynode_describe(v, buf, sizeof buf));
+	if (v->n != (size_t)want)
+		return err_at(e, v->pos, path, "expected %d name%s, one per activation input of %s, found %zu", want,
+			      want == 1 ? "" : "s", layer_type_names[l->type], v->n);
+	origin[KEY_INPUTS] = v->pos;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ynode *it = v->vals[i];
+		int32_t at;
+		snprintf(path, sizeof path, "layers[%zu].inputs[%zu]", idx, i);
+		ynode_describe(it, buf, sizeof buf);
+		if (it->kind != Y_SCALAR)
+			return err_at(e, it->pos, path, "expected the name of an earlier layer, found %s", buf);
+		origin[KEY_INPUT(i)] = it->pos;
+		if ((at = names_get(ld, it->str)) >= 0) {
+			l->inputs[i] = at;
+			continue;
+		}
+		if (strcmp(it->str, l->name) == 0)
+			return err_at(e, it->pos, path, "expected the name of an earlier layer, found %s (this layer)", buf);
+		ld->pending = true;
+		snprintf(ld->want, sizeof ld->want, "%s", strlen(it->str) < CFG_STR_MAX ? it->str : "");
+		snprintf(ld->found, sizeof ld->found, "%s", buf);
+		snprintf(ld->path, sizeof ld->path, "%s", path);
+		ld->at = it->pos;
+		return 1;
+	}
+	l->ninputs = (uint8_t)v->n;
+	return 0;
+}
+
+/* Loads layers[idx] from m. Returns 0, -1 with e set, or 1 (see load_inputs). */
+static int load_layer(struct loader *ld, const struct ynode *m, size_t idx, struct err *e)
+{
+	struct workload *w = ld->w;
 	char shown[48], buf[96];
-	const struct ynode *tn;
+	const struct ynode *tn, *inputs;
 	const struct cfg_schema *s;
 	bool seen[LAYER_MAX_KEYS] = { 0 };
-	struct pos origin[LAYER_MAX_KEYS] = { 0 };
+	struct pos origin[KEY_SLOTS] = { 0 };
 	struct layer *l;
-	int t;
+	int t, rc;
 
 	snprintf(shown, sizeof shown, "layers[%zu]", idx);
 	if (!(l = add_layer(w, m->pos, shown, e)))
@@ -294,15 +508,30 @@ static int load_layer(struct workload *w, const struct ynode *m, size_t idx, str
 	cfg_defaults(s, l);
 	l->pos = m->pos;
 	l->pos.file = w->file;
-	if (cfg_load_map(s, l, m, shown, seen, origin, e) < 0 || cfg_check_required(s, seen, m->pos, shown, e) < 0 ||
-	    keep_key_pos(w, l, origin, e) < 0)
+	if (load_keys(w, l, s, m, shown, seen, origin, &inputs, e) < 0 || cfg_check_required(s, seen, m->pos, shown, e) < 0)
 		return -1;
-	return 0;
+	if (inputs && (rc = load_inputs(ld, l, idx, inputs, origin, e)) != 0)
+		return rc;
+	return keep_key_pos(w, l, origin, e);
 }
 
 static int stream_layer(void *ctx, const struct ynode *item, size_t idx, struct err *e)
 {
-	return load_layer(ctx, item, idx, e);
+	struct loader *ld = ctx;
+	int rc;
+	if (ld->pending) {
+		/* Only the names matter now: is the one not found a later layer's? */
+		const struct ynode *n = item->kind == Y_MAP ? ynode_get(item, "name") : NULL;
+		if (ld->want[0] && n && n->kind == Y_SCALAR && strcmp(n->str, ld->want) == 0) {
+			ld->pending = false;
+			return err_at(e, ld->at, ld->path, "expected the name of an earlier layer, found %s (layers[%zu], a "
+				      "later layer)", ld->found, idx);
+		}
+		return 0;
+	}
+	if ((rc = load_layer(ld, item, idx, e)) != 0)
+		return rc < 0 ? -1 : 0;
+	return names_put(ld, (int32_t)(ld->w->n - 1), e);
 }
 
 /*
@@ -312,12 +541,19 @@ static int stream_layer(void *ctx, const struct ynode *item, size_t idx, struct 
 static int load_yaml(struct workload *w, const char *path, struct err *e)
 {
 	const struct cfg_schema *ts = top_schema();
-	const struct ydoc_stream st = { "layers", stream_layer, w };
+	struct loader ld = { .w = w };
+	const struct ydoc_stream st = { "layers", stream_layer, &ld };
 	struct ydoc *d = ydoc_load_stream(path, &st, e);
 	const struct ynode *layers = NULL;
 	char buf[96];
 	int rc = -1;
 
+	free(ld.slot);
+	if (ld.pending) {
+		/* No later layer has the name: this error comes before anything found after it. */
+		err_at(e, ld.at, ld.path, "expected the name of an earlier layer, found %s", ld.found);
+		goto out;
+	}
 	if (!d)
 		return -1;
 	if (!d->root) {
@@ -459,7 +695,7 @@ static int csv_line(struct workload *w, char *line, long lineno, size_t *ncols, 
 {
 	static struct cfg_schema conv_s, gemm_s;
 	const struct cfg_schema *conv = csv_schema(csv_conv_cols, &conv_s), *gm = csv_schema(csv_gemm_cols, &gemm_s);
-	struct pos origin[LAYER_MAX_KEYS] = { 0 };
+	struct pos origin[KEY_SLOTS] = { 0 };
 	struct field f[16];
 	size_t n = split_csv(line, f, 16);
 	struct layer *l;

@@ -8,6 +8,14 @@
  * type declares its keys in one table (workload.c) with defaults and ranges;
  * unknown keys, wrong types and missing required keys are errors placed at
  * file:line:col. Shapes are checked later, by lower.c, which knows the math.
+ *
+ * Which tensors a layer reads (lower.h): the optional key `inputs`, a list of
+ * names of earlier layers whose outputs it reads, one per activation input
+ * in operand order (workload_ninputs). A name means the most recent earlier
+ * layer of that name; names are resolved as the layers are read, so a
+ * million-layer file is never held whole. Without `inputs` (and always in a
+ * SCALE-Sim CSV) lowering applies its default rule: the previous layer's
+ * output when it has the size read, else a new network input.
  */
 #ifndef TPUSIM_WORKLOAD_H
 #define TPUSIM_WORKLOAD_H
@@ -30,6 +38,7 @@ enum act_kind { ACT_RELU, ACT_GELU, ACT_SILU };
 enum pool_mode { POOL_MAX, POOL_AVG };
 
 #define LAYER_MAX_KEYS 32
+#define LAYER_MAX_INPUTS 2                 /* activation inputs of a layer (add, mul, matmul) */
 #define WORKLOAD_MAX_LAYERS 1000000        /* layers per file, in either format */
 
 /* Where one key of a layer was given: its index in the type's schema, line and column. */
@@ -61,6 +70,9 @@ struct layer {
 	int mode;                          /* enum attn_mode */
 	/* vector ops */
 	int64_t elements;
+	/* inputs: earlier layers (indices) whose outputs this one reads, in operand order; none given: 0 */
+	int32_t inputs[LAYER_MAX_INPUTS];
+	uint8_t ninputs;
 
 	struct pos pos;                    /* the layer's map (or CSV row) */
 	const struct key_at *keys;         /* the keys given, in the layer's file (owned by the workload) */
@@ -88,7 +100,17 @@ extern const char *const layer_type_names[];
 int workload_load(struct workload *w, const char *path, int64_t batch, struct err *e);
 void workload_release(struct workload *w);
 
-/* Where key of layer l was given; the layer's own position when it was not. */
+/*
+ * Where key of layer l was given; the layer's own position when it was not.
+ * "inputs" is where the list starts, "inputs[1]" its second name.
+ */
 struct pos workload_key_pos(const struct layer *l, const char *key);
+
+/*
+ * The activation inputs layer l reads, which is how many names its `inputs`
+ * lists: add and mul 2, matmul one per operand whose role is activation
+ * (0 to 2), every other type 1.
+ */
+int workload_ninputs(const struct layer *l);
 
 #endif

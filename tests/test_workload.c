@@ -62,6 +62,8 @@ START_TEST(scalesim_conv_csv)
 	ck_assert_int_eq(ops.v[2].k, 9);
 	ck_assert_int_eq(ops.v[2].repeat, 4);
 	ck_assert_int_eq(ops.v[2].m, 16);
+	/* A topology names no inputs: its layers chain by size alone (lower.h) */
+	ck_assert_int_eq(w.layers[1].ninputs, 0);
 	oplist_release(&ops);
 	workload_release(&w);
 	free(path);
@@ -248,6 +250,98 @@ START_TEST(layer_limit)
 }
 END_TEST
 
+/*
+ * inputs names earlier layers, each the latest of its name before this one:
+ * the third layer, itself named a, reads the first.
+ */
+START_TEST(inputs_resolve)
+{
+	struct workload w;
+	struct oplist ops;
+	th_lower("name: t\nlayers:\n"
+		 "  - {name: a, type: relu, elements: 4}\n"
+		 "  - {name: b, type: relu, elements: 4}\n"
+		 "  - {name: a, type: relu, elements: 4, inputs: [a]}\n"
+		 "  - {name: s, type: add, elements: 4, inputs: [a, b]}\n"
+		 "  - {name: w, type: matmul, m: 1, k: 2, n: 2, a: weight, b: weight, inputs: []}\n"
+		 "  - name: m\n    type: matmul\n    m: 2\n    k: 2\n    n: 2\n    b: activation\n"
+		 "    inputs:\n      - s\n      - a\n", &w, &ops);
+	ck_assert_uint_eq(w.n, 6);
+	ck_assert_int_eq(w.layers[0].ninputs, 0);
+	ck_assert_int_eq(w.layers[1].ninputs, 0);
+	ck_assert_int_eq(w.layers[2].ninputs, 1);
+	ck_assert_int_eq(w.layers[2].inputs[0], 0);
+	ck_assert_int_eq(w.layers[3].ninputs, 2);
+	ck_assert_int_eq(w.layers[3].inputs[0], 2);
+	ck_assert_int_eq(w.layers[3].inputs[1], 1);
+	ck_assert_int_eq(w.layers[4].ninputs, 0);
+	ck_assert_int_eq(w.layers[5].ninputs, 2);
+	ck_assert_int_eq(w.layers[5].inputs[0], 3);
+	ck_assert_int_eq(w.layers[5].inputs[1], 2);
+	/* One activation input per type, add 2, matmul one per activation operand */
+	ck_assert_int_eq(workload_ninputs(&w.layers[0]), 1);
+	ck_assert_int_eq(workload_ninputs(&w.layers[3]), 2);
+	ck_assert_int_eq(workload_ninputs(&w.layers[4]), 0);
+	ck_assert_int_eq(workload_ninputs(&w.layers[5]), 2);
+	/* Line 6, "  - {name: s, type: add, elements: 4, inputs: [a, b]}": the list at column 47, b at 51 */
+	ck_assert_int_eq(workload_key_pos(&w.layers[3], "inputs").line, 6);
+	ck_assert_int_eq(workload_key_pos(&w.layers[3], "inputs").col, 47);
+	ck_assert_int_eq(workload_key_pos(&w.layers[3], "inputs[1]").col, 51);
+	/* The block list: its names on lines 15 and 16, column 9 */
+	ck_assert_int_eq(workload_key_pos(&w.layers[5], "inputs[0]").line, 15);
+	ck_assert_int_eq(workload_key_pos(&w.layers[5], "inputs[1]").line, 16);
+	ck_assert_int_eq(workload_key_pos(&w.layers[5], "inputs[1]").col, 9);
+	/* Not given: the layer's own place */
+	ck_assert_int_eq(workload_key_pos(&w.layers[0], "inputs").line, 3);
+	ck_assert_int_eq(workload_key_pos(&w.layers[0], "inputs").col, 5);
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
+#define LAYER_A "layers:\n  - {name: a, type: relu, elements: 4}\n"
+
+/* Every way inputs can be wrong, each at its place. */
+START_TEST(inputs_errors)
+{
+	static const struct { const char *text, *want; } cases[] = {
+		{ LAYER_A "  - {name: b, type: add, elements: 4, inputs: [a, foo]}\n",
+		  ":3:51: layers[1].inputs[1]: expected the name of an earlier layer, found \"foo\"" },
+		{ LAYER_A "  - {name: b, type: add, elements: 4, inputs: [a, c]}\n  - {name: c, type: relu, elements: 4}\n",
+		  ":3:51: layers[1].inputs[1]: expected the name of an earlier layer, found \"c\" (layers[2], a later layer)" },
+		/* The name is looked for past layers that are wrong themselves: this error comes first. */
+		{ LAYER_A "  - {name: b, type: add, elements: 4, inputs: [a, c]}\n  - {name: x, type: bogus}\n"
+			  "  - {name: c, type: relu, elements: 4}\n",
+		  ":3:51: layers[1].inputs[1]: expected the name of an earlier layer, found \"c\" (layers[3], a later layer)" },
+		{ LAYER_A "  - {name: b, type: add, elements: 4, inputs: [a, zz]}\n  - {name: x, type: bogus}\n",
+		  ":3:51: layers[1].inputs[1]: expected the name of an earlier layer, found \"zz\"" },
+		{ LAYER_A "  - {name: b, type: add, elements: 4, inputs: [b, a]}\n",
+		  ":3:48: layers[1].inputs[0]: expected the name of an earlier layer, found \"b\" (this layer)" },
+		{ "layers:\n  - {name: a, type: relu, elements: 4, inputs: [a]}\n",
+		  ":2:49: layers[0].inputs[0]: expected the name of an earlier layer, found \"a\" (this layer)" },
+		{ LAYER_A "  - {name: b, type: add, elements: 4, inputs: [a]}\n",
+		  ":3:47: layers[1].inputs: expected 2 names, one per activation input of add, found 1" },
+		{ LAYER_A "  - {name: b, type: relu, elements: 4, inputs: [a, a]}\n",
+		  ":3:48: layers[1].inputs: expected 1 name, one per activation input of relu, found 2" },
+		{ LAYER_A "  - {name: b, type: relu, elements: 4, inputs: []}\n",
+		  ":3:48: layers[1].inputs: expected 1 name, one per activation input of relu, found 0" },
+		{ LAYER_A "  - {name: w, type: matmul, m: 1, k: 2, n: 2, a: weight, b: weight, inputs: [a]}\n",
+		  ":3:77: layers[1].inputs: expected 0 names, one per activation input of matmul, found 1" },
+		{ LAYER_A "  - {name: b, type: relu, elements: 4, inputs: a}\n",
+		  ":3:48: layers[1].inputs: expected a list of names of earlier layers, found \"a\"" },
+		{ LAYER_A "  - {name: b, type: relu, elements: 4, inputs: [[a]]}\n",
+		  ":3:49: layers[1].inputs[0]: expected the name of an earlier layer, found a sequence" },
+		{ LAYER_A "  - {name: b, type: relu, elements: 4, input: [a]}\n",
+		  ":3:40: layers[1].input: expected a known key, found an unknown key (did you mean layers[1].inputs?)" },
+		/* A key before the misspelt one is checked first. */
+		{ LAYER_A "  - {name: b, type: relu, elements: x, input: [a]}\n",
+		  ":3:37: layers[1].elements: expected an integer in [1, 1099511627776], found \"x\"" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		expect_load_error("w.yaml", cases[i].text, strlen(cases[i].text), cases[i].want);
+}
+END_TEST
+
 Suite *workload_suite(void)
 {
 	Suite *s = suite_create("workload");
@@ -260,6 +354,8 @@ Suite *workload_suite(void)
 	tcase_add_test(t, csv_first_line_is_header);
 	tcase_add_test(t, counts_share_limits);
 	tcase_add_test(t, numbers_one_grammar);
+	tcase_add_test(t, inputs_resolve);
+	tcase_add_test(t, inputs_errors);
 	suite_add_tcase(s, t);
 	/* Large inputs: linear loading keeps these to a second or two, more under the sanitizers. */
 	t = tcase_create("large");

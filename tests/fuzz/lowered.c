@@ -2,13 +2,18 @@
  * lowered.c - a workload loaded and lowered, then checked (see lowered.h):
  * every GEMM op has positive M, K, N and repeat whose product fits in 64
  * bits (lowering promises to refuse the rest), and every vector op counts
- * no negative elements or lane operations. Then the analytic model (no
+ * no negative elements or lane operations; every tensor index is in range,
+ * each op reads what it should (GEMM: two, add and mul: two, other vector
+ * ops: one) and writes one activation, and each tensor's producer, ready,
+ * first and last reader are the ops that name it, every write before every
+ * read, with its elements the sum of what its writers write. Then the analytic model (no
  * SystemC) runs its first FZ_RUN_OPS ops (the planner is the slow part) on
  * the default config, with the dataflow and memory picked by the input's
  * length, and the summary.json must read back as JSON.
  */
 #include "lowered.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +51,75 @@ static void check_ops(const struct workload *w, const struct oplist *ops)
 			fz_fail("op %s: kind %d", name, (int)o->kind);
 		}
 	}
+}
+
+/* t is TENSOR_NONE or a tensor of ops; fails naming the op otherwise. */
+static void check_index(const struct oplist *ops, const char *name, const char *what, int32_t t, bool needed)
+{
+	if (t == TENSOR_NONE ? needed : t < 0 || (size_t)t >= ops->nt)
+		fz_fail("op %s: %s tensor %d of %zu", name, what, (int)t, ops->nt);
+}
+
+static void check_tensors(const struct oplist *ops)
+{
+	struct seen { int32_t first_w, last_w, first_r, last_r; int64_t written; } *v;
+	if (ops->nt > INT32_MAX || ops->n > INT32_MAX)
+		fz_fail("%zu tensors for %zu ops", ops->nt, ops->n);
+	if (!(v = malloc((ops->nt ? ops->nt : 1) * sizeof *v)))
+		fz_fail("out of memory");
+	for (size_t j = 0; j < ops->nt; j++)
+		v[j] = (struct seen){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, 0 };
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *o = &ops->v[i];
+		char name[OP_NAME_MAX];
+		bool two = o->kind == OP_GEMM || o->vec == VEC_ADD || o->vec == VEC_MUL;
+		op_name(o, name, sizeof name);
+		check_index(ops, name, "input", o->in[0], true);
+		check_index(ops, name, "second input", o->in[1], two);
+		if (!two && o->in[1] != TENSOR_NONE)
+			fz_fail("op %s: a second input for a one-input op", name);
+		check_index(ops, name, "output", o->out, true);
+		if (ops->t[o->out].kind != TK_ACT)
+			fz_fail("op %s: writes a tensor of kind %d", name, ops->t[o->out].kind);
+		for (int k = 0; k < 2; k++) {
+			struct seen *r = o->in[k] == TENSOR_NONE ? NULL : &v[o->in[k]];
+			if (o->in[k] == o->out)
+				fz_fail("op %s: reads what it writes", name);
+			if (r && r->first_r == TENSOR_NONE)
+				r->first_r = (int32_t)i;
+			if (r)
+				r->last_r = (int32_t)i;
+		}
+		if (v[o->out].first_w == TENSOR_NONE)
+			v[o->out].first_w = (int32_t)i;
+		v[o->out].last_w = (int32_t)i;
+		v[o->out].written += o->kind == OP_GEMM ? o->m * o->n * o->repeat : o->out_elems;
+	}
+	for (size_t j = 0; j < ops->nt; j++) {
+		const struct tensor *t = &ops->t[j];
+		char name[OP_NAME_MAX * 2];
+		tensor_name(t, name, sizeof name);
+		if (t->kind < TK_INPUT || t->kind > TK_ACT || t->elems < 0 || t->elems > (INT64_C(1) << 58))
+			fz_fail("tensor %s: kind %d, %lld elements", name, t->kind, (long long)t->elems);
+		if (t->kind != TK_CACHE && t->elems < 1)
+			fz_fail("tensor %s: no elements", name);
+		if (t->producer != v[j].first_w || t->ready != v[j].last_w || t->first_reader != v[j].first_r ||
+		    t->last_reader != v[j].last_r)
+			fz_fail("tensor %s: producer %d, ready %d, readers %d..%d; its ops say %d, %d, %d..%d", name,
+				(int)t->producer, (int)t->ready, (int)t->first_reader, (int)t->last_reader, (int)v[j].first_w,
+				(int)v[j].last_w, (int)v[j].first_r, (int)v[j].last_r);
+		if ((t->kind == TK_ACT) != (t->producer != TENSOR_NONE))
+			fz_fail("tensor %s: kind %d with producer %d", name, t->kind, (int)t->producer);
+		if (t->kind == TK_ACT && t->elems != v[j].written)
+			fz_fail("tensor %s: %lld elements, its writers write %lld", name, (long long)t->elems,
+				(long long)v[j].written);
+		if (t->kind != TK_ACT && t->first_reader == TENSOR_NONE)
+			fz_fail("tensor %s: an operand nobody reads", name);
+		if (t->producer != TENSOR_NONE && t->first_reader != TENSOR_NONE && t->ready >= t->first_reader)
+			fz_fail("tensor %s: read by op %d before its last write, op %d", name, (int)t->first_reader,
+				(int)t->ready);
+	}
+	free(v);
 }
 
 #define FZ_RUN_OPS 12
@@ -109,6 +183,7 @@ void fz_workload(const char *tag, const uint8_t *data, size_t size)
 	fz_check_err(rc, &e, "lower_workload");
 	if (rc == 0) {
 		check_ops(&w, &ops);
+		check_tensors(&ops);
 		check_run(&w, &ops, size);
 	}
 	oplist_release(&ops);
