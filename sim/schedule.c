@@ -119,7 +119,7 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 	/* Kept S: its column panel (kdim x cc) when columns are outer, all of it when chunks are. */
 	int64_t panel = s->df == DF_IS ? a_share(s, s->rows * cc * s->eb) : s->rows * cc * s->eb;
 	int64_t need_s = ks ? (order == ORDER_CT ? panel : s_bytes) : 2 * rr * cc * s->eb, need_x, avail_x;
-	int64_t chunk = min64(s->t, limit);
+	int64_t chunk = min64(s->t, limit), acc_tiles = 2;
 
 	if ((s->compat && !ks) || s_on)
 		need_s = 0;                         /* SCALE-Sim's compute ignores buffer sizes */
@@ -128,7 +128,18 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 		if (need_s > cap_s || avail_x < 0)
 			return c;
 		if (!s->compat) {
-			chunk = min64(chunk, cp->pool[SRAM_OUTPUTS] / (2 * cc * s->ab));
+			/*
+			 * Accumulators are double-buffered, unless the op has one output
+			 * block in all (one column block, one chunk, one instance): then
+			 * one tile may take the whole buffer, and the weights are read once.
+			 */
+			if (chunk > cp->pool[SRAM_OUTPUTS] / (2 * cc * s->ab)) {
+				if (s->nc == 1 && s->op->repeat == 1 && chunk == s->t &&
+				    s->t <= cp->pool[SRAM_OUTPUTS] / (cc * s->ab))
+					acc_tiles = 1;
+				else
+					chunk = cp->pool[SRAM_OUTPUTS] / (2 * cc * s->ab);
+			}
 			if (!kx)
 				chunk = min64(chunk, avail_x / (2 * rr * s->eb));
 			else if (order == ORDER_TC && !x_on)   /* the chunk of X (chunk x kdim) stays across the columns */
@@ -149,7 +160,7 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 	c.fp[s->x_buf] += need_x;
 	c.kept[s->s_opnd] = ks ? need_s : 0;
 	c.kept[s->x_opnd] = kx ? need_x : 0;
-	c.fp[SRAM_OUTPUTS] = s->compat ? 0 : 2 * chunk * cc * s->ab;
+	c.fp[SRAM_OUTPUTS] = s->compat ? 0 : acc_tiles * chunk * cc * s->ab;
 	return c;
 }
 
