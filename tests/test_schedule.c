@@ -76,9 +76,10 @@ END_TEST
 
 /*
  * A 1 KiB accumulator buffer holds two tiles of 32 x 4 int32 partial sums, so
- * M = 64 streams in 2 chunks. B's column panel (512 x 4 = 2048 B) stays in a
- * 2 KiB weight buffer and is read once; halve the buffer and B is read once
- * per chunk: twice the weight traffic.
+ * M = 64 streams in 2 chunks (two instances: more than one output block, so
+ * the accumulators are double-buffered). B's column panel (512 x 4 = 2048 B)
+ * stays in a 2 KiB weight buffer and is read once per instance; halve the
+ * buffer and B is read once per chunk: twice the weight traffic.
  */
 START_TEST(weights_halved_refetch)
 {
@@ -86,20 +87,45 @@ START_TEST(weights_halved_refetch)
 	const char *half[] = { "sram.outputs.kib=1", "sram.weights.kib=1", FAST_MEMORY, NULL };
 	struct config c;
 	struct sched s;
-	struct op o = th_gemm(64, 512, 4, 1);
+	struct op o = th_gemm(64, 512, 4, 2);
 	th_config(&c, "lab_4x4", full);
 	plan(&s, &o, &c, DF_WS);
 	ck_assert_int_eq(s.chunk, 32);
 	ck_assert_int_eq(s.nchunks, 2);
 	ck_assert_int_eq(s.footprint[SRAM_OUTPUTS], 1024);
 	ck_assert(s.keep_s);
-	ck_assert_int_eq(s.read_bytes[OPND_B], 2048);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 2 * 2048);
 	th_config(&c, "lab_4x4", half);
 	plan(&s, &o, &c, DF_WS);
 	ck_assert(!s.keep_s);
-	ck_assert_int_eq(s.read_bytes[OPND_B], 2 * 2048);
-	ck_assert_int_eq(s.read_bytes[OPND_A], 64 * 512);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 2 * 2 * 2048);
+	ck_assert_int_eq(s.read_bytes[OPND_A], 2 * 64 * 512);
 	ck_assert_int_eq(s.footprint[SRAM_WEIGHTS], 2 * 4 * 4);
+}
+END_TEST
+
+/*
+ * The same GEMM once: one column block (N = 4 on 4 columns), one instance,
+ * so its only output block may take the whole 1 KiB accumulator buffer:
+ * 64 x 4 x 4 B = 1024 B in one tile, M streams in one chunk, and B is read
+ * once (2048 B) even from a 1 KiB weight buffer that cannot keep its panel.
+ */
+START_TEST(one_output_block_takes_the_accumulators)
+{
+	const char *half[] = { "sram.outputs.kib=1", "sram.weights.kib=1", FAST_MEMORY, NULL };
+	struct config c;
+	struct sched s;
+	struct op o = th_gemm(64, 512, 4, 1), wide = th_gemm(64, 512, 8, 1);
+	th_config(&c, "lab_4x4", half);
+	plan(&s, &o, &c, DF_WS);
+	ck_assert_int_eq(s.chunk, 64);
+	ck_assert_int_eq(s.nchunks, 1);
+	ck_assert_int_eq(s.footprint[SRAM_OUTPUTS], 64 * 4 * 4);
+	ck_assert_int_eq(s.read_bytes[OPND_B], 512 * 4);
+	/* Two column blocks: two output blocks, double-buffered tiles of 32 rows again. */
+	plan(&s, &wide, &c, DF_WS);
+	ck_assert_int_eq(s.chunk, 32);
+	ck_assert_int_eq(s.footprint[SRAM_OUTPUTS], 2 * 32 * 4 * 4);
 }
 END_TEST
 
@@ -525,6 +551,7 @@ Suite *schedule_suite(void)
 	tcase_add_test(t, fold_counts);
 	tcase_add_test(t, inputs_exactly_full);
 	tcase_add_test(t, weights_halved_refetch);
+	tcase_add_test(t, one_output_block_takes_the_accumulators);
 	tcase_add_test(t, os_chunks);
 	tcase_add_test(t, os_parts);
 	tcase_add_test(t, conv_reads_its_input_once);
