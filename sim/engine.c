@@ -721,25 +721,18 @@ static struct sync *sync_new(int lanes, size_t n, const struct chip_part *parts)
  * their categories those of the array that took longest (they all started
  * the op together, so its time is the op's).
  */
-static void merge(const struct chip_part *parts, int lanes, size_t n, struct result **lr, struct result *res)
+static void merge(int lanes, size_t n, struct result **lr, struct result *res)
 {
 	for (size_t k = 0; k < n; k++) {
 		int slow = 0;
 		memset(&res[k], 0, sizeof res[k]);
 		for (int q = 0; q < lanes; q++) {
-			const struct result *r = &lr[q][k];
-			int64_t cyc = res[k].cycles;
-			int64_t cat[CAT_N];
-			if (r->cycles > lr[slow][k].cycles)
+			if (lr[q][k].cycles > lr[slow][k].cycles)
 				slow = q;
-			memcpy(cat, res[k].cat, sizeof cat);
-			result_add(&res[k], r);
-			res[k].cycles = cyc;
-			memcpy(res[k].cat, cat, sizeof cat);
+			result_add(&res[k], &lr[q][k]);
 		}
 		res[k].cycles = lr[slow][k].cycles;
 		memcpy(res[k].cat, lr[slow][k].cat, sizeof res[k].cat);
-		(void)parts;
 	}
 }
 
@@ -793,7 +786,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 			(long long)scw_now(), op_name(&ops->v[i0], name, sizeof name), alive);
 		goto out;
 	}
-	merge(parts, lanes, n, lr, res);
+	merge(lanes, n, lr, res);
 	/* The stores still going when the arrays are done end the run: the last op waits for them. */
 	if (n) {
 		int64_t tail = max64(matrix_end, last_store) - matrix_end;

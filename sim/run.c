@@ -189,16 +189,14 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 	return 0;
 }
 
-/* Adds op i's result r to the run; fails when the run passes RUN_MAX_CYCLES. */
-static int add_result(const struct config *cfg, const struct workload *w, const struct op *op, const struct sched *s,
-		      struct result *r, struct run *out, struct err *e)
+/* Adds op's result r to the run; fails when the run passes RUN_MAX_CYCLES. */
+static int add_result(const struct workload *w, const struct op *op, const struct result *r, struct run *out,
+		      struct err *e)
 {
 	/* The engine's stalls past the margin: refused when seen, never summed past int64. */
 	if (r->cycles > RUN_MAX_CYCLES - out->total.cycles)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL,
 			      "expected a workload that takes at most 2^62 cycles in all, found more");
-	(void)cfg;
-	(void)s;
 	result_add(&out->layers[op->layer], r);
 	result_add(&out->total, r);
 	return 0;
@@ -274,7 +272,7 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 			res[k].split_n_ops = splits[k].split_n_ops;
 			res[k].spill_bytes = spill_of(cfg, op, cp[k * (size_t)arrays].s, arrays > 1 ? &cp[k * (size_t)arrays] : NULL,
 						      arrays);
-			if (add_result(cfg, w, op, NULL, &res[k], out, e) < 0)
+			if (add_result(w, op, &res[k], out, e) < 0)
 				goto out;
 		}
 	}
@@ -380,7 +378,7 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		cycles = sat_add(cycles, r.cycles);
 		if (cycles > RUN_MAX_EST_CYCLES)
 			continue;       /* refused below, once the whole sum is known */
-		if (add_result(cfg, w, op, s, &r, out, e) < 0)
+		if (add_result(w, op, &r, out, e) < 0)
 			goto fail;
 	}
 	if (run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
