@@ -173,7 +173,7 @@ int chip_split(const struct config *cfg, const struct op *o, int by, int df, str
 		part[0] = *o;
 		return 1;
 	}
-	int64_t total = by == SPLIT_M ? o->m : o->n;
+	int64_t total = by == SPLIT_M ? o->m : o->n, first[CHIP_MAX_ARRAYS];
 	int64_t unit = by == SPLIT_M ? (df == DF_OS ? a->array.rows : df == DF_IS ? a->array.cols : 1)
 				     : (df == DF_IS ? 1 : a->array.cols);
 	for (int64_t q = 0; q < arrays; q++) {
@@ -189,6 +189,24 @@ int chip_split(const struct config *cfg, const struct op *o, int by, int df, str
 			p->n = share;
 		}
 		used++;
+	}
+	/*
+	 * Every part reads all of one operand (A when split by N, B by M). The
+	 * arrays of a core share its buffers: the core's first part brings that
+	 * operand from HBM, and its other parts read it there, as if on chip.
+	 */
+	int bit = by == SPLIT_M ? OC_B : OC_A;
+	for (int64_t c = 0; c < cores; c++)
+		first[c] = -1;
+	for (int64_t q = 0; q < arrays; q++) {
+		if (chip_part_empty(&part[q]))
+			continue;
+		if (first[q / apc] < 0) {
+			first[q / apc] = q;
+			continue;
+		}
+		part[q].onchip |= (uint8_t)bit;
+		part[q].spill &= (uint8_t)~bit;
 	}
 	return (int)used;
 }
