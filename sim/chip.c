@@ -58,7 +58,7 @@ int chip_place(const struct config *cfg, struct oplist *ops, struct err *e)
 		struct op *o = &ops->v[i];
 		int32_t idx = (int32_t)i;
 		o->onchip = o->spill = 0;
-		o->onchip_elems = 0;
+		o->onchip_elems = o->spill_elems = 0;
 		for (int j = 0; j < 2; j++) {
 			struct tensor *t = tensor_at(ops, o->in[j]);
 			int bit = j ? OC_B : OC_A;
@@ -69,6 +69,7 @@ int chip_place(const struct config *cfg, struct oplist *ops, struct err *e)
 				o->onchip_elems += t->elems;
 			} else if (t->kind == TK_ACT) {
 				o->spill |= bit;
+				o->spill_elems += t->elems;
 			} else if (t->kind == TK_INPUT && t->first_reader == idx && t->last_reader > idx &&
 				   live + t->elems * eb <= cap) {
 				held[o->in[j]] = true;      /* read from HBM once, then kept for the later readers */
@@ -113,9 +114,8 @@ int64_t chip_spill_bytes(const struct config *cfg, const struct op *o, const str
 			bytes += s->write_bytes;
 		return bytes;
 	}
-	/* A vector op reads whatever of its inputs is not on chip; the spilled share of that is its spill. */
-	if (o->spill & (OC_A | OC_B))
-		bytes += (o->in_elems - o->onchip_elems) * eb;
+	/* A vector op's inputs that spilled (not the network inputs it also reads from HBM). */
+	bytes += o->spill_elems * eb;
 	if (o->spill & OC_C)
 		bytes += o->out_elems * eb;
 	return bytes;
@@ -151,7 +151,7 @@ int chip_split(const struct config *cfg, const struct op *o, int by, int df, str
 		part[q] = *o;
 		part[q].kind = OP_VEC;
 		part[q].m = part[q].k = part[q].n = 0;
-		part[q].lane_ops = part[q].in_elems = part[q].out_elems = part[q].onchip_elems = 0;
+		part[q].lane_ops = part[q].in_elems = part[q].out_elems = part[q].onchip_elems = part[q].spill_elems = 0;
 	}
 	if (o->kind == OP_VEC) {
 		/* The vector unit is the core's: one part a core, on its first array. */
@@ -165,6 +165,7 @@ int chip_split(const struct config *cfg, const struct op *o, int by, int df, str
 			p->in_elems = unit_share(o->in_elems, 1, c, n);
 			p->out_elems = unit_share(o->out_elems, 1, c, n);
 			p->onchip_elems = unit_share(o->onchip_elems, 1, c, n);
+			p->spill_elems = unit_share(o->spill_elems, 1, c, n);
 			used += p->lane_ops > 0 || p->in_elems > 0 || p->out_elems > 0;
 		}
 		return used ? (int)used : 1;
@@ -211,12 +212,18 @@ int chip_split(const struct config *cfg, const struct op *o, int by, int df, str
 	return (int)used;
 }
 
-void chip_array_config(const struct config *cfg, struct config *out)
+void chip_array_sram(const struct config *cfg, struct sram_params *out)
 {
 	int64_t apc = cfg->arch.chip.arrays_per_core;
-	*out = *cfg;
+	*out = cfg->arch.sram;
 	for (int b = 0; b < SRAM_NBUF; b++) {
 		int64_t kib = cfg->arch.sram.buf[b].kib / apc;
-		out->arch.sram.buf[b].kib = kib < 1 ? 1 : kib;
+		out->buf[b].kib = kib < 1 ? 1 : kib;
 	}
+}
+
+void chip_array_config(const struct config *cfg, struct config *out)
+{
+	*out = *cfg;
+	chip_array_sram(cfg, &out->arch.sram);
 }

@@ -43,6 +43,7 @@ extern const struct cfg_key chip_keys[];
 
 struct config;
 struct op;
+struct sram_params;
 struct oplist;
 struct sched;
 
@@ -71,6 +72,9 @@ int chip_split(const struct config *cfg, const struct op *o, int by, int df, str
 
 /* True when part p has no work: its array sits the op out. */
 bool chip_part_empty(const struct op *p);
+
+/* One array's share of its core's buffers: sram.*.kib / arrays_per_core, at least 1 KiB each. */
+void chip_array_sram(const struct config *cfg, struct sram_params *out);
 
 /*
  * The config one array plans with: each core's buffers shared evenly by its

@@ -21,6 +21,7 @@
 
 struct engine {
 	const struct config *cfg;   /* borrowed */
+	struct sram_params asram;   /* one array's share of its core's buffers (chip_array_sram) */
 	bool ideal;
 	mem *mem;                   /* off-chip memory */
 	sram *sram;
@@ -58,6 +59,7 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 	}
 	en->cfg = cfg;
 	en->ideal = ideal;
+	chip_array_sram(cfg, &en->asram);
 	return en;
 }
 
@@ -564,7 +566,7 @@ static int64_t slots_for(const engine *en, const struct opstate *os, int operand
 	const struct sched *s = os->s;
 	if (en->ideal || s->compat || kept(os, operand))
 		return SRAM_MAX_SLOTS;
-	return sram_stream_slots(&en->cfg->arch.sram, sram_operand_buf(s->df, operand), s->footprint, tile);
+	return sram_stream_slots(&en->asram, sram_operand_buf(s->df, operand), s->footprint, tile);
 }
 
 /* Sets up op os of a pass: its accumulator tiles, and (one op a pass) its streaming slots. */
@@ -591,7 +593,7 @@ static int op_setup(struct pass *p, struct opstate *os, struct err *e)
 		}
 		acc_tile = en->ideal || s->compat ? 0 : s->chunk * cc * s->ab;
 	}
-	os->oslots = acc_tile ? sram_stream_slots(&en->cfg->arch.sram, SRAM_OUTPUTS, s->footprint, acc_tile)
+	os->oslots = acc_tile ? sram_stream_slots(&en->asram, SRAM_OUTPUTS, s->footprint, acc_tile)
 			      : IDEAL_OSLOTS;
 	if (!p->chip && (!os->slots[0] || !os->slots[1]))
 		return err_nomem(e, NULL);
@@ -629,14 +631,13 @@ static void pass_free(struct pass *p, bool own_pools)
  */
 static int make_pools(struct pass *p)
 {
-	const struct sram_params *sp = &p->en->cfg->arch.sram;
-	int64_t apc = p->en->cfg->arch.chip.arrays_per_core;
+	const struct sram_params *sp = &p->en->asram;
 	for (int b = 0; b < SRAM_NBUF; b++) {
 		for (int a = 0; a < b && !p->pool[b]; a++)
 			if (sram_shares(sp, a, b))
 				p->pool[b] = p->pool[a], p->pool_cap[b] = p->pool_cap[a];
 		if (!p->pool[b]) {
-			p->pool_cap[b] = p->en->ideal ? INT64_MAX / 4 : max64(1, sram_pool_bytes(sp, b) / apc);
+			p->pool_cap[b] = p->en->ideal ? INT64_MAX / 4 : sram_pool_bytes(sp, b);
 			if (!(p->pool[b] = scw_sem_new(p->pool_cap[b])))
 				return -1;
 		}

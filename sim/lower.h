@@ -103,6 +103,7 @@ struct op {
 	uint8_t onchip;             /* OC_* bits: the operand is in on-chip activation storage */
 	uint8_t spill;              /* OC_* bits: an activation in HBM because it did not fit on chip */
 	int64_t onchip_elems;       /* vector op: elements of its inputs read from on-chip storage */
+	int64_t spill_elems;        /* vector op: elements of its inputs that spilled to HBM */
 };
 
 /* Operand bits of op.onchip and op.spill: A or a vector op's first input, B or its second, the result. */

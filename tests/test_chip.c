@@ -363,6 +363,56 @@ START_TEST(residual_pair_kept_and_spilled)
 }
 END_TEST
 
+/*
+ * Eight arrays in a core whose unified buffers (3 + 8 KiB) do not divide
+ * by eight: each array plans with 1 KiB of each (the floor), and the engine
+ * must give it the same room, or one operand's tile takes the pool the
+ * other's needs and the fold never starts (it did: 1,408 B a pool).
+ */
+START_TEST(array_shares_match_the_plans)
+{
+	static const char *const sets[] = { "sram.unified=true", "chip.prefetch_across_ops=true", "chip.arrays_per_core=8",
+					    "sram.weights.kib=3", "sram.inputs.kib=8", NULL };
+	static const char yaml[] = "name: m\nbatch: 1\nlayers:\n  - {name: l0, type: matmul, m: 232, k: 133, n: 170}\n";
+	struct config c;
+	struct run r;
+	th_config(&c, "lab_4x4", sets);
+	run(&c, yaml, MODEL_CYCLE, false, &r);
+	ck_assert_int_eq(th_cat_sum(&r.total), r.total.cycles);
+	ck_assert_int_eq(r.total.macs, INT64_C(232) * 133 * 170);
+	run_release(&r);
+}
+END_TEST
+
+/*
+ * A vector op's spill is the inputs that spilled, not the network inputs it
+ * also reads: on tpu_v1 with 1 KiB of activation storage, fc f writes 64 x
+ * 256 = 16,384 B (too big: it spills), add a reads f.out back and a new
+ * network input (16,384 B each) and writes a.out (16,384 B, spilled: relu
+ * reads it). a's spill: 16,384 read back + 16,384 written = 32,768 B, of
+ * the 49,152 B it moves.
+ */
+START_TEST(vector_spill_counts_spilled_inputs_only)
+{
+	static const char *const sets[] = { "chip.activation_kib=1", NULL };
+	static const char yaml[] = "name: v\nbatch: 1\nlayers:\n"
+				   "  - {name: f, type: fc, in_features: 256, out_features: 256, tokens: 64}\n"
+				   "  - {name: a, type: add, elements: 16384}\n"
+				   "  - {name: r, type: relu, elements: 16384}\n";
+	for (int model = 0; model < 2; model++) {
+		struct config c;
+		struct run r;
+		th_config(&c, "tpu_v1", sets);
+		run(&c, yaml, model ? MODEL_CYCLE : MODEL_ANALYTIC, false, &r);
+		ck_assert_int_eq(r.layers[1].hbm_read_bytes + r.layers[1].hbm_write_bytes, 3 * 16384);
+		ck_assert_int_eq(r.layers[1].spill_bytes, 2 * 16384);
+		ck_assert_int_eq(r.layers[0].spill_bytes, 16384);
+		ck_assert_int_eq(r.layers[2].spill_bytes, 16384);
+		run_release(&r);
+	}
+}
+END_TEST
+
 Suite *chip_suite(void)
 {
 	Suite *s = suite_create("chip");
@@ -376,6 +426,8 @@ Suite *chip_suite(void)
 	tcase_add_test(t, tpu_v1_apps_against_the_paper);
 	tcase_add_test(t, tpu_v4_big_gemm_near_peak);
 	tcase_add_test(t, residual_pair_kept_and_spilled);
+	tcase_add_test(t, array_shares_match_the_plans);
+	tcase_add_test(t, vector_spill_counts_spilled_inputs_only);
 	suite_add_tcase(s, t);
 	return s;
 }
