@@ -89,9 +89,10 @@ static int try_split(struct chip_run *c, const struct op *op, int by, struct op 
 		if (cp[q].op && part[q].kind == OP_GEMM) {
 			struct err pe;
 			if (sched_plan(&plan[q], &part[q], &c->acfg, c->o->dataflow, c->o->ideal_memory, &pe) < 0) {
-				if (by == SPLIT_NONE)
-					return *e = pe, -1;
-				return 1;
+				if (by != SPLIT_NONE)
+					return 1;       /* another split may fit */
+				*e = pe;
+				return -1;
 			}
 			cp[q].s = &plan[q];
 		}
@@ -115,6 +116,7 @@ static int split_parts(struct chip_run *c, const struct op *op, struct op *part,
 	*by = SPLIT_NONE;
 	if (op->kind != OP_GEMM)
 		return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
+	/* N into the caller's arrays, M beside it; M is planned again there when it wins. */
 	if ((rn = try_split(c, op, SPLIT_N, part, plan, cp, r, e)) < 0 ||
 	    (rm = try_split(c, op, SPLIT_M, c->scratch, alt, acp, &ra, e)) < 0)
 		return -1;
@@ -131,20 +133,32 @@ static int split_parts(struct chip_run *c, const struct op *op, struct op *part,
 	return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
 }
 
-/* split_parts, and the split counted in r (and in *tally when not NULL). */
+/* split_parts, and the split counted in r. */
 static int split(struct chip_run *c, const struct op *op, struct op *part, struct sched *plan, struct chip_part *cp,
-		 struct result *r, struct result *tally, struct err *e)
+		 struct result *r, struct err *e)
 {
 	int by;
 	if (split_parts(c, op, part, plan, cp, r, &by, e) < 0)
 		return -1;
 	r->split_m_ops = by == SPLIT_M;
 	r->split_n_ops = by == SPLIT_N;
-	if (tally) {
-		tally->split_m_ops = r->split_m_ops;
-		tally->split_n_ops = r->split_n_ops;
-	}
 	return 0;
+}
+
+/* A chip_run for cfg and o (one array's config when there are several), or NULL with e set. */
+static struct chip_run *chip_run_new(const struct config *cfg, const struct run_opts *o, struct err *e)
+{
+	struct chip_run *c = malloc(sizeof *c);
+	if (!c) {
+		err_nomem(e, NULL);
+		return NULL;
+	}
+	c->cfg = cfg;
+	c->arrays = (int)arch_arrays(&cfg->arch);
+	c->o = o;
+	if (c->arrays > 1)
+		chip_array_config(cfg, &c->acfg);
+	return c;
 }
 
 int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, struct sched *plans,
@@ -152,14 +166,8 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 {
 	struct chip_run *c = NULL;
 	*folds = *cycles = 0;
-	if (arch_arrays(&cfg->arch) > 1) {
-		if (!(c = malloc(sizeof *c)))
-			return err_nomem(e, NULL);
-		c->cfg = cfg;
-		chip_array_config(cfg, &c->acfg);
-		c->arrays = (int)arch_arrays(&cfg->arch);
-		c->o = o;
-	}
+	if (arch_arrays(&cfg->arch) > 1 && !(c = chip_run_new(cfg, o, e)))
+		return -1;
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
 		if (c) {
@@ -167,7 +175,7 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 			struct sched plan[CHIP_MAX_ARRAYS];
 			struct chip_part cp[CHIP_MAX_ARRAYS];
 			struct result r;
-			if (split(c, op, part, plan, cp, &r, NULL, e) < 0) {
+			if (split(c, op, part, plan, cp, &r, e) < 0) {
 				free(c);
 				return -1;
 			}
@@ -232,11 +240,10 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 	struct sched *plan = malloc(most * (size_t)arrays * sizeof *plan);
 	struct chip_part *cp = malloc(most * (size_t)arrays * sizeof *cp);
 	struct result *res = calloc(most, sizeof *res);
-	int64_t *compute = calloc(most, sizeof *compute);
-	struct result *splits = calloc(most, sizeof *splits);
+	struct result *ana = calloc(most, sizeof *ana);   /* the closed form's: compute and splits */
 	int rc = -1;
 
-	if (!part || !plan || !cp || !res || !compute || !splits) {
+	if (!part || !plan || !cp || !res || !ana) {
 		err_nomem(e, NULL);
 		goto out;
 	}
@@ -246,19 +253,18 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 			const struct op *op = &ops->v[i0 + k];
 			size_t at = k * (size_t)arrays;
 			if (arrays > 1) {
-				struct result r;
-				if (split(c, op, &part[at], &plan[at], &cp[at], &r, &splits[k], e) < 0)
+				if (split(c, op, &part[at], &plan[at], &cp[at], &ana[k], e) < 0)
 					goto out;
-				compute[k] = r.compute_cycles;
 				continue;
 			}
 			const struct sched *s;
+			memset(&ana[k], 0, sizeof ana[k]);
 			cp[at].op = op;
 			if (plans) {
 				s = op->kind == OP_GEMM ? &plans[i0 + k] : NULL;
-				if (analytic_check(cfg, op, s, c->o->ideal_memory, &compute[k], e) < 0)
+				if (analytic_check(cfg, op, s, c->o->ideal_memory, &ana[k].compute_cycles, e) < 0)
 					goto out;
-			} else if (plan_op(cfg, op, c->o, &plan[at], &s, &compute[k], e) < 0) {
+			} else if (plan_op(cfg, op, c->o, &plan[at], &s, &ana[k].compute_cycles, e) < 0) {
 				goto out;
 			}
 			cp[at].s = s;
@@ -267,9 +273,9 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 			goto out;
 		for (size_t k = 0; k < n; k++) {
 			const struct op *op = &ops->v[i0 + k];
-			res[k].compute_cycles = compute[k];
-			res[k].split_m_ops = splits[k].split_m_ops;
-			res[k].split_n_ops = splits[k].split_n_ops;
+			res[k].compute_cycles = ana[k].compute_cycles;
+			res[k].split_m_ops = ana[k].split_m_ops;
+			res[k].split_n_ops = ana[k].split_n_ops;
 			res[k].spill_bytes = spill_of(cfg, op, cp[k * (size_t)arrays].s, arrays > 1 ? &cp[k * (size_t)arrays] : NULL,
 						      arrays);
 			if (add_result(w, op, &res[k], out, e) < 0)
@@ -282,8 +288,7 @@ out:
 	free(plan);
 	free(cp);
 	free(res);
-	free(compute);
-	free(splits);
+	free(ana);
 	return rc;
 }
 
@@ -323,17 +328,14 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	bool chip = cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
 	memset(out, 0, sizeof *out);
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
-	if (!out->layers || !(c = malloc(sizeof *c))) {
+	if (!out->layers)
+		return err_nomem(e, NULL);
+	if (!(c = chip_run_new(cfg, o, e))) {
 		free(out->layers);
 		out->layers = NULL;
-		return err_nomem(e, NULL);
+		return -1;
 	}
 	out->n = w->n;
-	c->cfg = cfg;
-	c->arrays = arrays;
-	c->o = o;
-	if (arrays > 1)
-		chip_array_config(cfg, &c->acfg);
 	if (place(cfg, lowered, &placed, &ops, e) < 0)
 		goto fail;
 	/*
@@ -366,7 +368,7 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 			struct op part[CHIP_MAX_ARRAYS];
 			struct sched pl[CHIP_MAX_ARRAYS];
 			struct chip_part cp[CHIP_MAX_ARRAYS];
-			if (split(c, op, part, pl, cp, &r, NULL, e) < 0)
+			if (split(c, op, part, pl, cp, &r, e) < 0)
 				goto fail;
 			r.spill_bytes = spill_of(cfg, op, NULL, cp, arrays);
 		} else {
