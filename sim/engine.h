@@ -19,8 +19,10 @@
  *                 tile is free again once the write has completed.
  *   vector unit   vector ops in chunks: load, compute, store, overlapped.
  *
- * Threads hand each other counts through semaphores (loads issued, blocks
- * finished, blocks stored) and completion cycles through small rings; each
+ * Each array of the chip has its three threads (a lane); the vector work of
+ * a core runs on its first array's matrix thread. Threads hand each other
+ * counts through semaphores (loads issued, blocks finished) and events
+ * (blocks stored, ops done) and completion cycles through small rings; each
  * thread waits in multi-cycle steps (a fold, a transfer), so the cost is
  * O(tiles), not O(cycles x PEs). The matrix unit asks models/array when each
  * fold starts and ends and how its cycles split into categories, and shares
@@ -29,9 +31,10 @@
  * memory (unbounded buffers, instant HBM) the engine's cycles equal the
  * analytic model's.
  *
- * engine_op runs one op alone: its first loads start when the previous op
- * has finished, stores included (layer by layer). engine_ops runs a
- * sequence as a chip does (below).
+ * engine_op runs one op alone on one array: its first loads start when the
+ * previous op has finished, stores included (layer by layer). engine_run
+ * runs ops over the chip's arrays, one at a time or as a chip runs them
+ * (below).
  */
 #ifndef TPUSIM_ENGINE_H
 #define TPUSIM_ENGINE_H
