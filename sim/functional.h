@@ -1,0 +1,147 @@
+/*
+ * functional.h - the array register by register, cycle by cycle, with real values.
+ *
+ * The third executor of a plan (DESIGN.md): every PE of the R x C array has
+ * its registers, and a GEMM's folds (the same tile program, sched_next, that
+ * the engine runs) move real values through them. Operands are int8 (int32
+ * products and sums), bf16 or fp16 (fp32 products, exact, and fp32 sums) or
+ * fp32. The result is checked against a plain reference GEMM; the cycles are
+ * the array's own, with ideal memory, and must equal models/array's fold
+ * timer and the closed form of sim/analytic (the property test).
+ *
+ * Registers (state during a cycle; a register written in cycle c holds the
+ * new value from cycle c + 1):
+ *
+ *   ws  w[2]   two weight banks; the bank a MAC uses travels with its input
+ *              (the fold's select bit), so a fold swaps banks PE by PE, on
+ *              the wave of its first input
+ *       x      the input, passing right one PE per cycle
+ *       p      the partial sum, passing down one PE per cycle
+ *   is  the same, with A^T stationary and B's columns streaming
+ *   os  a, b   A passing right, B passing down
+ *       acc    the output being accumulated
+ *       out    the drain register (the shadow: pipelined mode only)
+ *
+ * Timing, with t0 the op's first cycle, fold f streaming T_f from s_f to
+ * e_f = s_f + T_f, on Sr_f x Sc_f PEs:
+ *
+ *   ws/is  Fold f's tile enters column j on a shift chain, one row per cycle,
+ *          the value for the deepest row first, from cycle L_f + j: row i
+ *          shifts from cycle L_f + i + j to L_f + j + Sr_f - 1 (the chain
+ *          follows a wave down the column) and the tile is in place from
+ *          L_f + j + Sr_f. Pipelined (array.weight_double_buffer), the chain
+ *          is the bank fold f uses, and L_{f+1} = s_f: the next tile follows
+ *          the swap wave of fold f. Serial, the chain is the weight register
+ *          itself and L_{f+1} = e_f: the next tile follows the last input of
+ *          fold f (partial sums still moving down do not block it).
+ *          L_0 = t0. s_f = max(e_{f-1}, L_f + Sr_f). Input row t of the fold
+ *          enters array row i at s_f + t + i and meets column j at
+ *          s_f + t + i + j; its partial sum crosses all R rows and leaves
+ *          the bottom of column j at the end of cycle s_f + t + R - 1 + j.
+ *   os     Row i's element t of the fold meets column j's at s_f + t + i + j.
+ *          A block's results, once its last row's are in (X_j = e + Sr - 1
+ *          + j for column j), move down one row per cycle and leave the
+ *          bottom; the last leaves at the end of cycle X_j + R - 1. A new
+ *          result may be written into a register in the cycle its old value
+ *          moves on. Pipelined: a finished result goes to out, so the next
+ *          block needs e' >= e + Sr of the block before; serial: the drain
+ *          runs through acc, so the next block's first MAC needs
+ *          s' >= e + Sr - 1. Parts of one block (cont) stream back to back.
+ *
+ * The op ends when its last output has left the array. Cycles are charged
+ * as models/array charges them: streams are compute; ws/is gaps between
+ * streams are weight_shift, os gaps fill_drain; after the last stream,
+ * fill_drain.
+ *
+ * Every register carries the fold its value belongs to, and a MAC that
+ * meets a weight, operand or partial sum of another fold, or a write over a
+ * value that has not moved on, is a model violation (ERR_SIM, with the
+ * cycle and the PE): the registers judge the timing above, and a test makes
+ * the controller start one cycle early to see them object. Cost
+ * O(cycles x PEs): a few ns per PE and cycle.
+ */
+#ifndef TPUSIM_FUNCTIONAL_H
+#define TPUSIM_FUNCTIONAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cat.h"
+#include "config.h"
+#include "err.h"
+#include "lower.h"
+#include "schedule.h"
+
+/* One PE's registers during a cycle, as numbers (ints exactly). fold: -1 when the register holds nothing. */
+struct func_reg {
+	double v;
+	int64_t fold;
+};
+
+struct func_pe {
+	struct func_reg w[2];           /* ws/is: the two weight banks */
+	int wsel;                       /* ws/is: the bank the input in x uses (or last used) */
+	struct func_reg x;              /* ws/is: the input; os: A */
+	struct func_reg p;              /* ws/is: the partial sum; os: B */
+	struct func_reg acc, out;       /* os */
+};
+
+/* A value leaving the array (ws/is: a partial sum into the accumulators; os: a finished output). */
+struct func_out {
+	int64_t m, n;                   /* its element of C */
+	int64_t fold;
+	double v;
+};
+
+/* What an observer sees each cycle, from the op's first cycle to its last. Borrowed for the call. */
+struct func_view {
+	int64_t cycle;
+	int64_t R, C;
+	int df;                         /* enum dataflow */
+	const struct func_pe *pe;       /* R x C, row-major: pe[i * C + j] */
+	int64_t fold;                   /* the fold streaming at row 0 this cycle, or the last one that did; -1 before */
+	const struct tile_ins *ins;     /* that fold's instruction, or NULL */
+	int64_t loading;                /* ws/is: the fold whose tile column 0 is shifting in, or -1 */
+	const struct func_out *left;    /* the values that leave the array this cycle */
+	int nleft;
+};
+
+/* Return 0 to go on, anything else to stop the run early (func_run then returns 0 with r->stopped). */
+typedef int (*func_observer)(const struct func_view *v, void *ctx);
+
+struct func_opts {
+	uint64_t seed;                  /* operands when a or b is NULL: uniform in the dtype (int8 -128..127, floats in [-1, 1)) */
+	const double *a, *b;            /* borrowed or NULL: M x K and K x N row-major (per repeat instance, the same) */
+	double *c;                      /* NULL, or M x N receiving the last instance's result */
+	func_observer observe;          /* NULL, or called every cycle */
+	void *ctx;
+	int64_t early;                  /* tests only: every load and stream starts this many cycles before the rule */
+};
+
+struct func_result {
+	int64_t cycles;                 /* from t0 = 0 to the last output leaving the array */
+	int64_t cat[CAT_N];             /* sums to cycles */
+	int64_t outputs;                /* elements of C checked (over all instances) */
+	int64_t mismatches;             /* ints: not equal to the reference; floats: error above the bound */
+	double max_abs_error;           /* against the reference (double precision) */
+	int64_t pe_updates;             /* PE-cycles simulated */
+	bool stopped;                   /* the observer stopped the run */
+};
+
+/*
+ * The error bound for a float dtype: |c - ref| <= gamma(n) * sum_k |a_k b_k|
+ * with gamma(n) = n u / (1 - n u), u = 2^-24 (fp32 sums), n = K (+ 1 for
+ * fp32, whose products round too); 0 for int8 (exact).
+ */
+double func_bound(int dtype, int64_t K, double sum_abs_products);
+
+/*
+ * Runs GEMM op o planned as s (sched_plan with cfg and ideal memory;
+ * borrowed) on cfg's array, register by register. Returns 0 (the values may
+ * still mismatch: see r), or -1 with e set: a register conflict (ERR_SIM),
+ * operands not representable in the dtype (ERR_INPUT), or out of memory.
+ */
+int func_run(const struct config *cfg, const struct op *o, const struct sched *s, const struct func_opts *opt,
+	     struct func_result *r, struct err *e);
+
+#endif
