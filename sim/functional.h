@@ -116,6 +116,7 @@ struct func_opts {
 	func_observer observe;          /* NULL, or called every cycle */
 	void *ctx;
 	int64_t early;                  /* tests only: every load and stream starts this many cycles before the rule */
+	int64_t early_fold;             /* tests only: the first fold early applies to (0: every fold) */
 };
 
 struct func_result {
