@@ -128,8 +128,7 @@ static double round_fp16(double x)
 
 static const char *const dtype_names[] = { "int8", "bf16", "fp16", "fp32" };
 
-/* Whether v is exactly a value of the dtype. */
-static bool representable(int dtype, double v)
+bool func_representable(int dtype, double v)
 {
 	if (!isfinite(v))
 		return false;
@@ -161,6 +160,12 @@ static double random_value(int dtype, uint64_t *st)
 	case DT_FP16: return round_fp16((double)(float)u);
 	default: return (float)u;
 	}
+}
+
+void func_random(int dtype, uint64_t seed, double *v, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		v[i] = random_value(dtype, &seed);
 }
 
 static double gamma_n(double n, double u)
@@ -791,7 +796,7 @@ static void fm_free(struct fm *m)
 static int operands(struct fm *m, const struct func_opts *opt)
 {
 	int64_t M = m->M, K = m->K, N = m->N;
-	uint64_t st = opt->seed;
+	uint64_t st;
 	double *a = malloc((size_t)(M * K) * sizeof *a), *b = malloc((size_t)(K * N) * sizeof *b);
 	int rc = -1;
 	if (!a || !b) {
@@ -802,9 +807,10 @@ static int operands(struct fm *m, const struct func_opts *opt)
 		const double *given = w ? opt->b : opt->a;
 		double *v = w ? b : a;
 		int64_t rows = w ? K : M, cols = w ? N : K;
+		st = opt->seed + (uint64_t)w;
 		for (int64_t q = 0; q < rows * cols; q++) {
 			v[q] = given ? given[q] : random_value(m->dtype, &st);
-			if (!representable(m->dtype, v[q])) {
+			if (!func_representable(m->dtype, v[q])) {
 				err_input(m->e, "%c[%lld][%lld]: expected a value representable in %s, found %.17g", w ? 'B' : 'A',
 					  (long long)(q / cols), (long long)(q % cols), dtype_names[m->dtype], v[q]);
 				goto out;
