@@ -456,7 +456,7 @@ static int compare_check_args(const struct args *a, struct err *e)
 	if (a->timing)
 		return err_input(e, not_ours, "--timing", "run", "time one dataflow with tpusim run --dataflow DF --timing");
 	if (a->dump)
-		return err_input(e, not_ours, "--dump", "config", "see tpusim config --dump");
+		return err_input(e, not_ours, "--dump", "config", "print the config with tpusim config --dump");
 	if (a->out && stat(a->out, &st) == 0 && S_ISDIR(st.st_mode))
 		return err_input(e, "-o: expected FILE.png or FILE.svg for compare's chart, found the directory \"%s\"",
 				 shown(0, a->out));
