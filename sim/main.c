@@ -4,7 +4,8 @@
  *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]
  *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--set key.path=value ...]
  *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
- *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]
+ *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]
+ *                  [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value ...]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *
@@ -57,8 +58,11 @@ static const char usage[] =
 	"          [--plot DIR]: also DIR/cycles.png (cycles by category) and DIR/roofline.png\n"
 	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
 	"          draw the config's roofline with every layer and two canonical points\n"
-	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]\n"
-	"          the same workload under each dataflow: cycles, stalls, SRAM, HBM, energy\n"
+	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]\n"
+	"          [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value]...\n"
+	"          the same workload under each dataflow: what stays in the PEs, what streams, what\n"
+	"          is re-read; folds, utilization, cycles and their ratio to ws, HBM bytes, energy,\n"
+	"          and why; -o draws the cycles and energy against ws by category\n"
 	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
 	"          print the GEMM and vector ops the workload becomes, then the tensors each op\n"
 	"          reads and writes and every tensor's kind, size, producer and last reader\n"
