@@ -856,6 +856,9 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 		for (int j = 0; j < c->n; j++)
 			fprintf(out, " %s (%s)%s", array_dataflow_names[c->df[j]], df_text[c->df[j]].name,
 				j + 1 < c->n ? "," : "\n");
+		if (arch_arrays(a) > 1)
+			fprintf(out, "re-reads as one array plans each whole op; the run splits ops over %lld arrays\n",
+				(long long)arch_arrays(a));
 		fprintf(out, "\n    %-14s %-32s %26s %17s\n%-2s  %-14s %-32s %8s %8s %8s %8s %8s\n", "stays in",
 			"streams (from or to buffer)", "SRAM reads per byte", "HBM reads/byte", "df", "the PEs", "", "A", "B",
 			"psums", "A", "B");

@@ -352,6 +352,37 @@ START_TEST(hand_case_rereads)
 END_TEST
 
 /*
+ * Buffers too small to keep either operand (1 KiB each; A is 512 x 64 = 32
+ * KiB, B 64 x 256 = 16 KiB), real memory: every plan must load one of them
+ * more than once, and the HBM re-reads of A and B times their bytes add up
+ * to the HBM bytes the run read.
+ */
+START_TEST(hbm_rereads)
+{
+	char *dir = th_tmpdir(), *out, *err;
+	char *w = th_write(dir, "w.yaml", "layers:\n  - {name: g, type: matmul, m: 512, k: 64, n: 256}\n");
+	struct csv c;
+	const char *argv[] = { "compare", "-c", "configs/lab_4x4.yaml", "-w", w, "--set", "sram.weights.kib=1", "--set",
+			       "sram.inputs.kib=1", "--csv", NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
+	csv_parse(&c, out);
+	for (int d = 0; d < 3; d++) {
+		int r = csv_row(&c, "g", dfs[d]);
+		double fa = strtod(csv_get(&c, r, "hbm_reread_a"), NULL), fb = strtod(csv_get(&c, r, "hbm_reread_b"), NULL);
+		ck_assert_msg(fa >= 1 && fb >= 1 && (fa > 1 || fb > 1), "%s: A %g, B %g", dfs[d], fa, fb);
+		ck_assert_msg(fabs(fa * 32768 + fb * 16384 - strtod(csv_get(&c, r, "hbm_read_bytes"), NULL)) < 1e-6,
+			      "%s: A %g, B %g, read %s", dfs[d], fa, fb, csv_get(&c, r, "hbm_read_bytes"));
+	}
+	csv_free(&c);
+	free(out);
+	free(err);
+	free(w);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * The chart as SVG: the ratios to ws (47, 41, 38 cycles: 1.000, 0.872, 0.809)
  * printed on the bars, the axis labelled as a ratio with linear ticks, every
  * category in the key. Without ws, ratios are to the first dataflow listed
@@ -467,6 +498,7 @@ Suite *compare_suite(void)
 	tcase_add_test(t, hand_case_table);
 	tcase_add_test(t, hand_case_csv);
 	tcase_add_test(t, hand_case_rereads);
+	tcase_add_test(t, hbm_rereads);
 	tcase_add_test(t, chart_and_base);
 	tcase_add_loop_test(t, options_refused, 0, (int)(sizeof refused / sizeof refused[0]));
 	suite_add_tcase(s, t);
