@@ -106,7 +106,7 @@ struct func_view {
 	int64_t fold;                   /* the fold streaming at row 0 this cycle, or the last one that did; -1 before */
 	const struct tile_ins *ins;     /* that fold's instruction, or NULL */
 	int64_t loading;                /* ws/is: the fold whose tile column 0 is shifting in, or -1 */
-	const struct func_out *left;    /* the values that leave the array this cycle */
+	const struct func_out *left;    /* the values that leave the array this cycle (never NULL) */
 	int nleft;
 };
 
