@@ -40,6 +40,8 @@ struct etrace {
 	size_t n, cap, flush_at;
 	int64_t seq;
 	int64_t base, offset;           /* timeline cycles of the passes ended; of this pass, base - t0 */
+	int64_t written;                /* the last timeline cycle written */
+	int64_t late;                   /* 1 + the first event's cycle that came after a later one was written; 0 none */
 	bool nomem;
 };
 
@@ -268,6 +270,10 @@ static void flush(etrace *t, int64_t before, bool all)
 	qsort(t->buf, t->n, sizeof *t->buf, by_cycle);
 	while (i < t->n && (all || t->buf[i].cycle < before)) {
 		int64_t c = t->buf[i].cycle;
+		/* An event before one already written: a frontier named too late (or a kernel that failed). */
+		if (c + t->offset < t->written && !t->late)
+			t->late = c + t->offset + 1;
+		t->written = max64(t->written, c + t->offset);
 		for (; i < t->n && t->buf[i].cycle == c; i++)
 			apply(t, &t->buf[i]);
 		emit(t, c + t->offset);
@@ -289,6 +295,9 @@ int etrace_pass_end(etrace *t, int64_t cycles, struct err *e)
 	flush(t, 0, true);
 	if (t->nomem)
 		return err_nomem(e, "vcd");
+	if (t->late)
+		return err_sim(e, "vcd: expected events in cycle order, found one at cycle %lld after cycle %lld",
+			       (long long)(t->late - 1), (long long)t->written);
 	t->base = cycles > INT64_MAX - t->base ? INT64_MAX : t->base + cycles;
 	return vcd_flush(t->v, t->base, e);
 }
