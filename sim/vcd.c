@@ -24,11 +24,22 @@ struct vcd {
 	FILE *f;
 	char *path;                 /* owned */
 	double clock_ghz;
+	int64_t last;               /* the last cycle whose time fits (last_cycle) */
 	struct var *v;
 	int n, cap;
 	int64_t now;                /* the last time written, -1 none */
 	int err;                    /* the first errno seen, 0 none */
 };
+
+/*
+ * The last cycle whose time fits in int64 picoseconds (at most 100 GHz, so a
+ * cycle is at least 10 ps). Times are worked out in long double, whose 64-bit
+ * mantissa holds them exactly before rounding.
+ */
+static int64_t last_cycle(const vcd *v)
+{
+	return (int64_t)floorl(0x1p63L * (long double)v->clock_ghz / 1000.0L) - 1;
+}
 
 vcd *vcd_open(const char *path, double clock_ghz, struct err *e)
 {
@@ -47,6 +58,7 @@ vcd *vcd_open(const char *path, double clock_ghz, struct err *e)
 		return NULL;
 	}
 	v->clock_ghz = clock_ghz;
+	v->last = last_cycle(v);
 	v->now = -1;
 	fprintf(v->f, "$date tpusim $end\n$version tpusim $end\n$timescale 1 ps $end\n");
 	return v;
@@ -65,8 +77,15 @@ static void ident(char *out, int i)
 /* Text as one VCD token: spaces and control bytes become '_'. */
 static void token(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		fputc((unsigned char)*s <= ' ' || *s == 127 ? '_' : *s, f);
+	while (*s) {
+		size_t n = 0;
+		while (s[n] && (unsigned char)s[n] > ' ' && s[n] != 127)
+			n++;
+		fwrite(s, 1, n, f);
+		s += n;
+		if (*s)
+			fputc('_', f), s++;
+	}
 }
 
 /* A name: a token, "_" when empty. */
@@ -130,19 +149,9 @@ void vcd_begin(vcd *v)
 	v->now = 0;
 }
 
-/*
- * The last cycle whose time fits in int64 picoseconds (at most 100 GHz, so a
- * cycle is at least 10 ps). Times are worked out in long double, whose 64-bit
- * mantissa holds them exactly before rounding.
- */
-static int64_t last_cycle(const vcd *v)
-{
-	return (int64_t)floorl(0x1p63L * (long double)v->clock_ghz / 1000.0L) - 1;
-}
-
 static void at(vcd *v, int64_t cycle)
 {
-	if (cycle > last_cycle(v)) {
+	if (cycle > v->last) {
 		if (!v->err)
 			v->err = EOVERFLOW;
 		return;
@@ -234,7 +243,7 @@ static int failure(const vcd *v, struct err *e)
 		return err_nomem(e, "vcd");
 	if (v->err == EOVERFLOW)
 		return err_sim(e, "%s: expected a run of at most %lld cycles at %g GHz (times in picoseconds fit "
-			       "64 bits), found a longer one", q, (long long)last_cycle(v), v->clock_ghz);
+			       "64 bits), found a longer one", q, (long long)v->last, v->clock_ghz);
 	return err_sim(e, "%s: expected to write the trace, found %s", q, strerror(v->err));
 }
 
