@@ -612,9 +612,9 @@ static void vector_body(struct pass *p, struct opstate *os)
 		if (en->tr) {
 			struct etrace_ev ev = { .cycle = scw_now(), .op = o, .idx = i, .n = n, .kind = ET_VEC };
 			report(p, &ev);
-			trace(p, ET_VEC_END, scw_now() + cyc, o, 0, i, NULL);
 		}
 		scw_wait(cyc);
+		trace(p, ET_VEC_END, scw_now(), o, 0, i, NULL);
 		int64_t out = share(o->out_elems, i, n) * eb;
 		os->r->sram_write_bytes[SRAM_OUTPUTS] += out;
 		os->r->sram_read_bytes[SRAM_OUTPUTS] += out;
