@@ -48,6 +48,16 @@ for spec in 1mb:16000 36mb:576000; do
 		"$(awk -v b="$(stat -c %s "$f")" 'BEGIN{printf "%.1f", b / 1e6}')" "$wall" "$((kb / 1024))"
 done
 
+# The VCD trace: ResNet-50 on tpu_v1 with and without --vcd, and the size of the file it writes.
+/usr/bin/time -f '%e' -o "$tmp/time" "$bin" run -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml > /dev/null
+read -r plain < "$tmp/time"
+/usr/bin/time -f '%e' -o "$tmp/time" "$bin" run -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml \
+	--vcd "$tmp/r50" > /dev/null
+read -r traced < "$tmp/time"
+echo
+printf 'resnet50.yaml on tpu_v1 (cycle model): %s s, with --vcd %s s and a VCD of %s MB\n' "$plain" "$traced" \
+	"$(awk -v b="$(stat -c %s "$tmp/r50.vcd")" 'BEGIN{printf "%.2f", b / 1e6}')"
+
 # One ResNet-50 run through the library (no process start) next to the CLI's
 # (a whole process: start, load, simulate, print). Median of n runs each.
 lib=${2:-}

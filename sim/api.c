@@ -21,7 +21,7 @@ static const char request_name[] = "request";
 
 /*
  * Whether the trace base + ".vcd" can be written, checked before the run (the
- * SystemC kernel opens it only when the run starts). A file made for the check
+ * engine opens it only when the cycle model starts). A file made for the check
  * is removed again; a file already there is opened without being changed.
  */
 static int check_vcd(const char *base, struct err *e)

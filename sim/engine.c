@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "array.h"
+#include "etrace.h"
 #include "memory.h"
+#include "run.h"
 #include "schedule.h"
 #include "scw.h"
 #include "sram.h"
@@ -26,22 +28,21 @@ struct engine {
 	mem *mem;                   /* off-chip memory */
 	sram *sram;
 	scw_kernel *kernel;         /* owned: this engine's simulation */
-	/* What engine_trace shows in a VCD: running counts over the whole run. */
-	bool tracing;
-	int64_t tr_op, tr_loads, tr_folds, tr_stores, tr_stall;
+	etrace *tr;                 /* owned: the VCD trace, or NULL */
+	bool tr_failed;             /* a pass failed: the trace is of a failed run */
 };
 
 int engine_trace(engine *en, const char *path, struct err *e)
 {
-	if (scw_trace_open(en->kernel, path, e) < 0)
-		return -1;
-	en->tracing = true;
-	scw_trace_i64(en->kernel, &en->tr_op, "op");
-	scw_trace_i64(en->kernel, &en->tr_loads, "loads_issued");
-	scw_trace_i64(en->kernel, &en->tr_folds, "folds_done");
-	scw_trace_i64(en->kernel, &en->tr_stores, "stores_issued");
-	scw_trace_i64(en->kernel, &en->tr_stall, "array_waiting");
-	return 0;
+	char *full = malloc(strlen(path) + 5);
+	if (!full)
+		return err_nomem(e, NULL);
+	strcpy(full, path);
+	strcat(full, ".vcd");
+	etrace_abandon(en->tr);
+	en->tr = etrace_open(full, en->cfg, e);
+	free(full);
+	return en->tr ? 0 : -1;
 }
 
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
@@ -92,6 +93,13 @@ void engine_free(engine *en)
 	mem_free(en->mem);
 	sram_free(en->sram);
 	scw_kernel_free(en->kernel);
+	if (en->tr_failed) {
+		etrace_abandon(en->tr);
+	} else if (en->tr) {
+		/* Every pass has flushed the file and checked it (etrace_pass_end): only closing is left. */
+		struct err e;
+		etrace_close(en->tr, &e);
+	}
 	free(en);
 }
 
@@ -122,6 +130,7 @@ struct sync {
 	int64_t *avail;                 /* when op k's results are all where readers find them */
 	int *avail_left;                /* parts of op k whose results are not there yet */
 	scw_event *ev;                  /* any of these, or a lane's store count, changed */
+	int64_t *mark;                  /* tracing: the earliest cycle lane q's matrix thread may still report */
 };
 
 struct pass {
@@ -151,7 +160,78 @@ struct pass {
 	bool matrix_done;               /* no more stores will come */
 	int64_t matrix_end, last_store;
 	int alive;                      /* threads not yet finished */
+	struct etrace_ev *store_tile;   /* tracing: block b's store, at b % RING (RING entries) */
 };
+
+/* ---- the trace: what each thread does, reported as it learns it (etrace.h) ---- */
+
+/* The earliest cycle any thread may still report: now, or a matrix thread's mark. */
+static int64_t frontier(const struct pass *p)
+{
+	int64_t f = scw_now();
+	for (int q = 0; q < p->sync->lanes; q++)
+		f = min64(f, p->sync->mark[q]);
+	return f;
+}
+
+static void report(struct pass *p, struct etrace_ev *ev)
+{
+	ev->lane = (int16_t)p->lane;
+	if (etrace_add(p->en->tr, ev))
+		etrace_flush(p->en->tr, frontier(p));
+}
+
+/* Event kind at cycle about op o (arg, idx), with the tile of ins when given. */
+static void trace(struct pass *p, int kind, int64_t cycle, const struct op *o, int arg, int64_t idx,
+		  const struct tile_ins *ins)
+{
+	struct etrace_ev ev = { .cycle = cycle, .op = o, .idx = idx, .kind = (int8_t)kind, .arg = (int8_t)arg };
+	if (!p->en->tr)
+		return;
+	if (ins) {
+		ev.rep = ins->rep;
+		ev.m0 = ins->m0, ev.k0 = ins->k0, ev.n0 = ins->n0;
+		ev.m = ins->m, ev.k = ins->k, ev.n = ins->n;
+	}
+	report(p, &ev);
+}
+
+/* The array's cycles [from, to) are charged to cat. */
+static void trace_stall(struct pass *p, int cat, int64_t from, int64_t to)
+{
+	if (!p->en->tr || to <= from)
+		return;
+	trace(p, ET_STALL, from, NULL, cat, 0, NULL);
+	trace(p, ET_STALL, to, NULL, -1, 0, NULL);
+}
+
+/* This lane's matrix thread will report nothing before cycle c. */
+static void trace_mark(struct pass *p, int64_t c)
+{
+	p->sync->mark[p->lane] = c;
+}
+
+/*
+ * The cycles [prev_end, st->start) before a fold, as the array timer charges
+ * them (array.h): its own overhead (ws/is the shift the previous stream did
+ * not hide, os and SCALE-Sim the drain) up to the wait, the wait (to the
+ * operand that came last), then a SCALE-Sim preload.
+ */
+static void trace_gap(struct pass *p, int df, int64_t prev_end, const struct array_step *st)
+{
+	int64_t wf = min64(max64(st->wait_from, prev_end), st->start), wt = min64(max64(st->wait_to, wf), st->start);
+	int best = 0;
+	if (!p->en->tr)
+		return;
+	for (int i = 1; i < st->nwait; i++)
+		if (st->wait_ready[i] > st->wait_ready[best])
+			best = i;
+	trace_stall(p, p->en->cfg->arch.array.scalesim_compat || df == DF_OS ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT,
+		    prev_end, wf);
+	if (st->nwait)
+		trace_stall(p, array_wait_cat(st->wait_opnd[best]), wf, wt);
+	trace_stall(p, CAT_WEIGHT_SHIFT, wt, st->start);
+}
 
 /*
  * Moves bytes at addr through off-chip memory for op os, from a thread:
@@ -230,6 +310,7 @@ static void load_thread(void *arg)
 	for (size_t k = 0; k < p->n; k++) {
 		struct opstate *os = &p->st[k];
 		bool took[2] = { false, false };
+		int64_t n = 0;
 		if (!os->o || !os->s)
 			continue;
 		sched_iter_init(&it, os->s);
@@ -240,6 +321,7 @@ static void load_thread(void *arg)
 			buf = sram_operand_buf(os->s->df, opnd);
 			scw_sem_take(p->room, 1);
 			if (os->s->onchip[opnd]) {
+				trace(p, ET_LOAD, scw_now(), os->o, opnd, n, &ins);
 				p->done[j++ % RING] = scw_now();     /* already in on-chip storage */
 			} else {
 				wait_input(p, os, opnd);
@@ -248,10 +330,11 @@ static void load_thread(void *arg)
 				else if (p->chip && !took[opnd])
 					pool_take(p, buf, os->s->kept_bytes[opnd]);
 				took[opnd] = true;
+				trace(p, ET_LOAD, scw_now(), os->o, opnd, n, &ins);
 				p->done[j++ % RING] = transfer(p->en, os, ins.addr, ins.bytes, false);
 				os->r->sram_write_bytes[buf] += ins.bytes;
 			}
-			p->en->tr_loads++;
+			trace(p, ET_LOADED, p->done[(j - 1) % RING], os->o, opnd, n++, NULL);
 			scw_sem_give(p->issued, 1);
 		}
 	}
@@ -271,6 +354,11 @@ static void store_thread(void *arg)
 		int i = (int)(b % RING);
 		struct opstate *os = &p->st[p->store_op[i]];
 		scw_wait_until(p->block_ready[i]);
+		if (p->store_tile) {
+			struct etrace_ev ev = p->store_tile[i];
+			ev.cycle = scw_now();
+			report(p, &ev);
+		}
 		os->r->sram_read_bytes[sram_operand_buf(os->s->df, OPND_C)] += p->store_bytes[i];
 		if (os->s->onchip[OPND_C]) {
 			/* Kept on chip: the results go to the activation storage. */
@@ -283,8 +371,8 @@ static void store_thread(void *arg)
 		p->last_store = max64(p->last_store, p->store_done[i]);
 		if (p->store_last[i])
 			made_available(p, (size_t)p->store_op[i], os->last_store);
+		trace(p, ET_STORED, p->store_done[i], os->o, 0, p->store_tile ? p->store_tile[i].idx : 0, NULL);
 		b++;
-		p->en->tr_stores++;
 		p->nstored++;
 		scw_event_notify(p->sync->ev);
 	}
@@ -386,8 +474,9 @@ static void gemm_body(struct pass *p, struct opstate *os)
 	struct array_fold f;
 	struct array_step st;
 	int lops[2], nl = 0;
-	int64_t lbytes[2] = { 0 }, t0 = scw_now(), prev_end = t0, *cat = os->r->cat;
+	int64_t lbytes[2] = { 0 }, t0 = scw_now(), prev_end = t0, *cat = os->r->cat, nfold = 0, nstore = 0;
 	array_timer_init(&tm, &en->cfg->arch.array, s->df, t0);
+	trace_mark(p, t0);
 	sched_iter_init(&it, s);
 	while (sched_next(&it, &ins)) {
 		if (ins.kind == TI_LOAD) {
@@ -402,6 +491,11 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			p->store_bytes[i] = ins.bytes;
 			p->store_op[i] = (int32_t)(os - p->st);
 			p->store_last[i] = ins.inst_last && ins.rep == os->o->repeat - 1;
+			if (p->store_tile) {
+				p->store_tile[i] = (struct etrace_ev){ .op = os->o, .idx = nstore, .rep = ins.rep, .m0 = ins.m0,
+								       .n0 = ins.n0, .m = ins.m, .n = ins.n, .kind = ET_STORE };
+			}
+			nstore++;
 			p->nstores++;
 			scw_sem_give(p->finished, 1);
 			continue;
@@ -429,15 +523,16 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			cat[c] += st.cat[c];
 		charge_stall(cat, &st, lbytes);
 		count_sram(os, &ins);
-		if (en->tracing) {
-			/* For the trace: the array waits from the end of the last stream until this one starts. */
-			en->tr_stall = st.start > prev_end;
-			scw_wait_until(st.start);
-			en->tr_stall = 0;
+		if (en->tr) {
+			trace_gap(p, s->df, prev_end, &st);
+			trace(p, ET_FOLD, st.start, os->o, 0, nfold, &ins);
+			trace_stall(p, f.stream_cat, st.start + f.t, st.end);
+			trace(p, ET_FOLDED, st.end, os->o, 0, nfold, NULL);
 		}
+		nfold++;
 		scw_wait_until(st.end);
 		prev_end = st.end;
-		en->tr_folds++;
+		trace_mark(p, prev_end);
 		for (int i = 0; i < nl; i++) {
 			if (kept(os, lops[i]))
 				continue;
@@ -451,7 +546,9 @@ static void gemm_body(struct pass *p, struct opstate *os)
 		if (ins.last)
 			p->block_ready[(p->blocks - 1) % RING] = st.out;
 	}
-	scw_wait_until(array_timer_end(&tm, cat));
+	int64_t end = array_timer_end(&tm, cat);
+	trace_stall(p, CAT_FILL_DRAIN, prev_end, end);
+	scw_wait_until(end);
 	if (p->chip) {
 		for (int opnd = 0; opnd < 2; opnd++)
 			if (kept(os, opnd) && !s->onchip[opnd])
@@ -483,17 +580,21 @@ static void vector_body(struct pass *p, struct opstate *os)
 	int64_t hbm_in = o->in_elems - o->onchip_elems;
 	bool out_on = o->onchip & OC_C;
 	uint64_t in_addr = sched_base(OPND_A), out_addr = sched_base(OPND_C);
-	int64_t arrive[2] = { 0 };
+	int64_t arrive[2] = { 0 }, from = scw_now();
 
+	trace_mark(p, from);
 	cat[CAT_INPUTS] += wait_input(p, os, 0);
 	cat[CAT_INPUTS] += wait_input(p, os, 1);
+	trace_stall(p, CAT_INPUTS, from, scw_now());
 	for (int64_t i = 0; i < n; i++) {
 		/* Keep one chunk's load in flight ahead of the one being computed. */
 		while (next_load <= i + 1 && next_load < n) {
 			int64_t bytes = share(hbm_in, next_load, n) * eb;
 			int64_t issued = scw_now();      /* a memory that pushes back stalls the inputs */
+			trace_mark(p, issued);
 			arrive[next_load % 2] = hbm_in ? transfer(en, os, in_addr, bytes, false) : issued;
 			cat[CAT_INPUTS] += scw_now() - issued;
+			trace_stall(p, CAT_INPUTS, issued, scw_now());
 			in_addr += (uint64_t)bytes;
 			os->r->sram_write_bytes[SRAM_INPUTS] += bytes;
 			next_load++;
@@ -501,13 +602,19 @@ static void vector_body(struct pass *p, struct opstate *os)
 		int64_t now = scw_now(), ready = arrive[i % 2];
 		if (ready > now) {
 			cat[CAT_INPUTS] += ready - now;
+			trace_stall(p, CAT_INPUTS, now, ready);
 			scw_wait_until(ready);
 		}
 		int64_t ops = i < n - 1 ? chunk_ops : o->lane_ops - (n - 1) * chunk_ops;
 		int64_t cyc = vector_cycles(&a->vector, ops);
 		os->r->sram_read_bytes[SRAM_INPUTS] += share(o->in_elems, i, n) * eb;
 		cat[CAT_VECTOR] += cyc;
+		if (en->tr) {
+			struct etrace_ev ev = { .cycle = scw_now(), .op = o, .idx = i, .n = n, .kind = ET_VEC };
+			report(p, &ev);
+		}
 		scw_wait(cyc);
+		trace(p, ET_VEC_END, scw_now(), o, 0, i, NULL);
 		int64_t out = share(o->out_elems, i, n) * eb;
 		os->r->sram_write_bytes[SRAM_OUTPUTS] += out;
 		os->r->sram_read_bytes[SRAM_OUTPUTS] += out;
@@ -516,8 +623,10 @@ static void vector_body(struct pass *p, struct opstate *os)
 			continue;
 		}
 		int64_t issued = scw_now();              /* and the outputs */
+		trace_mark(p, issued);
 		last_store = max64(last_store, transfer(en, os, out_addr, out, true));
 		cat[CAT_OUTPUTS] += scw_now() - issued;
+		trace_stall(p, CAT_OUTPUTS, issued, scw_now());
 		out_addr += (uint64_t)out;
 	}
 	os->last_store = last_store;
@@ -526,6 +635,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 	made_available(p, (size_t)(os - p->st), avail);
 	if (!p->chip) {
 		cat[CAT_OUTPUTS] += avail - scw_now();
+		trace_stall(p, CAT_OUTPUTS, scw_now(), avail);
 		scw_wait_until(avail);
 	}
 }
@@ -543,8 +653,8 @@ static void matrix_thread(void *arg)
 			scw_wait_until(y->finish[k - 1]);
 		}
 		int64_t t0 = scw_now();
-		if (p->lane == 0)
-			p->en->tr_op++;
+		trace_mark(p, t0);
+		trace(p, ET_OP, t0, &p->ops->v[p->i0 + k], os->o != NULL, (int64_t)(p->i0 + k), NULL);
 		if (os->o && os->s)
 			gemm_body(p, os);
 		else if (os->o)
@@ -555,6 +665,7 @@ static void matrix_thread(void *arg)
 		scw_event_notify(y->ev);
 	}
 	p->matrix_end = scw_now();
+	trace_mark(p, p->matrix_end);
 	p->matrix_done = true;
 	scw_sem_give(p->finished, 1);
 	p->alive--;
@@ -618,6 +729,7 @@ static void pass_free(struct pass *p, bool own_pools)
 	scw_sem_free(p->issued);
 	scw_sem_free(p->room);
 	scw_sem_free(p->finished);
+	free(p->store_tile);
 	free(p->st);
 	free(p);
 }
@@ -678,7 +790,8 @@ static struct pass *lane_new(engine *en, struct sync *y, int lane, const struct 
 	p->issued = scw_sem_new(0);
 	p->room = scw_sem_new(LOAD_WINDOW);
 	p->finished = scw_sem_new(0);
-	if (!p->issued || !p->room || !p->finished) {
+	if (!p->issued || !p->room || !p->finished ||
+	    (en->tr && !(p->store_tile = malloc(RING * sizeof *p->store_tile)))) {
 		pass_free(p, false);
 		err_nomem(e, NULL);
 		return NULL;
@@ -695,6 +808,7 @@ static void sync_free(struct sync *y)
 	free(y->fin_left);
 	free(y->avail);
 	free(y->avail_left);
+	free(y->mark);
 	free(y);
 }
 
@@ -704,7 +818,7 @@ static struct sync *sync_new(int lanes, size_t n, const struct chip_part *parts)
 	size_t m = n ? n : 1;
 	if (!y || !(y->finish = calloc(m, sizeof *y->finish)) || !(y->fin_left = calloc(m, sizeof *y->fin_left)) ||
 	    !(y->avail = calloc(m, sizeof *y->avail)) || !(y->avail_left = calloc(m, sizeof *y->avail_left)) ||
-	    !(y->ev = scw_event_new())) {
+	    !(y->mark = calloc((size_t)lanes, sizeof *y->mark)) || !(y->ev = scw_event_new())) {
 		sync_free(y);
 		return NULL;
 	}
@@ -766,6 +880,8 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		mem_reset(en->mem);
 		sram_reset(en->sram);
 	}
+	if (en->tr)
+		etrace_pass(en->tr, t0);
 	for (int q = 0; q < lanes; q++) {
 		struct pass *p = lane[q];
 		p->alive = 3;
@@ -794,6 +910,15 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		res[n - 1].cycles += tail;
 		res[n - 1].cat[CAT_OUTPUTS] += tail;
 	}
+	if (en->tr) {
+		int64_t cycles = 0;
+		for (int q = 0; q < lanes; q++)
+			trace_stall(lane[q], CAT_OUTPUTS, lane[q]->matrix_end, lane[q]->last_store);
+		for (size_t k = 0; k < n; k++)
+			cycles += res[k].cycles;
+		if (etrace_pass_end(en->tr, cycles, e) < 0)
+			goto out;
+	}
 	for (size_t k = 0; k < n; k++) {
 		const struct op *o = &ops->v[i0 + k];
 		struct result *r = &res[k];
@@ -816,6 +941,13 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 nomem:
 	err_nomem(e, NULL);
 out:
+	/*
+	 * A failed pass fails the run, and so does a run whose cycles pass
+	 * RUN_MAX_CYCLES (run.c refuses it once the pass is added): either way
+	 * the trace is of a failed run, and goes when the engine is freed.
+	 */
+	if (en->tr && (rc < 0 || etrace_cycles(en->tr) > RUN_MAX_CYCLES))
+		en->tr_failed = true;
 	for (int q = 0; lane && q < lanes; q++) {
 		pass_free(lane[q], chip);
 		if (lr)

@@ -59,10 +59,14 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e);
 void engine_free(engine *en);                /* NULL is a no-op */
 
 /*
- * Writes a VCD trace (path + ".vcd") of the run: the op being simulated and
- * running counts of loads issued, folds done and stores issued, and whether
- * the array is waiting. Call before the first engine_op; the file is
- * complete once the engine is freed.
+ * Writes a VCD trace (path + ".vcd") of what follows, in the timeline the
+ * results report (sim/etrace.h: each array's op, loads, folds, stores and
+ * stalls; cycle c at round(c * 1000 / clock_ghz) ps): each engine_op or
+ * engine_run pass goes on where the last ended, by the cycles its ops
+ * report. Call before the first op; tracing changes no result. A pass that
+ * fails, or passes RUN_MAX_CYCLES in all, fails the trace; the file is
+ * complete once the engine is freed, and removed then if the trace failed.
+ * Returns 0, or -1 with e set (an input error: the file cannot be created).
  */
 int engine_trace(engine *en, const char *path, struct err *e);
 

@@ -11,7 +11,7 @@
  * failure is a model violation, which user input should not cause (run.c
  * refuses runs too long to count before they start). What must not outlive
  * a context, because it points into it: events used in it (freed by their
- * owners first, see scw.h) and its trace file (closed first, here).
+ * owners first, see scw.h).
  *
  * Time: each context's resolution is set to 1 ns as it is created, before
  * any sc_time exists in it (SystemC 2.3 allows it only then), so one cycle
@@ -39,7 +39,6 @@ __attribute__((visibility("default"))) int sc_main(int, char **)
 
 struct scw_kernel {
 	sc_simcontext *ctx;
-	sc_trace_file *trace;
 	std::string failure;        /* the first error raised inside one of its threads */
 	sc_dt::uint64 tick;         /* one cycle (1 ns) in the context's time resolution: 1 */
 };
@@ -112,7 +111,7 @@ static void quiet_kernel()
 	sc_report_handler::set_actions(SC_WARNING, SC_DO_NOTHING);
 }
 
-/* An error outside k's threads (spawning, tracing): k's next run reports it. */
+/* An error outside k's threads (spawning): k's next run reports it. */
 static void fail_outside(scw_kernel *k, const char *where, const char *what)
 {
 	if (k->failure.empty())
@@ -139,7 +138,6 @@ extern "C" scw_kernel *scw_kernel_new(struct err *e)
 		err_nomem(e, NULL);
 		return NULL;
 	}
-	k->trace = NULL;
 	enter(k);
 	try {
 		sc_set_time_resolution(1, SC_NS);
@@ -156,7 +154,6 @@ extern "C" void scw_kernel_free(scw_kernel *k)
 	if (!k)
 		return;
 	SIM_ASSERT(running != k);
-	scw_trace_close(k);
 	enter(k);               /* its objects' destructors may look up the current context */
 	delete k->ctx;
 	/* Back to the process's default context (created at most once, by SystemC), never a dangling one. */
@@ -314,45 +311,4 @@ extern "C" void scw_sem_give(scw_sem *s, int64_t n)
 extern "C" int64_t scw_sem_count(const scw_sem *s)
 {
 	return s->count;
-}
-
-extern "C" int scw_trace_open(scw_kernel *k, const char *path, struct err *e)
-{
-	enter(k);
-	scw_trace_close(k);
-	try {
-		k->trace = sc_create_vcd_trace_file(path);
-	} catch (...) {
-		k->trace = NULL;
-	}
-	if (!k->trace) {
-		char q[600];
-		return err_input(e, "%s.vcd: expected a writable trace file, found an error opening it",
-				 err_quote(q, sizeof q, path, 400));
-	}
-	k->trace->set_time_unit(1, SC_NS);
-	return 0;
-}
-
-extern "C" void scw_trace_i64(scw_kernel *k, const int64_t *var, const char *name)
-{
-	if (!k->trace)
-		return;
-	enter(k);
-	try {
-		sc_trace(k->trace, *reinterpret_cast<const sc_dt::int64 *>(var), name);
-	} catch (const sc_report &r) {
-		fail_outside(k, "trace", r.get_msg() && *r.get_msg() ? r.get_msg() : r.get_msg_type());
-	} catch (...) {
-		fail_outside(k, "trace", "unknown failure");
-	}
-}
-
-extern "C" void scw_trace_close(scw_kernel *k)
-{
-	if (!k->trace)
-		return;
-	enter(k);
-	sc_close_vcd_trace_file(k->trace);
-	k->trace = NULL;
 }

@@ -9,9 +9,9 @@
  * and a wait that would end past it fails the kernel instead of wrapping.
  *
  * A kernel (scw_kernel) is one simulation: its own SystemC context starting at
- * cycle 0, its threads, its failure and its VCD trace. Nothing survives from
- * one kernel to the next, so a run that failed leaves the next kernel
- * unaffected, and one process may run many kernels one after another.
+ * cycle 0, its threads and its failure. Nothing survives from one kernel to
+ * the next, so a run that failed leaves the next kernel unaffected, and one
+ * process may run many kernels one after another.
  * scw_run() runs until no thread can make progress, and may be called again
  * after spawning more threads (time keeps counting; measure durations as
  * differences of scw_now()).
@@ -21,8 +21,7 @@
  * and semaphores belong to no kernel until a thread first waits on them (or
  * notifies an event); free them before freeing the kernel they were used in.
  * Outside threads, scw_now() is the cycle of the current kernel: the one last
- * created or passed to scw_spawn, scw_run, scw_stop, scw_kernel_now or a
- * trace function.
+ * created or passed to scw_spawn, scw_run, scw_stop or scw_kernel_now.
  *
  * No C++ exception crosses into C: an error inside the kernel ends scw_run()
  * with -1 and an error naming the cycle and the thread; the kernel keeps that
@@ -51,8 +50,7 @@ typedef void (*scw_fn)(void *arg);
 scw_kernel *scw_kernel_new(struct err *e);
 
 /*
- * Closes the kernel's trace and frees it with its context and every thread
- * still waiting in it. NULL is a no-op. Not from inside one of its threads.
+ * Frees the kernel with its context and every thread still waiting in it. NULL is a no-op. Not from inside one of its threads.
  */
 void scw_kernel_free(scw_kernel *k);
 
@@ -91,17 +89,6 @@ void scw_sem_free(scw_sem *s);                 /* NULL is a no-op */
 void scw_sem_take(scw_sem *s, int64_t n);      /* in a thread, unless count >= n */
 void scw_sem_give(scw_sem *s, int64_t n);
 int64_t scw_sem_count(const scw_sem *s);
-
-/*
- * VCD tracing of C variables (read at every change of time) in k. Open before
- * k's first scw_run; variables must outlive the trace. scw_trace_open returns
- * 0 or -1 with e set; a variable that cannot be traced fails k's next run
- * (as does a thread that cannot be spawned).
- * scw_trace_close (or scw_kernel_free) writes the file out.
- */
-int scw_trace_open(scw_kernel *k, const char *path_without_vcd, struct err *e);
-void scw_trace_i64(scw_kernel *k, const int64_t *var, const char *name);
-void scw_trace_close(scw_kernel *k);
 
 #ifdef __cplusplus
 }

@@ -16,18 +16,30 @@ struct var {
 	bool set;                   /* a value has been written */
 	int64_t i;
 	double r;
-	char *s;                    /* owned */
+	char *s;                    /* owned: the last string written, in a buffer of cap bytes */
+	size_t cap;
 };
 
 struct vcd {
 	FILE *f;
 	char *path;                 /* owned */
-	double ps_per_cycle;
+	double clock_ghz;
+	int64_t last;               /* the last cycle whose time fits (last_cycle) */
 	struct var *v;
 	int n, cap;
 	int64_t now;                /* the last time written, -1 none */
 	int err;                    /* the first errno seen, 0 none */
 };
+
+/*
+ * The last cycle whose time fits in int64 picoseconds (at most 100 GHz, so a
+ * cycle is at least 10 ps). Times are worked out in long double, whose 64-bit
+ * mantissa holds them exactly before rounding.
+ */
+static int64_t last_cycle(const vcd *v)
+{
+	return (int64_t)floorl(0x1p63L * (long double)v->clock_ghz / 1000.0L) - 1;
+}
 
 vcd *vcd_open(const char *path, double clock_ghz, struct err *e)
 {
@@ -45,7 +57,8 @@ vcd *vcd_open(const char *path, double clock_ghz, struct err *e)
 		free(v);
 		return NULL;
 	}
-	v->ps_per_cycle = 1000.0 / clock_ghz;
+	v->clock_ghz = clock_ghz;
+	v->last = last_cycle(v);
 	v->now = -1;
 	fprintf(v->f, "$date tpusim $end\n$version tpusim $end\n$timescale 1 ps $end\n");
 	return v;
@@ -61,19 +74,32 @@ static void ident(char *out, int i)
 	*out = 0;
 }
 
-/* A name as one VCD token: spaces and control bytes become '_'. */
+/* Text as one VCD token: spaces and control bytes become '_'. */
 static void token(FILE *f, const char *s)
+{
+	while (*s) {
+		size_t n = 0;
+		while (s[n] && (unsigned char)s[n] > ' ' && s[n] != 127)
+			n++;
+		fwrite(s, 1, n, f);
+		s += n;
+		if (*s)
+			fputc('_', f), s++;
+	}
+}
+
+/* A name: a token, "_" when empty. */
+static void name_token(FILE *f, const char *s)
 {
 	if (!*s)
 		fputc('_', f);
-	for (; *s; s++)
-		fputc((unsigned char)*s <= ' ' || *s == 127 ? '_' : *s, f);
+	token(f, s);
 }
 
 void vcd_scope(vcd *v, const char *name)
 {
 	fprintf(v->f, "$scope module ");
-	token(v->f, name);
+	name_token(v->f, name);
 	fprintf(v->f, " $end\n");
 }
 
@@ -101,7 +127,7 @@ int vcd_var(vcd *v, const char *name, enum vcd_type type, int bits)
 	x->bits = type == VCD_INT ? (bits < 1 ? 1 : bits > 64 ? 64 : bits) : 1;
 	ident(id, v->n);
 	fprintf(v->f, "$var %s %d %s ", type == VCD_INT ? "wire" : type == VCD_REAL ? "real" : "string", x->bits, id);
-	token(v->f, name);
+	name_token(v->f, name);
 	fprintf(v->f, " $end\n");
 	return v->n++;
 }
@@ -125,7 +151,12 @@ void vcd_begin(vcd *v)
 
 static void at(vcd *v, int64_t cycle)
 {
-	int64_t t = (int64_t)llround((double)cycle * v->ps_per_cycle);
+	if (cycle > v->last) {
+		if (!v->err)
+			v->err = EOVERFLOW;
+		return;
+	}
+	int64_t t = (int64_t)llroundl((long double)cycle * 1000.0L / (long double)v->clock_ghz);
 	if (t > v->now) {
 		fprintf(v->f, "#%lld\n", (long long)t);
 		v->now = t;
@@ -172,15 +203,20 @@ void vcd_str(vcd *v, int id, int64_t cycle, const char *value)
 {
 	struct var *x = &v->v[id];
 	char code[8];
+	size_t n = strlen(value) + 1;
 	if (x->set && x->s && !strcmp(x->s, value))
 		return;
-	char *s = strdup(value);
-	if (!s) {
-		v->err = ENOMEM;
-		return;
+	if (n > x->cap) {
+		size_t cap = n < 32 ? 32 : 2 * n;
+		char *s = realloc(x->s, cap);
+		if (!s) {
+			v->err = ENOMEM;
+			return;
+		}
+		x->s = s;
+		x->cap = cap;
 	}
-	free(x->s);
-	x->s = s;
+	memcpy(x->s, value, n);
 	x->set = true;
 	at(v, cycle);
 	ident(code, id);
@@ -198,9 +234,31 @@ static void release(vcd *v)
 	free(v);
 }
 
-int vcd_close(vcd *v, int64_t end_cycle, struct err *e)
+/* The first failure as an error. */
+static int failure(const vcd *v, struct err *e)
 {
 	char q[600];
+	err_quote(q, sizeof q, v->path, 400);
+	if (v->err == ENOMEM)
+		return err_nomem(e, "vcd");
+	if (v->err == EOVERFLOW)
+		return err_sim(e, "%s: expected a run of at most %lld cycles at %g GHz (times in picoseconds fit "
+			       "64 bits), found a longer one", q, (long long)v->last, v->clock_ghz);
+	return err_sim(e, "%s: expected to write the trace, found %s", q, strerror(v->err));
+}
+
+int vcd_flush(vcd *v, int64_t cycle, struct err *e)
+{
+	at(v, cycle);
+	if (fflush(v->f) != 0 && !v->err)
+		v->err = errno ? errno : EIO;
+	if (ferror(v->f) && !v->err)
+		v->err = EIO;
+	return v->err ? failure(v, e) : 0;
+}
+
+int vcd_close(vcd *v, int64_t end_cycle, struct err *e)
+{
 	at(v, end_cycle);
 	if (ferror(v->f) && !v->err)
 		v->err = EIO;
@@ -208,9 +266,7 @@ int vcd_close(vcd *v, int64_t end_cycle, struct err *e)
 		v->err = errno ? errno : EIO;
 	int rc = 0;
 	if (v->err) {
-		rc = v->err == ENOMEM ? err_nomem(e, "vcd")
-				      : err_sim(e, "%s: expected to write the trace, found %s",
-						err_quote(q, sizeof q, v->path, 400), strerror(v->err));
+		rc = failure(v, e);
 		remove(v->path);
 	}
 	release(v);

@@ -3,14 +3,18 @@
  *
  * Signals are declared in scopes, then values change at cycles in
  * non-decreasing order. Times are written in picoseconds from the clock:
- * cycle c is at round(c * 1000 / clock_ghz) ps, so that a viewer shows real
- * time (timescale 1 ps) and the file's last time is the run's last cycle.
- * Integer signals are bit vectors of up to 64 bits (two's complement), real
- * signals print with %.9g, and string signals use GTKWave's "string" type,
- * which GTKWave shows as text (one token: spaces become '_').
+ * cycle c is at round(c * 1000 / clock_ghz) ps (worked out in long double,
+ * halves away from zero), so that a viewer shows real time (timescale 1 ps)
+ * and the file's last time is the run's last cycle. A cycle whose time
+ * passes 2^63 - 1 ps is a failure (EOVERFLOW, reported by vcd_flush and
+ * vcd_close). Integer signals are bit vectors of up to 64 bits (two's
+ * complement), real signals print with %.9g, and string signals use
+ * GTKWave's "string" type, which GTKWave shows as text (one token: spaces
+ * and control bytes become '_'; the empty string is an empty token).
  *
  * Writes go through stdio; the first failure is kept and returned by
- * vcd_close. Nothing here allocates per value.
+ * vcd_flush and vcd_close. Nothing here allocates per value, except a
+ * string signal's buffer growing to its longest value.
  */
 #ifndef TPUSIM_VCD_H
 #define TPUSIM_VCD_H
@@ -40,6 +44,13 @@ void vcd_begin(vcd *v);
 void vcd_int(vcd *v, int id, int64_t cycle, int64_t value);
 void vcd_real(vcd *v, int id, int64_t cycle, double value);
 void vcd_str(vcd *v, int id, int64_t cycle, const char *value);
+
+/*
+ * Writes time `cycle` when it is later than the last change, and flushes the
+ * file. Returns 0, or -1 with e set when any write so far has failed (the
+ * file is then incomplete: vcd_abandon it).
+ */
+int vcd_flush(vcd *v, int64_t cycle, struct err *e);
 
 /* Writes the final time (end_cycle) and closes the file; returns 0, or -1 with e set when any write failed. */
 int vcd_close(vcd *v, int64_t end_cycle, struct err *e);

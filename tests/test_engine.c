@@ -311,48 +311,6 @@ START_TEST(engine_scalesim_alexnet)
 }
 END_TEST
 
-/* --vcd: the trace counts the folds the run reports, and marks the op being simulated. */
-START_TEST(vcd_counts_folds)
-{
-	char *dir = th_tmpdir(), base[4200], path[4300], line[256], *out, *err;
-	long long last_folds = -1, ops = -1;
-	char folds_id[16] = "", op_id[16] = "";
-	FILE *f;
-	snprintf(base, sizeof base, "%s/t", dir);
-	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "--vcd", base, NULL };
-	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
-	snprintf(path, sizeof path, "%s.vcd", base);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof line, f)) {
-		char id[16], name[64], bits[80];
-		if (sscanf(line, "$var wire 64 %15s %63s", id, name) == 2) {
-			if (!strcmp(name, "folds_done"))
-				snprintf(folds_id, sizeof folds_id, "%s", id);
-			if (!strcmp(name, "op"))
-				snprintf(op_id, sizeof op_id, "%s", id);
-		}
-		if (sscanf(line, "b%79s %15s", bits, id) == 2) {
-			if (!strcmp(id, folds_id))
-				last_folds = strtoll(bits, NULL, 2);
-			if (!strcmp(id, op_id))
-				ops = strtoll(bits, NULL, 2);
-		}
-	}
-	fclose(f);
-	/*
-	 * mlp.yaml at batch 16 on 4x4: fc1 784 -> 512 is 196 x 128 folds of T = 16,
-	 * fc2 512 -> 256 is 128 x 64, fc3 256 -> 10 is 64 x 3.
-	 */
-	ck_assert_int_eq(last_folds, 196 * 128 + 128 * 64 + 64 * 3);
-	ck_assert_int_eq(ops, 5);
-	free(out);
-	free(err);
-	th_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
 /*
  * The weight buffer's port limits the shift of each tile: on the 4x4 array a
  * 4 x 4 int8 tile is 16 bytes, so at 1 byte per cycle each of the 16 x 16
@@ -406,7 +364,6 @@ Suite *engine_suite(void)
 	tcase_add_test(t, engine_scalesim_alexnet);
 	tcase_add_test(t, ideal_large_array_small_k);
 	tcase_add_test(t, weight_port_limits_shift);
-	tcase_add_test(t, vcd_counts_folds);
 	tcase_add_test(t, boundary_one_fold);
 	tcase_add_test(t, boundary_double_buffer);
 	tcase_add_test(t, tpu_v1_weight_tile);

@@ -130,64 +130,6 @@ static void counter(void *arg)
 	}
 }
 
-/* The binary value changes of a VCD file, and whether it declares a variable called name. */
-static int vcd_values(const char *path, const char *name, bool *declared)
-{
-	char line[256], decl[128];
-	int values = 0;
-	FILE *f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	snprintf(decl, sizeof decl, " %s ", name);
-	*declared = false;
-	while (fgets(line, sizeof line, f)) {
-		if (line[0] == 'b')          /* a binary value change */
-			values++;
-		if (!strncmp(line, "$var", 4) && strstr(line, decl))
-			*declared = true;
-	}
-	fclose(f);
-	return values;
-}
-
-/*
- * A traced variable shows up in its kernel's VCD with each of its values; two
- * kernels alive at once write two files, each with its own variable only.
- */
-START_TEST(vcd_trace_per_kernel)
-{
-	struct err e = { 0 };
-	char *dir = th_tmpdir(), base[2][4200], path[4300];
-	struct count c[2] = { { 0, 10, 4 }, { 0, 3, 2 } };
-	static const char *const names[2] = { "first", "second" };
-	scw_kernel *k[2];
-	bool declared;
-	for (int i = 0; i < 2; i++) {
-		k[i] = scw_kernel_new(&e);
-		ck_assert_ptr_nonnull(k[i]);
-		snprintf(base[i], sizeof base[i], "%s/%s", dir, names[i]);
-		ck_assert_int_eq(scw_trace_open(k[i], base[i], &e), 0);
-		scw_trace_i64(k[i], &c[i].value, names[i]);
-		scw_spawn(k[i], "counter", counter, &c[i]);
-	}
-	for (int i = 0; i < 2; i++)
-		ck_assert_msg(scw_run(k[i], &e) == 0, "%s", e.msg);
-	ck_assert_int_eq(scw_kernel_now(k[0]), 40);
-	ck_assert_int_eq(scw_kernel_now(k[1]), 6);
-	scw_trace_close(k[0]);
-	scw_kernel_free(k[1]);                  /* closes its trace */
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof path, "%s.vcd", base[i]);
-		ck_assert_int_ge(vcd_values(path, names[i], &declared), c[i].n);
-		ck_assert(declared);
-		vcd_values(path, names[!i], &declared);
-		ck_assert(!declared);
-	}
-	scw_kernel_free(k[0]);
-	th_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
 /* A kernel error becomes a tpusim error naming the cycle and the component; nothing is thrown into C. */
 START_TEST(kernel_error_is_reported)
 {
@@ -225,18 +167,13 @@ static void stuck(void *arg)
 	scw_sem_take(arg, 1);
 }
 
-/* A kernel with an overrunning thread, a stuck one and a trace: its run fails at cycle 3. */
-static void failing_kernel(const char *trace_base)
+/* A kernel with an overrunning thread and a stuck one: its run fails at cycle 3. */
+static void failing_kernel(void)
 {
 	struct err e = { 0 };
 	scw_sem *never = scw_sem_new(0);
-	int64_t v = 0;
 	scw_kernel *k = scw_kernel_new(&e);
 	ck_assert_ptr_nonnull(k);
-	if (trace_base) {
-		ck_assert_int_eq(scw_trace_open(k, trace_base, &e), 0);
-		scw_trace_i64(k, &v, "v");
-	}
 	scw_spawn(k, "stuck", stuck, never);
 	scw_spawn(k, "overrun", overrun, NULL);
 	ck_assert_int_eq(scw_run(k, &e), -1);
@@ -261,7 +198,7 @@ START_TEST(failed_run_then_fresh_kernel)
 {
 	struct err e = { 0 };
 	scw_kernel *k;
-	failing_kernel(NULL);
+	failing_kernel();
 	k = scw_kernel_new(&e);
 	ck_assert_ptr_nonnull(k);
 	ck_assert_int_eq(scw_kernel_now(k), 0);
@@ -320,19 +257,16 @@ static int64_t mapped_bytes(void)
 
 /*
  * 100 failed kernels in a row, each with a thread still waiting when it is
- * freed (and every other one with a trace), hold no more memory after the
- * 100th than after the 10th. A kernel left behind keeps its context (about
+ * freed, hold no more memory after the 100th than after the 10th. A kernel left behind keeps its context (about
  * 7 KiB of heap: 600 KiB for 90 kernels) and the waiting thread's 256 KiB
  * stack (22 MiB). Under the sanitizers the heap is not glibc's; the mappings
  * still count, and LeakSanitizer checks the heap at exit.
  */
 START_TEST(hundred_kernels_do_not_accumulate)
 {
-	char *dir = th_tmpdir(), base[4200];
 	int64_t heap10 = 0, mapped10 = 0;
-	snprintf(base, sizeof base, "%s/t", dir);
 	for (int i = 1; i <= 100; i++) {
-		failing_kernel(i % 2 ? base : NULL);
+		failing_kernel();
 		if (i == 10)
 			heap10 = heap_bytes(), mapped10 = mapped_bytes();
 	}
@@ -340,8 +274,6 @@ START_TEST(hundred_kernels_do_not_accumulate)
 		      (long long)heap10, (long long)heap_bytes());
 	ck_assert_msg(mapped_bytes() - mapped10 < 4 * 1024 * 1024, "mapped: %lld bytes after 10 kernels, %lld after 100",
 		      (long long)mapped10, (long long)mapped_bytes());
-	th_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -388,7 +320,6 @@ Suite *scw_suite(void)
 	TCase *t = tcase_create("scw");
 	tcase_add_test(t, semaphores_single_and_double_slot);
 	tcase_add_test(t, event_wakes_waiter);
-	tcase_add_test(t, vcd_trace_per_kernel);
 	tcase_add_test(t, kernel_error_is_reported);
 	tcase_add_test(t, failed_run_then_fresh_kernel);
 	tcase_add_test(t, kernels_start_at_zero);

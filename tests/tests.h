@@ -40,6 +40,7 @@ Suite *apps_suite(void);
 Suite *chip_suite(void);
 Suite *functional_suite(void);
 Suite *compare_suite(void);
+Suite *vcd_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
