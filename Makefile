@@ -111,6 +111,7 @@ run: $(BIN)
 test: $(BIN) $(LIB) $(TEST_BIN) fuzz
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
+	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_lab_page.py
 	$(FUZZ_RUN) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
 

@@ -68,19 +68,16 @@ int array_wait_cat(int operand)
 }
 
 /*
- * A serial fold's overhead: the cycles before its stream (loading or
- * preloading the stationary tile: weight_shift) and after it (fill and drain
- * skew, os drain: fill_drain). SCALE-Sim charges the full array on every
- * fold, and counts one cycle less per layer: from the drain, or the preload
- * when there is no drain (never below zero).
+ * A SCALE-Sim fold's overhead: the cycles before its stream (preloading the
+ * stationary tile: weight_shift) and after it (fill and drain skew:
+ * fill_drain), for the full array on every fold, one cycle less per layer:
+ * from the drain, or the preload when there is no drain (never below zero).
  */
-static void serial_overhead(const struct array_timer *tm, int64_t sr, int64_t sc, bool inst_last, int64_t *pre,
-			    int64_t *post)
+static void serial_overhead(const struct array_timer *tm, bool inst_last, int64_t *pre, int64_t *post)
 {
-	int64_t R = tm->R, C = tm->C;
-	*pre = tm->df == DF_OS ? 0 : tm->compat ? R : sr;
-	*post = tm->compat ? R + C - 2 : tm->df == DF_OS ? sr + sc - 2 + R : R + sc - 2;
-	if (tm->compat && inst_last && *pre + *post > 0) {
+	*pre = tm->df == DF_OS ? 0 : tm->R;
+	*post = tm->R + tm->C - 2;
+	if (inst_last && *pre + *post > 0) {
 		if (*post > 0)
 			(*post)--;
 		else
@@ -94,8 +91,8 @@ int64_t array_scalesim_layer_cycles(const struct array_params *p, int df, int64_
 	int64_t pre, post, pre_l, post_l;
 	array_timer_init(&tm, p, df, 0);
 	tm.compat = true;
-	serial_overhead(&tm, p->rows, p->cols, false, &pre, &post);
-	serial_overhead(&tm, p->rows, p->cols, true, &pre_l, &post_l);
+	serial_overhead(&tm, false, &pre, &post);
+	serial_overhead(&tm, true, &pre_l, &post_l);
 	__int128 c = (__int128)(folds - 1) * (pre + t + post) + pre_l + t + post_l;
 	return c > INT64_MAX ? INT64_MAX : (int64_t)c;
 }
@@ -110,6 +107,7 @@ void array_timer_init(struct array_timer *tm, const struct array_params *p, int 
 	tm->dbuf = p->weight_double_buffer;
 	tm->t0 = t0;
 	tm->s_prev = tm->e_prev = t0;
+	tm->pb_end = t0;
 }
 
 /* Adds [from, to) to category c. */
@@ -132,11 +130,11 @@ static void wait_on(struct array_step *st, int64_t from, int64_t to, int n, cons
 
 static const int abc[3] = { OPND_A, OPND_B, OPND_C };
 
-/* Serial: each fold loads (or preloads), streams, then fills and drains on its own. */
+/* SCALE-Sim: each fold preloads, streams, then fills and drains on its own. */
 static void serial_fold(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
 {
-	int64_t pre, post, go, port;
-	serial_overhead(tm, f->sr, f->sc, f->inst_last, &pre, &post);
+	int64_t pre, post, go;
+	serial_overhead(tm, f->inst_last, &pre, &post);
 	if (!f->cont && tm->pending_tail) {
 		charge(st->cat, CAT_FILL_DRAIN, tm->e_prev, tm->e_prev + tm->pending_tail);
 		tm->e_prev += tm->pending_tail;
@@ -144,11 +142,8 @@ static void serial_fold(struct array_timer *tm, const struct array_fold *f, stru
 	}
 	go = max64(tm->e_prev, max64(max64(f->ready[OPND_A], f->ready[OPND_B]), f->ready[OPND_C]));
 	wait_on(st, tm->e_prev, go, 3, abc, f->ready);
-	/* A preload that the stationary buffer's port stretches waits on that operand. */
-	port = tm->df == DF_OS || tm->compat ? pre : f->shift;
 	charge(st->cat, CAT_WEIGHT_SHIFT, go, go + pre);
-	charge(st->cat, array_wait_cat(array_top_operand(tm->df)), go + pre, go + port);
-	st->start = go + port;
+	st->start = go + pre;
 	charge(st->cat, CAT_COMPUTE, st->start, st->start + f->t);
 	charge(st->cat, f->stream_cat, st->start + f->t, st->start + f->stream);
 	st->end = tm->e_prev = st->start + f->stream;
@@ -164,32 +159,37 @@ static void serial_fold(struct array_timer *tm, const struct array_fold *f, stru
 		tm->folds++;
 }
 
-/* Pipelined: the next tile shifts into (os: the last outputs drain from) the shadow registers while a fold streams. */
-static void pipelined_fold(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
+/*
+ * The register rules of sim/functional.h. ws/is: fold f's tile shifts in
+ * from L_f (the op's start; then pipelined: the previous fold's start, the
+ * swap wave; serial: its stream end, the last input) and the fold streams
+ * once the tile is in and the previous stream has ended. os: folds stream
+ * back to back, but a block's results need the registers the block before
+ * drains through: pipelined (out) its last part ends Sr_prev after the
+ * previous block's, serial (acc) its first part starts Sr_prev - 1 after.
+ */
+static void fold_timed(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
 {
-	int64_t R = tm->R, base;
+	int64_t base;
 	if (tm->df == DF_OS) {
-		/* A fold after the second waits for the drain of the fold two back, R cycles after the last start. */
-		base = f->cont ? tm->e_prev : tm->folds >= 2 ? max64(tm->e_prev, tm->s_prev + R) : tm->e_prev;
-		if (tm->folds == 0 && !f->cont)
-			base = tm->t0;
+		base = tm->e_prev;
+		if (!f->cont && !tm->dbuf)
+			base = max64(base, tm->pb_end + tm->pb_sr - 1);
+		if (f->last && tm->dbuf)
+			base = max64(base, tm->pb_end + tm->pb_sr - f->stream);
 		st->start = max64(base, max64(max64(f->ready[OPND_A], f->ready[OPND_B]), f->cont ? 0 : f->ready[OPND_C]));
 		wait_on(st, base, st->start, f->cont ? 2 : 3, abc, f->ready);
 	} else {
-		/*
-		 * The next tile shifts into the shadow once the previous fold has
-		 * started streaming: Sr cycles, or longer when the stationary
-		 * buffer's port cannot deliver Sr x Sc elements in that time.
-		 */
+		/* The tile shifts in Sr cycles, or longer when the stationary buffer's port cannot deliver Sr x Sc elements in that time. */
 		int so = array_top_operand(tm->df), xo = array_left_operand(tm->df);
-		int64_t shadow = tm->folds ? tm->s_prev : tm->t0;
-		int64_t rdy[3] = { max64(shadow, f->ready[so]) + f->shift, f->ready[xo], f->ready[OPND_C] };
+		int64_t load = tm->folds == 0 ? tm->t0 : tm->dbuf ? tm->s_prev : tm->e_prev;
+		int64_t rdy[3] = { max64(load, f->ready[so]) + f->shift, f->ready[xo], f->ready[OPND_C] };
 		int who[3] = { so, xo, OPND_C };
-		base = max64(tm->e_prev, shadow + f->sr);
+		base = max64(tm->e_prev, load + f->sr);
 		st->start = max64(base, max64(max64(rdy[0], rdy[1]), rdy[2]));
 		wait_on(st, base, st->start, 3, who, rdy);
 	}
-	/* ws/is: the shift not hidden behind the previous stream; os: the drain of the fold two back. */
+	/* ws/is: the shift not hidden behind the previous stream; os: waiting for the drain registers. */
 	charge(st->cat, tm->df == DF_OS ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT, tm->e_prev, base);
 	charge(st->cat, CAT_COMPUTE, st->start, st->start + f->t);
 	charge(st->cat, f->stream_cat, st->start + f->t, st->start + f->stream);
@@ -198,10 +198,12 @@ static void pipelined_fold(struct array_timer *tm, const struct array_fold *f, s
 		tm->folds++;
 	}
 	st->end = tm->e_prev = st->start + f->stream;
-	/* os: a fold's outputs drain from the shadow registers once the next fold is under way. */
-	tm->block_end = tm->df == DF_OS ?
-		(tm->folds >= 2 ? max64(tm->e_prev, tm->s_prev + R) : tm->e_prev) + f->sr + f->sc - 2 + R :
-		tm->e_prev + R + f->sc - 2;
+	/* The block's last results leave the bottom edge: ws/is partial sums cross R rows; os results drain R rows once its last row's are in. */
+	tm->block_end = tm->df == DF_OS ? tm->e_prev + f->sr + f->sc - 2 + tm->R : tm->e_prev + tm->R + f->sc - 2;
+	if (f->last) {
+		tm->pb_end = tm->e_prev;
+		tm->pb_sr = f->sr;
+	}
 }
 
 void array_timer_fold(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
@@ -210,10 +212,10 @@ void array_timer_fold(struct array_timer *tm, const struct array_fold *f, struct
 	SIM_ASSERT(f->stream >= f->t && f->shift >= f->sr);
 	SIM_ASSERT(!f->cont || (tm->df == DF_OS && tm->folds > 0));
 	memset(st, 0, sizeof *st);
-	if (tm->compat || !tm->dbuf)
+	if (tm->compat)
 		serial_fold(tm, f, st);
 	else
-		pipelined_fold(tm, f, st);
+		fold_timed(tm, f, st);
 	tm->last_sr = f->sr;
 	tm->last_sc = f->sc;
 	if (f->last) {
@@ -227,11 +229,10 @@ int64_t array_timer_end(struct array_timer *tm, int64_t cat[CAT_N])
 	int64_t end = tm->e_prev;
 	if (tm->folds == 0)
 		return end;
-	if (tm->compat || !tm->dbuf)
+	if (tm->compat)
 		end += tm->pending_tail;
 	else if (tm->df == DF_OS)
-		end = (tm->folds >= 2 ? max64(tm->e_prev, tm->s_prev + tm->R) : tm->e_prev) + tm->last_sr + tm->last_sc - 2 +
-		      tm->R;
+		end = tm->e_prev + tm->last_sr + tm->last_sc - 2 + tm->R;
 	else
 		end = tm->e_prev + tm->R + tm->last_sc - 2;
 	/* An earlier, wider block may still be draining. */

@@ -8,24 +8,35 @@
  *   is: inputs stay;  Sr rows of K, Sc columns of M; T = columns of B (N).
  *   os: outputs stay; Sr rows of M, Sc columns of N; T = the reduction (K).
  *
- * Pipelined mode (the default, TPU-style): the stationary tile is double
- * buffered, so loading fold f+1's tile (ws/is: Sr cycles of shifting weights
- * down) or draining fold f-1's outputs (os: R cycles of shifting results out)
- * overlaps fold f's stream. Folds of one chain then stream back to back and the
- * skew of fill and drain is paid once per chain:
+ * The rules are those of the register-level model (sim/functional.h, which
+ * checks them PE by PE). ws/is: fold f's stationary tile shifts into each
+ * column on a chain, one row per cycle (Sr cycles), starting at L_f, and the
+ * fold streams once its tile is in and the previous stream has ended:
+ * s_f = max(e_{f-1}, L_f + Sr_f), e_f = s_f + T_f; its last partial sums
+ * leave the bottom R + Sc - 2 cycles after its stream. Pipelined mode (the
+ * default, TPU-style: array.weight_double_buffer, a second weight bank per
+ * PE) loads the next tile behind the swap wave, L_{f+1} = s_f; without the
+ * second bank the tile shifts into the weight registers behind the last
+ * input of the fold before, L_{f+1} = e_f (partial sums still moving down
+ * do not block it). L_0 = the op's start. So
  *
- *   ws/is: Sr_0 + sum_{f<last} max(T_f, Sr_{f+1}) + T_last + (R + Sc_last - 2)
- *   os:    T_0 + sum_{f>0} max(T_f, R) + (Sr_last + Sc_last - 2) + R
+ *   ws/is pipelined: Sr_0 + sum_{f<last} max(T_f, Sr_{f+1}) + T_last + (R + Sc_last - 2)
+ *   ws/is serial:    sum_f (Sr_f + T_f) + (R + Sc_last - 2)
  *
- * Without array.weight_double_buffer every fold pays everything in turn:
- * ws/is Sr + T + R + Sc - 2, os T + Sr + Sc - 2 + R.
+ * os: folds stream back to back; a block's results, once its last row's are
+ * in, drain down R rows and out (Sr + Sc - 2 + R after its stream ends).
+ * Pipelined, they drain through the out registers, which the next block's
+ * results may enter once these have moved on: a block's stream ends at
+ * least Sr_prev after the previous block's (fold spacing max(T, Sr_prev),
+ * not R: a column pushes out only the results it holds). Serial, they drain
+ * through the accumulators, so the next block's first MAC waits:
+ * s = e_prev + Sr_prev - 1.
  *
- * Categories (cat.h): each T is compute. ws/is: the shifts the stream does
- * not hide are weight_shift (pipelined: Sr_0 and each max(0, Sr_{f+1} - T_f);
- * serial: every Sr; SCALE-Sim compatible: every R-cycle preload), the skew
- * R + Sc - 2 (SCALE-Sim: R + C - 2, less its one cycle per layer) is
- * fill_drain. os: everything beyond T is fill_drain (its drains; it shifts
- * no stationary tile in). Waits: see cat.h.
+ * Categories (cat.h): each T is compute. ws/is: the shifts the streams do not
+ * hide are weight_shift (SCALE-Sim compatible: every R-cycle preload), the
+ * skew R + Sc - 2 after the last stream (SCALE-Sim: R + C - 2 per fold, less
+ * its one cycle per layer) is fill_drain. os: everything beyond T is
+ * fill_drain (its drains; it shifts no stationary tile in). Waits: see cat.h.
  *
  * A chain ends when the last outputs have left the array: usually the last
  * fold's, but an earlier, wider fold can still be draining then, and the
@@ -37,9 +48,9 @@
  * overlap, and each layer's total is one cycle less (each repeated instance
  * counts as a layer, as SCALE-Sim runs a depthwise row per channel).
  *
- * Waits: a fold starts when its operands are there, its shadow register is
- * free (ws/is: the previous fold has started streaming) and an accumulator
- * tile is free for its output block.
+ * Waits: a fold starts when its operands are there, its tile has shifted in
+ * (a late tile shifts from when it arrives) and an accumulator tile is free
+ * for its output block.
  *
  * All counts are in array clock cycles.
  */
@@ -148,7 +159,8 @@ struct array_timer {
 	int64_t t0;                 /* the op starts */
 	int64_t s_prev, e_prev;     /* stream start of the previous fold, stream end of the previous fold or part */
 	int64_t folds;              /* folds started (parts not counted) */
-	int64_t pending_tail;       /* serial os: the drain still owed by the previous fold */
+	int64_t pending_tail;       /* SCALE-Sim os: the drain still owed by the previous fold */
+	int64_t pb_end, pb_sr;      /* os: the previous block's stream end and rows */
 	int64_t last_sr, last_sc;
 	int64_t block_end;          /* the current output block leaves the array */
 	int64_t drained;            /* the latest any finished block has left the array */

@@ -53,35 +53,55 @@ static wide wsis_pipelined(const struct sched *s, wide rep, wide *e_last)
 	return *e_last + R + width - 2;
 }
 
+/*
+ * Serial ws/is: each fold shifts its tile in (Sr) after the previous stream
+ * and streams (T); partial sums drain behind. The op ends R + Sc - 2 after
+ * the last stream, or later when the block before the last column block,
+ * C wide, is still draining: it ended P cycles before, P being the last
+ * column block's shifts and streams.
+ */
 static wide wsis_serial(const struct sched *s, wide rep)
 {
-	wide nt = s->nchunks, f = s->nr * s->nc * nt;
-	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t + nt * s->nr * s->cols + f * (s->R - 2));
+	wide R = s->R, nt = s->nchunks, tl = s->t - (nt - 1) * s->chunk;
+	wide width = s->cols - (s->nc - 1) * s->C;
+	if (s->nc >= 2) {
+		wide p = s->order == ORDER_CT ? nt * s->rows + s->nr * s->t : s->rows + s->nr * tl;
+		width = wmax(width, s->C - p);
+	}
+	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t) + R + width - 2;
+}
+
+/*
+ * os (functional.h): fold g's stream ends at e_g = K + the spacing of the
+ * folds before it, max(K, Sr) pipelined (its results wait for the out
+ * registers the block before drains through), K + Sr - 1 serial (its first
+ * MAC waits for the accumulators). Only the last row block of the last chunk
+ * may have fewer than R rows (rk), once per column block. A block's last
+ * results leave Sr + Sc - 2 + R after its stream ends; the op ends with the
+ * latest, which is the latest fold of one of the four shapes (R or rk rows,
+ * C or the last columns): in the last two row blocks of the last two column
+ * blocks of the last two chunks of the last instance.
+ */
+static wide os_space(const struct sched *s, wide sr)
+{
+	return s->dbuf ? wmax(s->t, sr) : s->t + sr - 1;
 }
 
 static wide os_cycles(const struct sched *s, wide rep)
 {
-	wide R = s->R, C = s->C, K = s->t, f = s->nr * s->nc;
-	if (!s->dbuf)
-		return rep * (f * (K + R - 2) + s->nc * s->rows + s->nr * s->cols);
-	wide sr_last = s->rows - (s->nr - 1) * R, sc_last = s->cols - (s->nc - 1) * C;
-	wide last = rep * f - 1, end = K + last * wmax(K, R) + sr_last + sc_last - 2 + R;
-	/*
-	 * An earlier, larger fold can finish draining after the last one: fold g's
-	 * outputs leave when fold g + 1 has started (at K + g max(K, R)) plus its
-	 * skew and an R-cycle drain. The latest fold of each shape lies in the last
-	 * two row blocks of the last two column blocks of the last two chunks.
-	 */
-	wide per_chunk = s->chunk / R, nch = s->nchunks, base = (rep - 1) * f;
+	wide R = s->R, C = s->C, K = s->t, f = s->nr * s->nc, rk = s->rows - (s->nr - 1) * R;
+	wide per_chunk = s->chunk / R, nch = s->nchunks, end = 0;
+	wide sp_full = os_space(s, R), sp_part = os_space(s, rk);
 	for (wide i0 = nch >= 2 ? nch - 2 : 0; i0 < nch; i0++) {
 		wide rows0 = i0 * s->chunk, nrc = (wmin(s->chunk, s->rows - rows0) + R - 1) / R;
 		for (wide i1 = s->nc >= 2 ? s->nc - 2 : 0; i1 < s->nc; i1++) {
 			for (wide i2 = nrc >= 2 ? nrc - 2 : 0; i2 < nrc; i2++) {
-				wide g = base + i0 * per_chunk * s->nc + i1 * nrc + i2;
-				if (g >= last)
-					continue;
+				wide g = (rep - 1) * f + i0 * per_chunk * s->nc + i1 * nrc + i2;
+				/* Folds of rk rows before g: one per column block in each earlier instance, and in this chunk if it is the last. */
+				wide q = (rep - 1) * s->nc + (i0 == nch - 1 ? i1 : 0);
+				wide e_g = K + (g - q) * sp_full + q * sp_part;
 				wide sr = wmin(R, s->rows - rows0 - i2 * R), sc = wmin(C, s->cols - i1 * C);
-				end = wmax(end, K + g * wmax(K, R) + sr + sc - 2 + R);
+				end = wmax(end, e_g + sr + sc - 2 + R);
 			}
 		}
 	}

@@ -67,39 +67,43 @@ START_TEST(ws_exposed_shift)
 END_TEST
 
 /*
- * The same GEMM without a shadow register: every fold shifts, streams, fills
- * and drains in turn, Sr + T + R + Sc - 2: fold 0 4 + 2 + 5 = 11, fold 1
- * 3 + 2 + 5 = 10. 21 = 4 compute + (4 + 3) weight_shift + (5 + 5) fill_drain.
+ * The same GEMM without a shadow register: a tile shifts into the weight
+ * registers themselves, behind the last input of the fold before (whose
+ * partial sums drain on below it), so every shift shows: fold 0 shifts 0-4
+ * and streams 4-6, fold 1 shifts 6-9 and streams 9-11, then the drain 5:
+ * 16 = 4 compute + (4 + 3) weight_shift + 5 fill_drain.
  */
 START_TEST(ws_serial_every_shift)
 {
-	expect(serial, 2, 7, 3, DF_WS, (struct split){ 21, 4, 7, 10 });
-	/* A stream as long as the shift hides nothing here: 4 + 3 + 3 + 3 + 5 + 5 = 23. */
-	expect(serial, 3, 7, 3, DF_WS, (struct split){ 23, 6, 7, 10 });
+	expect(serial, 2, 7, 3, DF_WS, (struct split){ 16, 4, 7, 5 });
+	/* A stream as long as the shift hides nothing here: 4 + 3 + 3 + 3 + 5 = 18. */
+	expect(serial, 3, 7, 3, DF_WS, (struct split){ 18, 6, 7, 5 });
 }
 END_TEST
 
 /*
  * is shifts its stationary input block in as ws shifts weights: A^T is
  * K = 7 x M = 3, so folds Sr 4 then 3, Sc = 3, streaming T = N = 2: the
- * numbers of ws_exposed_shift, 14 = 4 + 5 + 5, and serially 21 = 4 + 7 + 10.
+ * numbers of ws_exposed_shift, 14 = 4 + 5 + 5, and serially 16 = 4 + 7 + 5.
  */
 START_TEST(is_exposed_shift)
 {
 	expect(NULL, 3, 7, 2, DF_IS, (struct split){ 14, 4, 5, 5 });
-	expect(serial, 3, 7, 2, DF_IS, (struct split){ 21, 4, 7, 10 });
+	expect(serial, 3, 7, 2, DF_IS, (struct split){ 16, 4, 7, 5 });
 }
 END_TEST
 
 /*
  * os has no stationary tile to shift in: everything beyond the streams is
  * fill_drain (tests/test_analytic.c's os_by_hand: M = 10, K = 6, N = 5, six
- * folds of T = 6). Pipelined 41 = 36 + 5; serial 83 = 36 + 47.
+ * folds of T = 6). Pipelined 41 = 36 + 5; serial 54 = 36 + 18 (the gaps
+ * of Sr - 1 while the accumulators drain, 3 + 3 + 1 + 3 + 3, and the last
+ * drain 5).
  */
 START_TEST(os_no_shift)
 {
 	expect(NULL, 10, 6, 5, DF_OS, (struct split){ 41, 36, 0, 5 });
-	expect(serial, 10, 6, 5, DF_OS, (struct split){ 83, 36, 0, 47 });
+	expect(serial, 10, 6, 5, DF_OS, (struct split){ 54, 36, 0, 18 });
 }
 END_TEST
 
@@ -127,9 +131,10 @@ END_TEST
  *   there the shift would have ended at 7: 6-7 stays weight_shift, 7-9 is a
  *   wait on B (the engine charges it to weights). The fold streams 9-11 and drains to 16: 4 compute +
  *   5 weight_shift + 5 fill_drain + 2 waiting.
- *   Serial: fold 0 takes 0-11; the tile arrives at 13, so 11-13 is a wait on
- *   B, then it shifts (13-16, weight_shift), streams 16-18 and drains to 23:
- *   4 + 7 + 10 + 2.
+ *   Serial: fold 0 shifts 0-4 and streams 4-6; the tile arrives at 13 and
+ *   shifts in over 13-16. With it there the shift would have been 6-9:
+ *   weight_shift; 9-16 is a wait on B. The fold streams 16-18 and drains to
+ *   23: 4 compute + 7 weight_shift + 5 fill_drain + 7 waiting.
  */
 START_TEST(late_weights_by_hand)
 {
@@ -137,7 +142,7 @@ START_TEST(late_weights_by_hand)
 		struct config c;
 		struct array_timer tm;
 		struct array_step st;
-		int64_t cat[CAT_N] = { 0 }, arrive = dbuf ? 6 : 13, wait_from = dbuf ? 7 : 11;
+		int64_t cat[CAT_N] = { 0 }, arrive = dbuf ? 6 : 13, wait_from = dbuf ? 7 : 9, wait_to = dbuf ? 9 : 16;
 		th_config(&c, "lab_4x4", dbuf ? NULL : serial);
 		array_timer_init(&tm, &c.arch.array, DF_WS, 0);
 		for (int i = 0; i < 2; i++) {
@@ -149,16 +154,16 @@ START_TEST(late_weights_by_hand)
 				cat[k] += st.cat[k];
 		}
 		ck_assert_int_eq(st.wait_from, wait_from);
-		ck_assert_int_eq(st.wait_to, wait_from + 2);
+		ck_assert_int_eq(st.wait_to, wait_to);
 		ck_assert_int_eq(st.start, (dbuf ? 9 : 16));
-		/* Only B was late: there at 13 (serial), shifted in at 9 (shadow register). */
+		/* Only B was late: shifted in at 9 (shadow register), 16 (serial). */
 		for (int i = 0; i < st.nwait; i++)
-			ck_assert(st.wait_opnd[i] == OPND_B ? st.wait_ready[i] == (dbuf ? 9 : 13) :
+			ck_assert(st.wait_opnd[i] == OPND_B ? st.wait_ready[i] == wait_to :
 							      st.wait_ready[i] <= wait_from);
 		ck_assert_int_eq(array_timer_end(&tm, cat), (dbuf ? 16 : 23));
 		ck_assert_int_eq(cat[CAT_COMPUTE], 4);
 		ck_assert_int_eq(cat[CAT_WEIGHT_SHIFT], (dbuf ? 5 : 7));
-		ck_assert_int_eq(cat[CAT_FILL_DRAIN], (dbuf ? 5 : 10));
+		ck_assert_int_eq(cat[CAT_FILL_DRAIN], 5);
 		ck_assert_int_eq(cat[CAT_WEIGHTS] + cat[CAT_INPUTS] + cat[CAT_OUTPUTS] + cat[CAT_VECTOR], 0);
 	}
 }
