@@ -106,9 +106,11 @@ int lab_parse_seed(const char *text, uint64_t *seed, struct err *e)
 int lab_check_array(const struct config *cfg, struct err *e)
 {
 	const struct array_params *ap = &cfg->arch.array;
+	const char *key = ap->rows > LAB_MAX_DIM ? "array.rows" : "array.cols";
 	if (ap->rows > LAB_MAX_DIM || ap->cols > LAB_MAX_DIM)
-		return err_input(e, "array.rows, array.cols: expected an array of at most %d x %d PEs for the lab's grid, "
-				 "found %" PRId64 " x %" PRId64, LAB_MAX_DIM, LAB_MAX_DIM, ap->rows, ap->cols);
+		return err_at(e, config_origin(cfg, key), key,
+			      "expected at most %d for the lab's grid (arrays up to %d x %d PEs), found %" PRId64, LAB_MAX_DIM,
+			      LAB_MAX_DIM, LAB_MAX_DIM, ap->rows > LAB_MAX_DIM ? ap->rows : ap->cols);
 	return 0;
 }
 
@@ -471,8 +473,8 @@ static const char *const legend[] = {
 	"    x = B[k][n] moving right, p = partial sum moving down",
 };
 
-static void print_intro(FILE *out, const struct config *cfg, const struct lab_opts *o, const struct gemm *g, int w,
-			bool ints)
+static void print_intro(FILE *out, const struct config *cfg, const struct lab_opts *o, const struct gemm *g,
+			int64_t cycles, int w, bool ints)
 {
 	const struct array_params *ap = &cfg->arch.array;
 	fprintf(out, "lab: GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (A %" PRId64 " x %" PRId64 " times B %" PRId64
@@ -480,7 +482,8 @@ static void print_intro(FILE *out, const struct config *cfg, const struct lab_op
 		o->m, o->k, o->n, o->m, o->k, o->k, o->n, dtype_name(ap->dtype), o->seed, cfg->arch.name, ap->rows, ap->cols,
 		df_name(o->df), ap->weight_double_buffer ? "on" : "off");
 	fprintf(out, "%s\n", legend[o->df]);
-	fprintf(out, "folds are numbered 0..%" PRId64 "; cycles 0..%s; \".\": an empty register\n\n", g->folds - 1, "end");
+	fprintf(out, "folds are numbered 0..%" PRId64 ", cycles 0..%" PRId64 "; \".\" is an empty register\n\n", g->folds - 1,
+		cycles - 1);
 	if (o->m <= LAB_MAT_MAX && o->k <= LAB_MAT_MAX && o->n <= LAB_MAT_MAX) {
 		print_matrix(out, "A =", g->a, o->m, o->k, w, ints);
 		print_matrix(out, "B =", g->b, o->k, o->n, w, ints);
@@ -522,7 +525,7 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
 	p.pt.fold = -1;
 	cursor_init(&p.cur, &g.s);
 	cursor_init(&p.next, &g.s);
-	print_intro(out, cfg, o, &g, p.w, ints);
+	print_intro(out, cfg, o, &g, r.cycles, p.w, ints);
 	if (gemm_run(&g, cfg, print_cycle, &p, &r, e) < 0)
 		goto out;
 	print_summary(out, s, ints);
@@ -615,6 +618,7 @@ struct recorder {
 	struct func_reg *prev;          /* owned: R x C x SL_N, the registers of the cycle before */
 	struct phase_track pt;
 	struct fold_cursor cur;
+	int64_t frames;                 /* cycles recorded */
 	bool ints;
 };
 
@@ -640,7 +644,7 @@ static int record_cycle(const struct func_view *v, void *ctx)
 	struct phase ph = phase_of(&rc->pt, v, ins);
 	bool first = true;
 
-	buf_printf(b, "%s[%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",[", v->cycle ? "," : "",
+	buf_printf(b, "%s[%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",[", rc->frames++ ? "," : "",
 		   ph.kind, ph.fold, ph.t, ph.T, ph.also, v->loading);
 	for (int i = 0; i < v->nleft; i++) {
 		buf_printf(b, "%s%" PRId64 ",%" PRId64 ",", i ? "," : "", v->left[i].m, v->left[i].n);

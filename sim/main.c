@@ -528,8 +528,6 @@ static int cmd_lab(const struct args *a, struct err *e)
 		return -1;
 	if (load_config(a, &c, e) < 0)
 		return -1;
-	if (lab_check_array(&c, e) < 0)
-		return -1;
 	o.df = a->dataflow >= 0 ? a->dataflow : c.arch.array.dataflow;
 	o.step = a->step;
 	o.in = stdin;

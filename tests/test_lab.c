@@ -257,7 +257,7 @@ START_TEST(errors)
 		{ { "--gemm", "10x6x5x", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10x6x5x\"\n" },
 		{ { "--gemm", "10X6X5", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10X6X5\"\n" },
 		{ { "--gemm", "10x6x5", "--set", "array.rows=17", NULL },
-		  "array.rows, array.cols: expected an array of at most 16 x 16 PEs for the lab's grid, found 17 x 4\n" },
+		  "--set: array.rows: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 17\n" },
 		{ { "--gemm", "10x6x5", "--cycles", "5..3", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5..3\"\n" },
 		{ { "--gemm", "10x6x5", "--cycles", "5", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5\"\n" },
 		/* 47 cycles: the last is 46. */
