@@ -74,7 +74,8 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 		return -1;
 	}
 	s->opts = (struct run_opts){ rq->dataflow >= 0 ? rq->dataflow : s->cfg.arch.array.dataflow, rq->model,
-				     rq->ideal_memory, rq->vcd };
+				     rq->ideal_memory || rq->model == MODEL_FUNCTIONAL, rq->vcd, rq->seed,
+				     rq->keep_outputs };
 	return 0;
 }
 
@@ -190,10 +191,23 @@ static int req_batch(const struct ynode *n, int64_t *out, struct err *e)
 	return 0;
 }
 
+static int req_seed(const struct ynode *n, uint64_t *out, struct err *e)
+{
+	char *end;
+	unsigned long long v;
+	if (n->kind != Y_SCALAR || n->quoted || !(n->str[0] >= '0' && n->str[0] <= '9'))
+		return expected(e, n, "seed", "an integer in [0, 2^64)");
+	errno = 0;
+	v = strtoull(n->str, &end, 10);
+	if (*end || errno)
+		return expected(e, n, "seed", "an integer in [0, 2^64)");
+	*out = v;
+	return 0;
+}
+
 /* Fills rq from the request document (whose strings it borrows). */
 static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err *e)
 {
-	static const char *const models[] = { "analytic", "cycle", NULL };   /* enum model */
 	static const char *const bools[] = { "false", "true", NULL };
 	const struct ynode *r = d->root;
 	char buf[300];
@@ -216,11 +230,13 @@ static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err
 		else if (!strcmp(k, "workload"))
 			rc = req_string(v, k, &rq->workload, e);
 		else if (!strcmp(k, "model"))
-			rc = req_choice(v, k, models, "\"cycle\" or \"analytic\"", &rq->model, e);
+			rc = req_choice(v, k, run_model_names, "\"cycle\", \"analytic\" or \"functional\"", &rq->model, e);
 		else if (!strcmp(k, "dataflow"))
 			rc = req_choice(v, k, array_dataflow_names, "\"ws\", \"os\" or \"is\"", &rq->dataflow, e);
 		else if (!strcmp(k, "batch"))
 			rc = req_batch(v, &rq->batch, e);
+		else if (!strcmp(k, "seed"))
+			rc = req_seed(v, &rq->seed, e);
 		else if (!strcmp(k, "ideal_memory")) {
 			rc = v->quoted ? expected(e, v, k, "true or false") :
 			     req_choice(v, k, bools, "true or false", &choice, e);
@@ -229,8 +245,8 @@ static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err
 			struct pos at = r->keys[i]->pos;
 			at.file = request_name;
 			return err_at(e, at, err_quote(buf, sizeof buf, k, 60),
-				      "expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory), "
-				      "found an unknown key");
+				      "expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, "
+				      "seed), found an unknown key");
 		}
 		if (rc < 0)
 			return -1;

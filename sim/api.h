@@ -38,7 +38,9 @@ struct sim_request {
 	int dataflow;               /* enum dataflow, or -1 for the config's */
 	int64_t batch;              /* > 0 overrides the workload's */
 	bool ideal_memory;
-	const char *vcd;            /* borrowed; cycle model: trace to vcd + ".vcd", or NULL */
+	const char *vcd;            /* borrowed; trace to vcd + ".vcd" (cycle: the engine's, functional: every PE), or NULL */
+	uint64_t seed;              /* functional: random operands */
+	bool keep_outputs;          /* functional: keep every GEMM op's result (run.h) */
 };
 
 struct ydoc;

@@ -31,10 +31,11 @@
 
 /*
  * Limits of one run, keys sim.* (their table, sim_keys, is in run.c, which
- * checks them): how much work the cycle model may be asked for.
+ * checks them): how much work the cycle and functional models may be asked for.
  */
 struct sim_params {
 	int64_t max_folds;              /* folds and vector chunks the cycle model runs, in all */
+	int64_t max_pe_updates;         /* PE register updates (cycles x rows x cols) the functional model runs, in all */
 };
 
 extern const struct cfg_key sim_keys[];

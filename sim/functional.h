@@ -110,12 +110,14 @@ struct func_view {
 typedef int (*func_observer)(const struct func_view *v, void *ctx);
 
 struct func_opts {
-	uint64_t seed;                  /* operands when a or b is NULL: uniform in the dtype (int8 -128..127, floats in [-1, 1)) */
+	uint64_t seed;                  /* operands when a or b is NULL: uniform in the dtype (int8 -128..127, floats in
+					   [-1, 1) rounded to it), A from seed and B from seed + 1 (func_random) */
 	const double *a, *b;            /* borrowed or NULL: M x K and K x N row-major (per repeat instance, the same) */
 	double *c;                      /* NULL, or M x N receiving the last instance's result */
 	func_observer observe;          /* NULL, or called every cycle */
 	void *ctx;
 	int64_t early;                  /* tests only: every load and stream starts this many cycles before the rule */
+	int64_t early_fold;             /* tests only: the first fold early applies to (0: every fold) */
 };
 
 struct func_result {
@@ -134,6 +136,12 @@ struct func_result {
  * fp32, whose products round too); 0 for int8 (exact).
  */
 double func_bound(int dtype, int64_t K, double sum_abs_products);
+
+/* Whether v is exactly a value of the dtype (int8: an integer in -128..127; bf16, fp16, fp32: finite and exact). */
+bool func_representable(int dtype, double v);
+
+/* n operands of the dtype from seed, as func_run draws them when opts.a or opts.b is NULL. */
+void func_random(int dtype, uint64_t seed, double *v, int64_t n);
 
 /*
  * Runs GEMM op o planned as s (sched_plan with cfg and ideal memory;

@@ -91,18 +91,6 @@ int lab_parse_cycles(const char *text, int64_t *first, int64_t *last, struct err
 	return 0;
 }
 
-int lab_parse_seed(const char *text, uint64_t *seed, struct err *e)
-{
-	char *end, q[300];
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (!isdigit((unsigned char)*text) || *end || errno)
-		return err_input(e, "--seed: expected an integer in [0, 18446744073709551615], found \"%s\"",
-				 err_quote(q, sizeof q, text, 60));
-	*seed = v;
-	return 0;
-}
-
 int lab_check_array(const struct config *cfg, struct err *e)
 {
 	const struct array_params *ap = &cfg->arch.array;
@@ -116,31 +104,10 @@ int lab_check_array(const struct config *cfg, struct err *e)
 
 /* ---- operands ---- */
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-/* One operand value of dtype: an integer in [-2^(b-1), 2^(b-1)) scaled by 2^-(b-1) for the floats. */
-static double operand(int dtype, uint64_t *s)
-{
-	static const int bits[] = { 8, 8, 11, 24 };   /* int8, bf16, fp16, fp32: significant bits */
-	int b = bits[dtype];
-	int64_t v = (int64_t)(splitmix(s) >> (64 - b)) - ((int64_t)1 << (b - 1));
-	return dtype == DT_INT8 ? (double)v : ldexp((double)v, -(b - 1));
-}
-
 void lab_operands(int dtype, uint64_t seed, int64_t m, int64_t k, int64_t n, double *a, double *b)
 {
-	uint64_t s = seed;
-	SIM_ASSERT(dtype >= DT_INT8 && dtype <= DT_FP32);
-	for (int64_t i = 0; i < m * k; i++)
-		a[i] = operand(dtype, &s);
-	for (int64_t i = 0; i < k * n; i++)
-		b[i] = operand(dtype, &s);
+	func_random(dtype, seed, a, m * k);
+	func_random(dtype, seed + 1, b, k * n);
 }
 
 /* ---- one GEMM, planned ---- */
@@ -389,7 +356,7 @@ static void print_grid(struct printer *p, const struct func_view *v)
 	fprintf(p->out, "      ");
 	for (int64_t j = 0; j < v->C; j++) {
 		snprintf(cell, sizeof cell, "col %" PRId64, j);
-		fprintf(p->out, "%s%-*s", j ? " | " : "", cw, cell);
+		fprintf(p->out, "%s%-*s", j ? " | " : "", j + 1 < v->C ? cw : 0, cell);
 	}
 	fprintf(p->out, "\n");
 	for (int64_t i = 0; i < v->R; i++) {
@@ -411,7 +378,7 @@ static void print_grid(struct printer *p, const struct func_view *v)
 					snprintf(cell, sizeof cell, "%s %*s", ws_lab[l], w,
 						 reg_text(b1, sizeof b1, l == 1 ? &pe->x : &pe->p, p->ints));
 				}
-				fprintf(p->out, "%s%-*s", j ? " | " : "", cw, cell);
+				fprintf(p->out, "%s%-*s", j ? " | " : "", j + 1 < v->C ? cw : 0, cell);
 			}
 			fprintf(p->out, "\n");
 		}

@@ -18,9 +18,10 @@
  *              side. The registers of every cycle are embedded as JSON, each
  *              cycle as the registers that changed since the cycle before.
  *
- * Operands (lab_operands): int8 uniform in [-128, 127]; bf16, fp16 and fp32
- * uniform in [-1, 1) on a grid of 2^-7, 2^-10 and 2^-23 (every value exact in
- * its dtype). Values print as integers (int8) or with 4 significant digits.
+ * Operands (lab_operands) are those of `tpusim run --model functional --seed
+ * N` (func_random): A from the seed, B from seed + 1; int8 uniform in
+ * [-128, 127], floats in [-1, 1). Values print as integers (int8) or with 4
+ * significant digits.
  * Cycles count from 0, the op's first cycle, as func_result.cycles does.
  */
 #ifndef TPUSIM_LAB_H
@@ -59,13 +60,10 @@ int lab_parse_gemm(const char *text, int64_t *m, int64_t *k, int64_t *n, struct 
 /* "A..B" with 0 <= A <= B (the end is checked against the run by lab_print); else an input error naming --cycles. */
 int lab_parse_cycles(const char *text, int64_t *first, int64_t *last, struct err *e);
 
-/* A decimal integer in [0, 2^64 - 1]; else an input error naming --seed. */
-int lab_parse_seed(const char *text, uint64_t *seed, struct err *e);
-
 /* Whether the config's array fits the grid (at most LAB_MAX_DIM x LAB_MAX_DIM): 0, or -1 with an input error. */
 int lab_check_array(const struct config *cfg, struct err *e);
 
-/* Fills a (m x k) and b (k x n), row-major, with the operands of seed in dtype (see above). */
+/* Fills a (m x k) and b (k x n), row-major, with the operands of seed in dtype, as func_run draws them. */
 void lab_operands(int dtype, uint64_t seed, int64_t m, int64_t k, int64_t n, double *a, double *b);
 
 /*

@@ -1,8 +1,9 @@
 /*
  * main.c - the tpusim command line.
  *
- *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]
+ *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic|functional]
  *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--set key.path=value ...]
+ *              [--seed N] [--save-outputs DIR]
  *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
  *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
@@ -26,6 +27,7 @@
 #include "config.h"
 #include "lab.h"
 #include "lower.h"
+#include "npy.h"
 #include "plot.h"
 #include "report.h"
 #include "run.h"
@@ -35,7 +37,7 @@
 
 struct args {
 	const char *cmd;
-	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd, *plot, *dataflows;
+	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd, *plot, *dataflows, *save;
 	int nconfigs;
 	const char *sets[CONFIG_MAX_SETS];
 	int nsets;
@@ -43,8 +45,9 @@ struct args {
 	int model;
 	bool ideal, csv, dump, timing;
 	int64_t batch;
-	const char *gemm, *seed, *cycles, *html;   /* lab */
-	bool step;                                   /* lab */
+	uint64_t seed;             /* functional, lab: random operands */
+	const char *gemm, *cycles, *html;   /* lab */
+	bool step;                 /* lab */
 	struct timespec start;     /* when tpusim started, for --timing */
 };
 
@@ -52,12 +55,15 @@ static const char usage[] =
 	"usage: tpusim <command> [options]\n"
 	"\n"
 	"commands:\n"
-	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic]\n"
+	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic|functional]\n"
 	"          [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--set key.path=value]...\n"
 	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
 	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json (links\n"
 	"          into DIR/.tpusim/current, so that the two always come from one run)\n"
 	"          [--plot DIR]: also DIR/cycles.png (cycles by category) and DIR/roofline.png\n"
+	"          --model functional: every PE register with real values, checked against a\n"
+	"          reference GEMM (ideal memory); [--seed N] random operands (default 1),\n"
+	"          [--save-outputs DIR] each GEMM's result as DIR/<op>.npy, --vcd BASE every PE\n"
 	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
 	"          draw the config's roofline with every layer and two canonical points\n"
 	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]\n"
@@ -107,14 +113,14 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 }
 
 static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
-				      "--model", "--batch", "--vcd", "--plot", "--dataflows", "--gemm", "--seed",
-				      "--cycles", "--html", NULL };
+				      "--model", "--batch", "--vcd", "--plot", "--dataflows", "--seed", "--save-outputs",
+				      "--gemm", "--cycles", "--html", NULL };
 
 /* Whether option o's value is a file or directory. */
 static bool names_path(const char *o)
 {
 	static const char *const paths[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--vcd", "--plot",
-					     "--html", NULL };
+					     "--save-outputs", "--html", NULL };
 	for (int k = 0; paths[k]; k++)
 		if (!strcmp(o, paths[k]))
 			return true;
@@ -127,6 +133,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	clock_gettime(CLOCK_MONOTONIC, &a->start);
 	a->dataflow = -1;
 	a->model = MODEL_CYCLE;
+	a->seed = 1;
 	if (argc < 2)
 		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab), found none; try tpusim --help");
 	a->cmd = argv[1];
@@ -174,10 +181,10 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->plot = v;
 		else if (!strcmp(o, "--dataflows"))
 			a->dataflows = v;
+		else if (!strcmp(o, "--save-outputs"))
+			a->save = v;
 		else if (!strcmp(o, "--gemm"))
 			a->gemm = v;
-		else if (!strcmp(o, "--seed"))
-			a->seed = v;
 		else if (!strcmp(o, "--cycles"))
 			a->cycles = v;
 		else if (!strcmp(o, "--html"))
@@ -198,8 +205,17 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 				a->model = MODEL_ANALYTIC;
 			else if (!strcmp(v, "cycle"))
 				a->model = MODEL_CYCLE;
+			else if (!strcmp(v, "functional"))
+				a->model = MODEL_FUNCTIONAL;
 			else
-				return bad_arg(e, o, "expected analytic or cycle", v);
+				return bad_arg(e, o, "expected analytic, cycle or functional", v);
+		} else if (!strcmp(o, "--seed")) {
+			char *end;
+			errno = 0;
+			unsigned long long sd = strtoull(v, &end, 10);
+			if (!isdigit((unsigned char)*v) || *end || errno)
+				return bad_arg(e, o, "expected an integer in [0, 2^64)", v);
+			a->seed = sd;
 		} else if (!strcmp(o, "--batch")) {
 			char *end;
 			errno = 0;
@@ -212,9 +228,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 		}
 		i++;
 	}
-	if (strcmp(a->cmd, "lab") && (a->gemm || a->seed || a->cycles || a->html || a->step)) {
+	if (strcmp(a->cmd, "lab") && (a->gemm || a->cycles || a->html || a->step)) {
 		char q[300];
-		return err_input(e, "--gemm, --seed, --cycles, --step, --html: expected with tpusim lab only, found them with "
+		return err_input(e, "--gemm, --cycles, --step, --html: expected with tpusim lab only, found them with "
 				 "tpusim %s", err_quote(q, sizeof q, a->cmd, 60));
 	}
 	return 0;
@@ -320,6 +336,8 @@ static void request_for(const struct args *a, int dataflow, struct sim_request *
 	rq->batch = a->batch;
 	rq->ideal_memory = a->ideal;
 	rq->vcd = a->vcd;
+	rq->seed = a->seed;
+	rq->keep_outputs = a->save != NULL;
 }
 
 /* The config's warnings, once per run, on stderr. */
@@ -373,12 +391,40 @@ static int plot_dir(const char *dir, bool check, char *p1, char *p2, size_t size
 	return rc;
 }
 
+/*
+ * --save-outputs DIR: every GEMM op's result as DIR/<op>.npy (int32 for int8
+ * operands, else float32), each file written atomically; DIR is made when
+ * missing. A '/' in an op's name becomes '_'.
+ */
+static int save_outputs(const char *dir, const struct run *r, struct err *e)
+{
+	char path[4200];
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return err_input(e, "--save-outputs: expected a directory that can be created, found \"%s\" (%s)",
+				 shown(0, dir), strerror(errno));
+	for (size_t i = 0; i < r->noutputs; i++) {
+		const struct run_output *o = &r->outputs[i];
+		char name[OP_NAME_MAX];
+		snprintf(name, sizeof name, "%s", o->name);
+		for (char *p = name; *p; p++)
+			if (*p == '/')
+				*p = '_';
+		snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+		if (npy_write(path, o->c, o->m, o->n, o->ints, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int cmd_run(const struct args *a, struct err *e)
 {
 	struct sim *s;
 	char p1[4200], p2[4200];
 	int rc = -1;
 
+	if (a->save && a->model != MODEL_FUNCTIONAL)
+		return err_input(e, "--save-outputs: expected --model functional (only it computes values), found --model %s",
+				 run_model_names[a->model]);
 	if (a->plot && plot_dir(a->plot, true, p1, p2, sizeof p1, e) < 0)
 		return -1;
 	if (!(s = calloc(1, sizeof *s)))
@@ -393,6 +439,8 @@ static int cmd_run(const struct args *a, struct err *e)
 		    plot_roofline(p2, &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
 			goto out;
 	}
+	if (a->save && save_outputs(a->save, &s->run, e) < 0)
+		goto out;
 	if (a->out && report_write(a->out, &ctx, e) < 0)
 		goto out;
 	report_summary(stdout, &ctx);
@@ -400,6 +448,8 @@ static int cmd_run(const struct args *a, struct err *e)
 		printf("wrote %s/layers.csv and %s/summary.json\n", shown(0, a->out), shown(1, a->out));
 	if (a->plot)
 		printf("wrote %s and %s\n", shown(0, p1), shown(1, p2));
+	if (a->save)
+		printf("wrote %zu result%s in %s\n", s->run.noutputs, s->run.noutputs == 1 ? "" : "s", shown(0, a->save));
 	if (a->timing) {
 		struct timespec t1;
 		struct rusage ru;
@@ -513,7 +563,7 @@ static int cmd_lab(const struct args *a, struct err *e)
 	struct lab_summary s[3];
 
 	if (a->workload || a->out || a->vcd || a->plot || a->dataflows || a->batch || a->ideal || a->csv || a->dump ||
-	    a->timing || a->model != MODEL_CYCLE)
+	    a->timing || a->save || a->model != MODEL_CYCLE)
 		return err_input(e, "lab: expected only -c, --set, --gemm, --dataflow, --seed, --cycles, --step and --html, "
 				 "found an option of another command (lab times one GEMM with ideal memory)");
 	if (!a->gemm)
@@ -521,10 +571,9 @@ static int cmd_lab(const struct args *a, struct err *e)
 	if (a->html && (a->cycles || a->step))
 		return err_input(e, "--html: expected without --cycles and --step (the page shows every cycle), found them");
 	memset(&o, 0, sizeof o);
-	o.seed = 1;
+	o.seed = a->seed;
 	o.last = -1;
-	if (lab_parse_gemm(a->gemm, &o.m, &o.k, &o.n, e) < 0 || (a->seed && lab_parse_seed(a->seed, &o.seed, e) < 0) ||
-	    (a->cycles && lab_parse_cycles(a->cycles, &o.first, &o.last, e) < 0))
+	if (lab_parse_gemm(a->gemm, &o.m, &o.k, &o.n, e) < 0 || (a->cycles && lab_parse_cycles(a->cycles, &o.first, &o.last, e) < 0))
 		return -1;
 	if (load_config(a, &c, e) < 0)
 		return -1;

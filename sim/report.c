@@ -79,13 +79,12 @@ void report_summary(FILE *out, const struct report_ctx *c)
 	const struct run *r = c->run;
 	double peak = 2 * arch_peak_macs_per_s(a);
 	struct metrics m;
-	static const char *const models[] = { "analytic", "cycle" };
 	static const char *const dtypes[] = { "int8", "bf16", "fp16", "fp32" };
 
 	fprintf(out, "%s (batch %lld) on %s: %lldx%lld %s %s at %.3g GHz, %.4g GB/s; %s model%s\n", w->name,
 		(long long)w->batch, a->name, (long long)a->array.rows, (long long)a->array.cols,
 		array_dataflow_names[c->opts->dataflow], dtypes[a->array.dtype], a->clock_ghz, a->hbm.gbps,
-		models[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
+		run_model_names[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
 	fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12, a->hbm.gbps,
 		peak / arch_hbm_bytes_per_s(a));
 	summary_head(out);
@@ -109,6 +108,10 @@ void report_summary(FILE *out, const struct report_ctx *c)
 	for (int b = 0; b < SRAM_NBUF; b++)
 		fprintf(out, " %s %lld/%lld%s", sram_buf_names[b], (long long)r->total.sram_read_bytes[b],
 			(long long)r->total.sram_write_bytes[b], b + 1 < SRAM_NBUF ? "," : "\n");
+	if (r->checks)
+		fprintf(out, "functional: %lld outputs checked against a reference GEMM, %lld mismatches, max abs error %.6g "
+			"(seed %llu; ideal memory)\n", (long long)r->check.outputs, (long long)r->check.mismatches,
+			r->check.max_abs_error, (unsigned long long)c->opts->seed);
 }
 
 /* ---- files ---- */
@@ -152,8 +155,16 @@ static void field_num(FILE *f, const struct result_field *fd, int i, const struc
 		fprintf(f, "%.17g", result_field_value(fd, i, r, m));
 }
 
+/* The functional model's check: {"outputs": ..., "mismatches": ..., "max_abs_error": ...}. */
+static void json_check(FILE *f, const struct run_check *ck)
+{
+	fprintf(f, "{\"outputs\": %lld, \"mismatches\": %lld, \"max_abs_error\": %.17g}", (long long)ck->outputs,
+		(long long)ck->mismatches, ck->max_abs_error);
+}
+
+/* ck: the functional model's check of the layer or total, or NULL. */
 static void json_result(FILE *f, const struct arch *a, bool ideal, const char *name, const char *type,
-			const struct result *r, const char *indent)
+			const struct result *r, const struct run_check *ck, const char *indent)
 {
 	struct metrics m;
 	report_metrics(a, r, ideal, &m);
@@ -177,6 +188,10 @@ static void json_result(FILE *f, const struct arch *a, bool ideal, const char *n
 			field_num(f, fd, i, r, &m);
 		}
 		fputc('}', f);
+	}
+	if (ck) {
+		fprintf(f, ",\n%s  \"functional\": ", indent);
+		json_check(f, ck);
 	}
 	fprintf(f, "\n%s}", indent);
 }
@@ -229,7 +244,6 @@ void report_json(FILE *f, const struct report_ctx *c)
 {
 	const struct arch *a = &c->cfg->arch;
 	const struct config *cfg = c->cfg;
-	static const char *const models[] = { "analytic", "cycle" };
 	double peak = 2 * arch_peak_macs_per_s(a);
 
 	fprintf(f, "{\n  \"version\": ");
@@ -265,16 +279,23 @@ void report_json(FILE *f, const struct report_ctx *c)
 		   "  \"array\": {\"rows\": %lld, \"cols\": %lld},\n  \"clock_ghz\": %.17g,\n"
 		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %.17g,\n  \"ridge_ops_per_byte\": %.17g,\n"
 		   "  \"config\": ",
-		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], models[c->opts->model],
+		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], run_model_names[c->opts->model],
 		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
 		a->clock_ghz, peak, arch_hbm_bytes_per_s(a), peak / arch_hbm_bytes_per_s(a));
 	json_config(f, cfg);
+	if (c->run->checks) {
+		fprintf(f, ",\n  \"functional\": ");
+		json_check(f, &c->run->check);
+		fprintf(f, ",\n  \"seed\": %llu", (unsigned long long)c->opts->seed);
+	}
 	fprintf(f, ",\n  \"total\": ");
-	json_result(f, a, c->opts->ideal_memory, "total", NULL, &c->run->total, "  ");
+	json_result(f, a, c->opts->ideal_memory, "total", NULL, &c->run->total, c->run->checks ? &c->run->check : NULL,
+		    "  ");
 	fprintf(f, ",\n  \"layers\": [");
 	for (size_t i = 0; i < c->run->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
-		json_result(f, a, c->opts->ideal_memory, c->w->layers[i].name, layer_type(c->w, i), &c->run->layers[i], "    ");
+		json_result(f, a, c->opts->ideal_memory, c->w->layers[i].name, layer_type(c->w, i), &c->run->layers[i],
+			    c->run->checks ? &c->run->checks[i] : NULL, "    ");
 	}
 	fprintf(f, "\n  ]\n}\n");
 }

@@ -9,11 +9,20 @@
 #include "analytic.h"
 #include "chip.h"
 #include "engine.h"
+#include "functional.h"
+#include "npy.h"
 #include "schedule.h"
+#include "vcd.h"
+#include "xmath.h"
+
+const char *const run_model_names[] = { "analytic", "cycle", "functional", NULL };
 
 const struct cfg_key sim_keys[] = {
 	{ "max_folds", CFG_INT, offsetof(struct sim_params, max_folds), "folds", "10000000000", 1, 0x1p62, NULL,
 	  "most folds (and vector-unit chunks) the cycle model runs in one run; more is refused before it starts" },
+	{ "max_pe_updates", CFG_INT, offsetof(struct sim_params, max_pe_updates), "PE cycles", "100000000000", 1, 0x1p62,
+	  NULL, "most PE register updates (cycles x rows x cols over the GEMMs) the functional model runs in one run; "
+	  "more is refused before it starts" },
 	CFG_END
 };
 
@@ -197,6 +206,409 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 	return 0;
 }
 
+/* ---- the functional model ---- */
+
+static int add_result(const struct workload *w, const struct op *op, const struct result *r, struct run *out,
+		      struct err *e);
+static int64_t spill_of(const struct config *cfg, const struct op *op, const struct sched *s,
+			const struct chip_part *cp, int arrays);
+
+/* Per-PE signals in a VCD: the observer of every GEMM op's func_run, each op's cycles after the ops before it. */
+struct fvcd {
+	vcd *v;
+	int64_t base;                   /* the run's cycle at the op's cycle 0 */
+	bool os, flt;
+	int op, cycle, fold, loading;   /* the run's signals */
+	int *id;                        /* R x C x FVCD_SIGNALS: each PE's */
+	int64_t R, C;
+};
+#define FVCD_SIGNALS 5
+
+static int fvcd_open(struct fvcd *fv, const struct config *cfg, int df, const char *base, struct err *e)
+{
+	static const char *const wsis[FVCD_SIGNALS] = { "weight", "shadow", "input", "psum", "fold" };
+	static const char *const os[FVCD_SIGNALS] = { "a", "b", "acc", "out", "fold" };
+	const struct array_params *ap = &cfg->arch.array;
+	char path[4200], name[64];
+	memset(fv, 0, sizeof *fv);
+	fv->R = ap->rows, fv->C = ap->cols;
+	fv->os = df == DF_OS;
+	fv->flt = ap->dtype != DT_INT8;
+	if (arch_arrays(&cfg->arch) > 1)
+		return err_input(e, "--vcd: expected a chip of one array for the functional model's per-PE signals, found %lld "
+				 "(chip.cores x chip.arrays_per_core); use tpusim lab or --set chip.cores=1 --set "
+				 "chip.arrays_per_core=1", (long long)arch_arrays(&cfg->arch));
+	if (fv->R > RUN_VCD_MAX_PES || fv->C > RUN_VCD_MAX_PES)
+		return err_input(e, "--vcd: expected an array of at most %d x %d for the functional model's per-PE signals, "
+				 "found %lld x %lld; use tpusim lab, or a smaller array (--set array.rows=16 --set array.cols=16)",
+				 RUN_VCD_MAX_PES, RUN_VCD_MAX_PES, (long long)fv->R, (long long)fv->C);
+	if (!(fv->id = malloc((size_t)(fv->R * fv->C * FVCD_SIGNALS) * sizeof *fv->id)))
+		return err_nomem(e, "--vcd");
+	snprintf(path, sizeof path, "%s.vcd", base);
+	if (!(fv->v = vcd_open(path, cfg->arch.clock_ghz, e))) {
+		free(fv->id);
+		return -1;
+	}
+	vcd_scope(fv->v, "tpusim");
+	fv->op = vcd_var(fv->v, "op", VCD_STRING, 0);
+	fv->cycle = vcd_var(fv->v, "cycle", VCD_INT, 64);
+	fv->fold = vcd_var(fv->v, "fold", VCD_INT, 32);
+	fv->loading = vcd_var(fv->v, "loading", VCD_INT, 32);
+	for (int64_t i = 0; i < fv->R; i++)
+		for (int64_t j = 0; j < fv->C; j++) {
+			snprintf(name, sizeof name, "pe_%lld_%lld", (long long)i, (long long)j);
+			vcd_scope(fv->v, name);
+			for (int k = 0; k < FVCD_SIGNALS; k++)
+				fv->id[(i * fv->C + j) * FVCD_SIGNALS + k] =
+					vcd_var(fv->v, fv->os ? os[k] : wsis[k], k == 4 || !fv->flt ? VCD_INT : VCD_REAL, 32);
+			vcd_upscope(fv->v);
+		}
+	vcd_upscope(fv->v);
+	vcd_begin(fv->v);
+	return 0;
+}
+
+static void fvcd_value(struct fvcd *fv, int id, int64_t t, double v)
+{
+	if (fv->flt)
+		vcd_real(fv->v, id, t, v);
+	else
+		vcd_int(fv->v, id, t, (int64_t)v);
+}
+
+/* Registers that hold nothing show 0; each PE's fold says whose values it holds (-1: none). */
+static int fvcd_observe(const struct func_view *v, void *ctx)
+{
+	struct fvcd *fv = ctx;
+	int64_t t = fv->base + v->cycle;
+	vcd_int(fv->v, fv->cycle, t, t);
+	vcd_int(fv->v, fv->fold, t, v->fold);
+	vcd_int(fv->v, fv->loading, t, v->loading);
+	for (int64_t q = 0; q < v->R * v->C; q++) {
+		const struct func_pe *p = &v->pe[q];
+		const int *id = &fv->id[q * FVCD_SIGNALS];
+		const struct func_reg *r[4];
+		if (fv->os) {
+			r[0] = &p->x, r[1] = &p->p, r[2] = &p->acc, r[3] = &p->out;
+			vcd_int(fv->v, id[4], t, p->acc.fold >= 0 ? p->acc.fold : p->out.fold);
+		} else {
+			r[0] = &p->w[p->wsel], r[1] = &p->w[1 - p->wsel], r[2] = &p->x, r[3] = &p->p;
+			vcd_int(fv->v, id[4], t, p->w[p->wsel].fold);
+		}
+		for (int k = 0; k < 4; k++)
+			fvcd_value(fv, id[k], t, r[k]->fold >= 0 ? r[k]->v : 0);
+	}
+	return 0;
+}
+
+/* The functional model's run: its options, the per-PE trace and the operands' buffers. */
+struct frun {
+	const struct config *cfg;
+	const struct workload *w;
+	struct chip_run *c;             /* one array's config and the splits, on a chip of several */
+	struct run_opts o;              /* the caller's, with ideal memory */
+	struct fvcd vcd;
+	bool tracing;
+};
+
+/* Checks that every value of a file given for layer key is representable in the dtype. */
+static int file_values(const struct layer_file *f, int dtype, const double *v, int64_t rows, int64_t cols,
+		       const char *key, struct err *e)
+{
+	static const char *const dts[] = { "int8", "bf16", "fp16", "fp32" };
+	char q[4200];
+	for (int64_t i = 0; i < rows * cols; i++)
+		if (!func_representable(dtype, v[i]))
+			return err_at(e, f->at, key, "expected values representable in %s (array.dtype), found %.17g at [%lld][%lld] "
+				      "in \"%s\"", dts[dtype], v[i], (long long)(i / cols), (long long)(i % cols),
+				      err_quote(q, sizeof q, f->path, 4096));
+	return 0;
+}
+
+/* The operands of GEMM op number i: its layer's .npy files, else random from the seed. a: M x K, b: K x N. */
+static int op_operands(const struct frun *fr, const struct op *op, size_t i, double *a, double *b, struct err *e)
+{
+	int dt = fr->cfg->arch.array.dtype;
+	uint64_t seed = fr->o.seed + 2 * (uint64_t)i;
+	func_random(dt, seed, a, op->m * op->k);
+	func_random(dt, seed + 1, b, op->k * op->n);
+	for (size_t k = 0; k < fr->w->nfiles; k++) {
+		const struct layer_file *f = &fr->w->files[k];
+		char key[64], q[4200];
+		double *v;
+		int64_t rows, cols, want_r = f->operand ? op->k : op->m, want_c = f->operand ? op->n : op->k;
+		if (f->layer != op->layer)
+			continue;
+		snprintf(key, sizeof key, "layers[%zu].%c_npy", f->layer, f->operand ? 'b' : 'a');
+		if (npy_read(f->path, f->at, key, &v, &rows, &cols, e) < 0)
+			return -1;
+		if (rows != want_r || cols != want_c) {
+			free(v);
+			return err_at(e, f->at, key, "expected a %lld x %lld array (%s of the layer's GEMM), found %lld x %lld in "
+				      "\"%s\"", (long long)want_r, (long long)want_c, f->operand ? "K x N" : "M x K",
+				      (long long)rows, (long long)cols, err_quote(q, sizeof q, f->path, 4096));
+		}
+		if (file_values(f, dt, v, rows, cols, key, e) < 0) {
+			free(v);
+			return -1;
+		}
+		memcpy(f->operand ? b : a, v, (size_t)(rows * cols) * sizeof *v);
+		free(v);
+	}
+	return 0;
+}
+
+/* The registers' cycles and categories in place of the closed form's; the check added to ck. */
+static void func_result_into(const struct func_result *f, struct result *r, struct run_check *ck)
+{
+	r->cycles = r->compute_cycles = f->cycles;
+	r->memory_cycles = 0;
+	memcpy(r->cat, f->cat, sizeof r->cat);
+	ck->outputs += f->outputs;
+	ck->mismatches += f->mismatches;
+	if (f->max_abs_error > ck->max_abs_error)
+		ck->max_abs_error = f->max_abs_error;
+}
+
+/*
+ * GEMM op number i: the closed form for its counts (r), then the registers
+ * for its time, on one array or on each part of the op split over the chip's
+ * arrays (operands sliced: rows of A and C when split by M, columns of B and
+ * C by N). c (M x N) receives the result when not NULL.
+ */
+static int func_gemm(struct frun *fr, const struct op *op, size_t i, const double *a, const double *b, double *c,
+		     struct result *r, struct run_check *ck, struct err *e)
+{
+	struct func_result f;
+	struct func_opts fo = { .seed = 0, .a = a, .b = b, .c = c };
+	struct sched plan;
+	const struct sched *s;
+	int64_t compute;
+	if (fr->tracing) {
+		fo.observe = fvcd_observe;
+		fo.ctx = &fr->vcd;
+	}
+	if (!fr->c) {
+		if (plan_op(fr->cfg, op, &fr->o, &plan, &s, &compute, e) < 0 || analytic_op(fr->cfg, op, s, true, r, e) < 0 ||
+		    func_run(fr->cfg, op, s, &fo, &f, e) < 0)
+			return -1;
+		r->spill_bytes = chip_spill_bytes(fr->cfg, op, s);
+		func_result_into(&f, r, ck);
+		return 0;
+	}
+	struct op part[CHIP_MAX_ARRAYS];
+	struct sched pl[CHIP_MAX_ARRAYS];
+	struct chip_part cp[CHIP_MAX_ARRAYS];
+	struct func_result slow = { 0 };
+	struct run_check sum = { 0 };
+	int64_t off = 0, K = op->k, N = op->n;
+	if (split(fr->c, op, part, pl, cp, r, e) < 0)
+		return -1;
+	r->spill_bytes = spill_of(fr->cfg, op, NULL, cp, fr->c->arrays);
+	bool by_n = r->split_n_ops;
+	for (int q = 0; q < fr->c->arrays; q++) {
+		const struct op *p = cp[q].op;
+		double *bs = NULL, *cs = NULL;
+		int rc;
+		if (!p)
+			continue;
+		fo.a = by_n ? a : a + off * K;
+		fo.b = b;
+		fo.c = c && !by_n ? c + off * N : NULL;
+		if (by_n && ((bs = malloc((size_t)(K * p->n) * sizeof *bs)) == NULL ||
+			     (c && (cs = malloc((size_t)(op->m * p->n) * sizeof *cs)) == NULL))) {
+			free(bs);
+			return err_nomem(e, "functional model");
+		}
+		if (by_n) {
+			for (int64_t k = 0; k < K; k++)
+				memcpy(bs + k * p->n, b + k * N + off, (size_t)p->n * sizeof *bs);
+			fo.b = bs;
+			fo.c = cs;
+		}
+		rc = func_run(&fr->c->acfg, p, cp[q].s, &fo, &f, e);
+		if (rc == 0 && cs)
+			for (int64_t m = 0; m < op->m; m++)
+				memcpy(c + m * N + off, cs + m * p->n, (size_t)p->n * sizeof *cs);
+		free(bs);
+		free(cs);
+		if (rc < 0)
+			return -1;
+		if (f.cycles >= slow.cycles)
+			slow = f;
+		func_result_into(&f, r, &sum);
+		off += by_n ? p->n : p->m;
+	}
+	(void)i;
+	slow.outputs = sum.outputs;
+	slow.mismatches = sum.mismatches;
+	slow.max_abs_error = sum.max_abs_error;
+	func_result_into(&slow, r, ck);
+	return 0;
+}
+
+/* The functional model's work: PE updates by the closed form (ideal memory), and the closed form's cycles. */
+static int func_estimate(struct frun *fr, const struct oplist *ops, int64_t *updates, int64_t *cycles, struct err *e)
+{
+	const struct array_params *ap = &fr->cfg->arch.array;
+	int64_t pes = ap->rows * ap->cols;
+	*updates = *cycles = 0;
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *op = &ops->v[i];
+		struct result r;
+		if (fr->c) {
+			struct op part[CHIP_MAX_ARRAYS];
+			struct sched pl[CHIP_MAX_ARRAYS];
+			struct chip_part cp[CHIP_MAX_ARRAYS];
+			if (split(fr->c, op, part, pl, cp, &r, e) < 0)
+				return -1;
+			for (int q = 0; op->kind == OP_GEMM && q < fr->c->arrays; q++)
+				if (cp[q].s) {
+					int64_t g = analytic_gemm_cycles(cp[q].s);
+					*updates = sat_add(*updates, g > INT64_MAX / pes ? INT64_MAX : g * pes);
+				}
+			*cycles = sat_add(*cycles, r.cycles);
+			continue;
+		}
+		struct sched plan;
+		const struct sched *s;
+		int64_t compute;
+		if (plan_op(fr->cfg, op, &fr->o, &plan, &s, &compute, e) < 0)
+			return -1;
+		if (s)
+			*updates = sat_add(*updates, compute > INT64_MAX / pes ? INT64_MAX : compute * pes);
+		*cycles = sat_add(*cycles, analytic_cycles(fr->cfg, op, s, true));
+	}
+	return 0;
+}
+
+static void outputs_release(struct run *r)
+{
+	for (size_t i = 0; i < r->noutputs; i++)
+		free(r->outputs[i].c);
+	free(r->outputs);
+	r->outputs = NULL;
+	r->noutputs = 0;
+}
+
+static int run_functional(const struct config *cfg, const struct workload *w, const struct oplist *ops,
+			  const struct run_opts *o, struct run *out, struct err *e)
+{
+	struct frun fr = { cfg, w, NULL, *o, { 0 }, false };
+	int64_t updates, cycles, ngemm = 0;
+	double *a = NULL, *b = NULL;
+	int64_t amax = 0, bmax = 0;
+	char found[32];
+	int rc = -1;
+
+	fr.o.ideal_memory = true;
+	if (arch_arrays(&cfg->arch) > 1 && !(fr.c = chip_run_new(cfg, &fr.o, e)))
+		return -1;
+	if (func_estimate(&fr, ops, &updates, &cycles, e) < 0)
+		goto out;
+	if (updates > cfg->arch.sim.max_pe_updates) {
+		err_at(e, (struct pos){ w->file, 0, 0 }, NULL, "expected at most %lld PE updates for the functional model "
+		       "(sim.max_pe_updates), found %s; use --model cycle, a smaller workload or array, or raise "
+		       "sim.max_pe_updates", (long long)cfg->arch.sim.max_pe_updates, shown(found, sizeof found, updates));
+		goto out;
+	}
+	if (run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
+		goto out;
+	if (!(out->checks = calloc(w->n ? w->n : 1, sizeof *out->checks)))
+		goto nomem;
+	for (size_t i = 0; i < ops->n; i++) {
+		if (ops->v[i].kind != OP_GEMM)
+			continue;
+		ngemm++;
+		amax = max64(amax, ops->v[i].m * ops->v[i].k);
+		bmax = max64(bmax, ops->v[i].k * ops->v[i].n);
+	}
+	if (o->keep_outputs && ngemm && !(out->outputs = calloc((size_t)ngemm, sizeof *out->outputs)))
+		goto nomem;
+	if ((amax && !(a = malloc((size_t)amax * sizeof *a))) || (bmax && !(b = malloc((size_t)bmax * sizeof *b))))
+		goto nomem;
+	if (o->vcd) {
+		if (fvcd_open(&fr.vcd, cfg, o->dataflow, o->vcd, e) < 0)
+			goto out;
+		fr.tracing = true;
+	}
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *op = &ops->v[i];
+		struct result r;
+		if (op->kind != OP_GEMM) {
+			if (fr.c) {
+				struct op part[CHIP_MAX_ARRAYS];
+				struct sched pl[CHIP_MAX_ARRAYS];
+				struct chip_part cp[CHIP_MAX_ARRAYS];
+				if (split(fr.c, op, part, pl, cp, &r, e) < 0)
+					goto out;
+				r.spill_bytes = spill_of(cfg, op, NULL, cp, fr.c->arrays);
+			} else if (analytic_op(cfg, op, NULL, true, &r, e) < 0) {
+				goto out;
+			} else {
+				r.spill_bytes = chip_spill_bytes(cfg, op, NULL);
+			}
+		} else {
+			double *c = NULL;
+			if (o->keep_outputs) {
+				struct run_output *ro = &out->outputs[out->noutputs];
+				op_name(op, ro->name, sizeof ro->name);
+				ro->m = op->m, ro->n = op->n;
+				ro->ints = cfg->arch.array.dtype == DT_INT8;
+				if (!(c = ro->c = malloc((size_t)(op->m * op->n) * sizeof *c)))
+					goto nomem;
+				out->noutputs++;
+			}
+			if (op_operands(&fr, op, i, a, b, e) < 0)
+				goto out;
+			if (fr.tracing) {
+				char name[OP_NAME_MAX];
+				vcd_str(fr.vcd.v, fr.vcd.op, fr.vcd.base, op_name(op, name, sizeof name));
+			}
+			if (func_gemm(&fr, op, i, a, b, c, &r, &out->checks[op->layer], e) < 0)
+				goto out;
+		}
+		fr.vcd.base += r.cycles;
+		if (add_result(w, op, &r, out, e) < 0)
+			goto out;
+	}
+	for (size_t l = 0; l < w->n; l++) {
+		out->check.outputs += out->checks[l].outputs;
+		out->check.mismatches += out->checks[l].mismatches;
+		out->check.max_abs_error = out->check.max_abs_error > out->checks[l].max_abs_error ?
+					   out->check.max_abs_error : out->checks[l].max_abs_error;
+	}
+	if (fr.tracing) {
+		fr.tracing = false;
+		rc = vcd_close(fr.vcd.v, out->total.cycles, e);
+		fr.vcd.v = NULL;
+		if (rc < 0)
+			goto out;
+		rc = -1;
+	}
+	for (size_t l = 0; l < w->n; l++)
+		if (out->checks[l].mismatches) {
+			err_sim(e, "functional model: layer %s: %lld of %lld outputs differ from the reference GEMM by more "
+				"than the error bound (largest error %.6g); %lld of %lld in the whole run", w->layers[l].name,
+				(long long)out->checks[l].mismatches, (long long)out->checks[l].outputs,
+				out->checks[l].max_abs_error, (long long)out->check.mismatches,
+				(long long)out->check.outputs);
+			goto out;
+		}
+	rc = 0;
+	goto out;
+nomem:
+	err_nomem(e, "functional model");
+out:
+	if (fr.vcd.v)
+		vcd_abandon(fr.vcd.v);
+	free(fr.vcd.id);
+	free(a);
+	free(b);
+	free(fr.c);
+	return rc;
+}
+
 /* Adds op's result r to the run; fails when the run passes RUN_MAX_CYCLES. */
 static int add_result(const struct workload *w, const struct op *op, const struct result *r, struct run *out,
 		      struct err *e)
@@ -327,6 +739,13 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	int arrays = (int)arch_arrays(&cfg->arch);
 	bool chip = cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
 	memset(out, 0, sizeof *out);
+	if (w->nfiles && o->model != MODEL_FUNCTIONAL) {
+		const struct layer_file *f = &w->files[0];
+		char key[64];
+		snprintf(key, sizeof key, "layers[%zu].%c_npy", f->layer, f->operand ? 'b' : 'a');
+		return err_at(e, f->at, key, "expected --model functional (only the functional model reads operand "
+			      "values), found the %s model", run_model_names[o->model]);
+	}
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
 	if (!out->layers)
 		return err_nomem(e, NULL);
@@ -338,6 +757,11 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	out->n = w->n;
 	if (place(cfg, lowered, &placed, &ops, e) < 0)
 		goto fail;
+	if (o->model == MODEL_FUNCTIONAL) {
+		if (run_functional(cfg, w, ops, o, out, e) < 0)
+			goto fail;
+		goto done;
+	}
 	/*
 	 * The cycle model's work is unbounded by its input: count it, and check
 	 * the limits, before simulating anything. The analytic model's work is
@@ -402,6 +826,9 @@ fail:
 
 void run_release(struct run *r)
 {
+	outputs_release(r);
+	free(r->checks);
+	r->checks = NULL;
 	free(r->layers);
 	r->layers = NULL;
 	r->n = 0;

@@ -16,7 +16,8 @@
 #include "schedule.h"
 #include "workload.h"
 
-enum model { MODEL_ANALYTIC, MODEL_CYCLE };
+enum model { MODEL_ANALYTIC, MODEL_CYCLE, MODEL_FUNCTIONAL };
+extern const char *const run_model_names[];     /* "analytic", "cycle", "functional" */
 
 /*
  * Limits. A run is refused (an input error, exit status 2) before any op is
@@ -25,6 +26,10 @@ enum model { MODEL_ANALYTIC, MODEL_CYCLE };
  *     instructions, a vector op's chunks: engine_op_folds, summed from the
  *     plans in O(ops)): its wall time grows with them, a few million a
  *     second, whatever the cycles; the analytic model has no such limit;
+ *   - the functional model would run more than sim.max_pe_updates PE
+ *     register updates: the closed form's cycles with ideal memory times the
+ *     array's rows x cols, summed over the GEMMs (each part's on a chip of
+ *     several arrays); a few ns each;
  *   - the closed form's cycles (analytic_cycles) sum to more than
  *     RUN_MAX_EST_CYCLES, for either model. The analytic model reports that
  *     sum; the cycle engine adds stalls to it, which the margin to
@@ -40,14 +45,46 @@ enum model { MODEL_ANALYTIC, MODEL_CYCLE };
 struct run_opts {
 	int dataflow;                   /* enum dataflow */
 	int model;                      /* enum model */
-	bool ideal_memory;
-	const char *vcd;                /* cycle model: trace to this path + ".vcd", or NULL */
+	bool ideal_memory;              /* the functional model always has ideal memory */
+	const char *vcd;                /* trace to this path + ".vcd", or NULL (cycle: the engine's; functional: every PE) */
+	uint64_t seed;                  /* functional: random operands (those not read from .npy files) */
+	bool keep_outputs;              /* functional: keep every GEMM op's result in run.outputs */
+};
+
+/*
+ * The functional model (sim/functional.h) runs every GEMM op register by
+ * register on the plan the engine uses with ideal memory (functional implies
+ * ideal memory): the op's cycles and categories are the registers'; its
+ * bytes, energy and SRAM traffic the closed form's for the same plan. Vector
+ * ops take the closed form's ideal-memory numbers. Operands: a matmul
+ * layer's a_npy and b_npy files (workload.h), else random in the dtype, from
+ * opts.seed and the op's index. On a chip of several arrays each op's parts
+ * run on their arrays, the op taking the slowest part's cycles. Every
+ * repeated instance runs. A run whose outputs differ from the reference
+ * beyond the bound fails (ERR_SIM); the other models refuse a workload that
+ * names .npy files, which they would not read.
+ */
+struct run_check {
+	int64_t outputs;                /* elements of C compared with the reference, over every instance */
+	int64_t mismatches;             /* beyond func_bound (ints: not equal) */
+	double max_abs_error;
+};
+
+struct run_output {
+	char name[OP_NAME_MAX];         /* the op's name (op_name) */
+	int64_t m, n;
+	bool ints;                      /* int8 operands: int32 results */
+	double *c;                      /* owned: m x n, row-major */
 };
 
 struct run {
 	struct result *layers;          /* owned; one per workload layer */
 	size_t n;
 	struct result total;
+	struct run_check *checks;       /* functional: owned, one per layer; else NULL */
+	struct run_check check;         /* functional: the whole run */
+	struct run_output *outputs;     /* functional with keep_outputs: owned, one per GEMM op, in op order */
+	size_t noutputs;
 };
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
@@ -75,5 +112,8 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
  */
 int run_check_limits(const struct config *cfg, const char *file, int model, int64_t folds, int64_t cycles,
 		     struct err *e);
+
+/* Per-PE VCD signals of the functional model: arrays of at most this many rows and columns. */
+#define RUN_VCD_MAX_PES 16
 
 #endif

@@ -219,6 +219,11 @@ void workload_release(struct workload *w)
 	free(w->layers);
 	w->layers = NULL;
 	w->n = w->cap = 0;
+	for (size_t i = 0; i < w->nfiles; i++)
+		free(w->files[i].path);
+	free(w->files);
+	w->files = NULL;
+	w->nfiles = 0;
 	while (w->key_blocks) {
 		struct key_block *b = w->key_blocks;
 		w->key_blocks = b->next;
@@ -469,6 +474,53 @@ static int load_inputs(struct loader *ld, struct layer *l, size_t idx, const str
 	return 0;
 }
 
+/*
+ * A matmul's a_npy and b_npy keys (struct layer_file): taken out of m (into
+ * *rest, whose arrays the caller frees) and kept in the workload with the
+ * path resolved against the workload file's directory.
+ */
+static int load_files(struct workload *w, const struct ynode *m, size_t idx, struct ynode *rest, struct err *e)
+{
+	*rest = *m;
+	rest->keys = malloc((m->n + 1) * sizeof *rest->keys);
+	rest->vals = malloc((m->n + 1) * sizeof *rest->vals);
+	if (!rest->keys || !rest->vals)
+		return err_nomem(e, w->file);
+	rest->n = 0;
+	for (size_t j = 0; j < m->n; j++) {
+		const char *k = m->keys[j]->str;
+		const struct ynode *v = m->vals[j];
+		int opnd = !strcmp(k, "a_npy") ? 0 : !strcmp(k, "b_npy") ? 1 : -1;
+		char path[64], buf[300];
+		if (opnd < 0) {
+			rest->keys[rest->n] = m->keys[j];
+			rest->vals[rest->n++] = m->vals[j];
+			continue;
+		}
+		snprintf(path, sizeof path, "layers[%zu].%s", idx, k);
+		struct pos at = v->pos;
+		at.file = w->file;
+		if (v->kind != Y_SCALAR || !*v->str)
+			return err_at(e, at, path, "expected the path of a .npy file, found %s", ynode_describe(v, buf, sizeof buf));
+		struct layer_file *f = realloc(w->files, (w->nfiles + 1) * sizeof *f);
+		if (!f)
+			return err_nomem(e, w->file);
+		w->files = f;
+		f = &w->files[w->nfiles];
+		const char *slash = strrchr(w->file, '/');
+		int dir = v->str[0] == '/' || !slash ? 0 : (int)(slash - w->file + 1);
+		size_t len = (size_t)dir + strlen(v->str) + 1;
+		if (!(f->path = malloc(len)))
+			return err_nomem(e, w->file);
+		snprintf(f->path, len, "%.*s%s", dir, w->file, v->str);
+		f->layer = idx;
+		f->operand = opnd;
+		f->at = at;
+		w->nfiles++;
+	}
+	return 0;
+}
+
 /* Loads layers[idx] from m. Returns 0, -1 with e set, or 1 (see load_inputs). */
 static int load_layer(struct loader *ld, const struct ynode *m, size_t idx, struct err *e)
 {
@@ -508,7 +560,19 @@ static int load_layer(struct loader *ld, const struct ynode *m, size_t idx, stru
 	cfg_defaults(s, l);
 	l->pos = m->pos;
 	l->pos.file = w->file;
-	if (load_keys(w, l, s, m, shown, seen, origin, &inputs, e) < 0 || cfg_check_required(s, seen, m->pos, shown, e) < 0)
+	if (t == L_MATMUL) {
+		struct ynode rest;
+		rc = load_files(w, m, idx, &rest, e);
+		if (rc == 0)
+			rc = load_keys(w, l, s, &rest, shown, seen, origin, &inputs, e);
+		free(rest.keys);
+		free(rest.vals);
+		if (rc < 0)
+			return -1;
+	} else if (load_keys(w, l, s, m, shown, seen, origin, &inputs, e) < 0) {
+		return -1;
+	}
+	if (cfg_check_required(s, seen, m->pos, shown, e) < 0)
 		return -1;
 	if (inputs && (rc = load_inputs(ld, l, idx, inputs, origin, e)) != 0)
 		return rc;

@@ -81,6 +81,18 @@ struct layer {
 
 struct key_block;
 
+/*
+ * A matmul operand given as values (keys a_npy and b_npy: a .npy file, its
+ * path relative to the workload file's directory unless absolute). Only the
+ * functional model reads them (run.h).
+ */
+struct layer_file {
+	size_t layer;                      /* index into layers */
+	int operand;                       /* 0: A (M x K), 1: B (K x N) */
+	char *path;                        /* owned; resolved against the workload's directory */
+	struct pos at;                     /* where the key's value was given */
+};
+
 struct workload {
 	char name[CFG_STR_MAX];
 	char file[4096];
@@ -89,6 +101,8 @@ struct workload {
 	struct layer *layers;              /* owned */
 	size_t n, cap;
 	struct key_block *key_blocks;      /* owned: where the layers' keys point */
+	struct layer_file *files;          /* owned: matmul operands from .npy files, in layer order */
+	size_t nfiles;
 };
 
 extern const char *const layer_type_names[];

@@ -21,6 +21,7 @@ int main(void)
 	srunner_add_suite(sr, errors_suite());
 	srunner_add_suite(sr, scw_suite());
 	srunner_add_suite(sr, engine_suite());
+	srunner_add_suite(sr, functional_suite());
 	srunner_add_suite(sr, limits_suite());
 	srunner_add_suite(sr, memory_suite());
 	srunner_add_suite(sr, energy_suite());

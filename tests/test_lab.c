@@ -31,6 +31,7 @@
  *       37 + 4 - 1 = 40: 41 cycles.
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,11 +106,16 @@ START_TEST(ws_grid_holds_b_by_the_rule)
 			snprintf(want, sizeof want, "%.0f", b[(4 + i) * 5 + j]);
 			ck_assert_msg(!strcmp(w, want), "cycle 22 PE(%d,%d): weight %s, B[%d][%d] = %s", i, j, w, 4 + i, j, want);
 		}
-	/* Fold 2's tile in the shadow bank of column 0. */
+	/*
+	 * Fold 2's tile in column 0, in bank 2 mod 2 = 0: the other bank in rows 0
+	 * and 1, whose last input was fold 1's (bank 1); the bank shown first in
+	 * rows 2 and 3, whose last input was fold 0's (bank 0; fold 1 has 2 rows).
+	 */
 	for (int i = 0; i < 4; i++) {
 		weights(grid_cell(out, 22, i, 0, 0, cell, sizeof cell), w, s);
 		snprintf(want, sizeof want, "%.0f", b[i * 5 + 4]);
-		ck_assert_msg(!strcmp(s, want), "cycle 22 PE(%d,0): shadow %s, B[%d][4] = %s", i, s, i, want);
+		ck_assert_msg(!strcmp(i < 2 ? s : w, want), "cycle 22 PE(%d,0): banks %s [%s], B[%d][4] = %s", i, w, s, i,
+			      want);
 	}
 	ck_assert_ptr_nonnull(strstr(out, "\ncycle 22 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 9 of 10\n"));
 	ck_assert_ptr_nonnull(strstr(out, "\ncycle 16 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 3 of 10; "
@@ -192,8 +198,8 @@ START_TEST(bf16_values)
 			double x, want = b[(4 + i) * 5 + j];
 			weights(grid_cell(out, 22, i, j, 0, cell, sizeof cell), w, s);
 			x = strtod(w, NULL);
-			/* 4 significant digits of a value below 1 in magnitude: within 5e-4 of it. */
-			ck_assert_msg(x - want < 5e-4 && want - x < 5e-4 && want >= -1 && want < 1 && want * 128 == (int)(want * 128),
+			/* 4 significant digits: within 5e-4 of it, relative. */
+			ck_assert_msg(fabs(x - want) <= 5e-4 * fabs(want) && want >= -1 && want < 1 && x != 0,
 				      "PE(%d,%d): %s for %g", i, j, w, want);
 		}
 	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 47 cycles, 4 folds, 50 outputs checked, 0 mismatches, max abs error "));
@@ -257,28 +263,34 @@ START_TEST(errors)
 		{ { "--gemm", "10x6x5x", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10x6x5x\"\n" },
 		{ { "--gemm", "10X6X5", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10X6X5\"\n" },
 		{ { "--gemm", "10x6x5", "--set", "array.rows=17", NULL },
-		  "--set: array.rows: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 17\n" },
+		  "--set:1:12: array.rows: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 17\n" },
+		{ { "--gemm", "10x6x5", "-c", "big.yaml", NULL },
+		  "big.yaml:1:24: array.cols: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 32\n" },
 		{ { "--gemm", "10x6x5", "--cycles", "5..3", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5..3\"\n" },
 		{ { "--gemm", "10x6x5", "--cycles", "5", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5\"\n" },
 		/* 47 cycles: the last is 46. */
 		{ { "--gemm", "10x6x5", "--cycles", "40..47", NULL },
 		  "--cycles: expected A..B with 0 <= A <= B <= 46 (the run's last cycle), found \"40..47\"\n" },
 		{ { "--gemm", "10x6x5", "--seed", "-1", NULL },
-		  "--seed: expected an integer in [0, 18446744073709551615], found \"-1\"\n" },
+		  "--seed: expected an integer in [0, 2^64), found \"-1\"\n" },
 		{ { "--cycles", "1..2", NULL }, "lab: expected --gemm MxKxN, found none\n" },
 	};
+	char *dir = th_tmpdir(), *big = th_write(dir, "big.yaml", "array: {rows: 4, cols: 32}\n");
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		const char *argv[16] = { "lab", "-c", preset() };
 		int n = 3;
 		char *out, *err;
 		for (int k = 0; cases[c].args[k]; k++)
 			argv[n++] = cases[c].args[k];
-		ck_assert_int_eq(th_cli(".", argv, &out, &err), 2);
+		ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
 		ck_assert_str_eq(err, cases[c].msg);
 		ck_assert_str_eq(out, "");
 		free(out);
 		free(err);
 	}
+	free(big);
+	th_rmdir(dir);
+	free(dir);
 }
 END_TEST
 
