@@ -402,6 +402,8 @@ static void print_left(struct printer *p, const struct func_view *v)
 static int print_cycle(const struct func_view *v, void *ctx)
 {
 	struct printer *p = ctx;
+	if (v->cycle >= p->cycles)
+		return 1;
 	if (v->cycle < p->o->first) {
 		/* Keep the phase tracker in step with the cycles not shown. */
 		phase_of(&p->pt, v, NULL);
@@ -586,6 +588,7 @@ struct recorder {
 	struct phase_track pt;
 	struct fold_cursor cur;
 	int64_t frames;                 /* cycles recorded */
+	int64_t cycles;                 /* the run's: the cycles to record */
 	bool ints;
 };
 
@@ -608,8 +611,12 @@ static int record_cycle(const struct func_view *v, void *ctx)
 	struct recorder *rc = ctx;
 	struct buf *b = rc->b;
 	const struct tile_ins *ins = v->fold >= 0 ? cursor_get(&rc->cur, v->fold) : NULL;
-	struct phase ph = phase_of(&rc->pt, v, ins);
+	struct phase ph;
 	bool first = true;
+
+	if (v->cycle >= rc->cycles)
+		return 1;
+	ph = phase_of(&rc->pt, v, ins);
 
 	buf_printf(b, "%s[%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",[", rc->frames++ ? "," : "",
 		   ph.kind, ph.fold, ph.t, ph.T, ph.also, v->loading);
@@ -635,7 +642,10 @@ static int record_cycle(const struct func_view *v, void *ctx)
 	return b->over ? 1 : 0;
 }
 
-/* One dataflow's run into b: {"df", "folds", "frames", then the counts}. */
+/*
+ * One dataflow's run into b: {"df", "folds", "frames", then the counts}. A
+ * first run without an observer gives the counts and the cycles to record.
+ */
 static int record_run(struct buf *b, struct gemm *g, const struct config *cfg, int df, struct lab_summary *s,
 		      struct err *e)
 {
@@ -645,10 +655,12 @@ static int record_run(struct buf *b, struct gemm *g, const struct config *cfg, i
 	const struct tile_ins *ins;
 	int64_t n = cfg->arch.array.rows * cfg->arch.array.cols * SL_N;
 
-	if (gemm_plan(g, cfg, df, e) < 0)
+	if (gemm_plan(g, cfg, df, e) < 0 || gemm_run(g, cfg, NULL, NULL, &r, e) < 0)
 		return -1;
+	summary_of(g, &r, s);
 	memset(&rc, 0, sizeof rc);
 	rc.b = b, rc.g = g, rc.ints = cfg->arch.array.dtype == DT_INT8;
+	rc.cycles = r.cycles;
 	rc.pt.fold = -1;
 	cursor_init(&rc.cur, &g->s);
 	if (!(rc.prev = malloc((size_t)n * sizeof *rc.prev)))
@@ -662,13 +674,13 @@ static int record_run(struct buf *b, struct gemm *g, const struct config *cfg, i
 		buf_printf(b, "%s[%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]", f ? "," : "",
 			   ins->m0, ins->k0, ins->n0, ins->m, ins->k, ins->n);
 	buf_printf(b, "],\"frames\":[");
-	int st = gemm_run(g, cfg, record_cycle, &rc, &r, e);
+	struct func_result r2;
+	int st = gemm_run(g, cfg, record_cycle, &rc, &r2, e);
 	free(rc.prev);
 	if (st < 0)
 		return -1;
-	summary_of(g, &r, s);
 	buf_printf(b, "],\"cycles\":%" PRId64 ",\"outputs\":%" PRId64 ",\"mismatches\":%" PRId64 ",\"max_abs_error\":%.3g}",
-		   r.cycles, r.outputs, r.mismatches, r.max_abs_error);
+		   s->cycles, s->outputs, s->mismatches, s->max_abs_error);
 	return 0;
 }
 
@@ -723,6 +735,7 @@ static const char page_head[] =
 	"<script type=\"application/json\" id=\"lab-data\">\n";
 
 static const char page_tail[] =
+	"\n"
 	"</script>\n"
 	"<script>\n"
 	"'use strict';\n"

@@ -111,7 +111,7 @@ def main():
         wrote = tpusim("--html", page)
         check("ws 47 cycles" in wrote and "os 41 cycles" in wrote and "is 38 cycles" in wrote, "cycles: " + wrote)
         text = open(page).read()
-        data = json.loads(re.search(r'<script type="application/json" id="lab-data">\n(.*)\n</script>', text, re.S).group(1))
+        data = json.loads(re.search(r'<script type="application/json" id="lab-data">\n(.*?)\n</script>', text, re.S).group(1))
         A = [data["A"][i * K:(i + 1) * K] for i in range(M)]
         B = [data["B"][k * N:(k + 1) * N] for k in range(K)]
         C = [[sum(A[i][k] * B[k][j] for k in range(K)) for j in range(N)] for i in range(M)]
@@ -127,21 +127,28 @@ def main():
 
         # ws: folds (K 0..3, N 0..3), (K 4..5, N 0..3), (K 0..3, N 4), (K 4..5, N 4); s = 4, 14, 24, 34.
         # Cycle 22: fold 1 streams (step 22 - 14 + 1 = 9); its first input reached every PE (14 + i + j <= 22),
-        # so the bank in use holds B[4 + i][j] (i < 2), and fold 2's tile (in place from 14 + j + 4) is in
-        # column 0's other bank: B[i][4]. Input row t meets PE(i, j) at 14 + t + i + j: x = A[t][4 + i].
+        # so the bank in use holds B[4 + i][j] (i < 2). Input row t meets PE(i, j) at 14 + t + i + j:
+        # x = A[t][4 + i]; p holds what the MAC of the cycle before wrote, row t = 22 - 1 - 14 - i - j summed
+        # over rows 0..i (rows below fold 1's two pass it on). Fold f's tile goes to bank f mod 2 and a PE
+        # shows first the bank of the last input that reached it: fold 2's tile (column 0, in place from
+        # 14 + 0 + 4) is in the other bank of rows 0 and 1 (last input: fold 1), the first of rows 2 and 3
+        # (last input: fold 0, bank 0).
         exp = {}
-        for i in range(2):
-            for j in range(4):
-                exp[(i, j, "w")] = B[4 + i][j]
-                exp[(i, j, "x")] = A[22 - 14 - i - j][4 + i]
         for i in range(4):
-            exp[(i, 0, "s")] = B[i][4]
+            for j in range(4):
+                if i < 2:
+                    exp[(i, j, "w")] = B[4 + i][j]
+                    exp[(i, j, "x")] = A[22 - 14 - i - j][4 + i]
+                t = 22 - 1 - 14 - i - j
+                if 0 <= t < 10:
+                    exp[(i, j, "p")] = sum(A[t][4 + r] * B[4 + r][j] for r in range(min(i, 1) + 1))
+            exp[(i, 0, "s" if i < 2 else "w")] = B[i][4]
         cases.append(("ws", 22, "fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 9 of 10", exp))
 
         # os: folds M 0..3, 4..7, 8..9 (N 0..3), then the same for N 4; T = K = 6; s = 0, 6, 12, ...
         # Cycle 10: fold 1 (M 4..7, N 0..3) streams, step 5; element t of row i meets column j at
         # 6 + t + i + j: a = A[4 + i][t], b = B[t][j] where that wave has arrived (i + j <= 4), and
-        # fold 0's wave (t = 10 - i - j) elsewhere.
+        # fold 0's wave (t = 10 - i - j) elsewhere. acc holds the t MACs before this cycle's.
         exp = {}
         for i in range(4):
             for j in range(4):
@@ -149,16 +156,22 @@ def main():
                 if 0 <= t < 6:
                     exp[(i, j, "a")] = A[4 * f + i][t]
                     exp[(i, j, "b")] = B[t][j]
+                if 0 < t < 6:
+                    exp[(i, j, "acc")] = sum(A[4 * f + i][u] * B[u][j] for u in range(t))
         cases.append(("os", 10, "fold 1 of 6 (M 4..7, K 0..5, N 0..3) streaming, step 5 of 6", exp))
 
         # is: folds (M 0..3: K 0..3, K 4..5), (M 4..7: ...), (M 8..9: ...); T = N = 5; s = 4, 9, 14, 19, 24, 29.
         # Cycle 17: fold 2 (K 0..3, M 4..7) streams, step 4; PEs its first input reached (i + j <= 3) hold
-        # A[4 + j][i]; column t of B meets PE(i, j) at 14 + t + i + j: x = B[i][t].
+        # A[4 + j][i]; column t of B meets PE(i, j) at 14 + t + i + j: x = B[i][t]; p, from the cycle
+        # before, column t = 17 - 1 - 14 - i - j summed over rows 0..i.
         exp = {}
         for i in range(4):
             for j in range(4 - i):
                 exp[(i, j, "w")] = A[4 + j][i]
                 exp[(i, j, "x")] = B[i][17 - 14 - i - j]
+                t = 17 - 1 - 14 - i - j
+                if t >= 0:
+                    exp[(i, j, "p")] = sum(B[r][t] * A[4 + j][r] for r in range(i + 1))
         cases.append(("is", 17, "fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 4 of 5", exp))
 
         for df, cycle, fold, exp in cases:
@@ -182,8 +195,8 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for f in failures:
-        print("FAIL:", f, file=sys.stderr)
-    print("test_lab_page: %d checks failed" % len(failures) if failures else "test_lab_page: ok")
+        print("test_lab_page: FAIL:", f, file=sys.stderr)
+    print("test_lab_page: %d checks failed" % len(failures) if failures else "test_lab_page: ok", file=sys.stderr)
     return 1 if failures else 0
 
 
