@@ -80,6 +80,8 @@ static void lab(const char *dir, const char *const *argv, int want, char **out, 
 	ck_assert_msg(st == want, "status %d, stderr: %s", st, *err);
 }
 
+static int count(const char *text, const char *what);
+
 static char cwd[4096];
 
 static const char *preset(void)
@@ -174,6 +176,10 @@ START_TEST(cycles_equal_analytic)
 		lab(dir, lb, 0, &out, &err);
 		snprintf(want, sizeof want, "\nsummary: %ld cycles, ", analytic);
 		ck_assert_msg(strstr(out, want) != NULL, "%s: no \"%s\" in the lab's output", dfs[d], want + 1);
+		/* Every cycle printed once: 0 .. analytic - 1. */
+		ck_assert_int_eq(count(out, "\ncycle "), analytic);
+		snprintf(want, sizeof want, "\ncycle %ld of %ld: ", analytic - 1, analytic);
+		ck_assert_ptr_nonnull(strstr(out, want));
 		free(out);
 		free(err);
 	}

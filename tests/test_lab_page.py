@@ -176,7 +176,7 @@ def main():
 
         for df, cycle, fold, exp in cases:
             shown = browse(page, cycle, profile)
-            check(shown.get("cycle") == "cycle %d / 46" % cycle, "%s: the page is at %r" % (df, shown.get("cycle")))
+            check(shown.get("cycle") == "cycle %d of 0..46" % cycle, "%s: the page is at %r" % (df, shown.get("cycle")))
             check(shown.get(df + "-fold") == fold, "%s: fold line %r, expected %r" % (df, shown.get(df + "-fold"), fold))
             for (i, j, r), v in exp.items():
                 got = shown.get("%s-%d-%d-%s" % (df, i, j, r))
