@@ -24,7 +24,7 @@ FUZZ_SHORT   ?= 12
 FUZZ_TIME    ?= 3600
 FUZZ_JOBS    ?= 1
 
-DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang libclang-rt-14-dev locales chromium
+DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang libclang-rt-14-dev locales python3-numpy chromium
 
 PYTHON  := /usr/bin/python3
 CC      ?= cc

@@ -88,6 +88,7 @@ struct fm {
 	int32_t blk_tag;
 	int64_t early, early_fold;
 	int64_t last_out;               /* the last cycle a value left the array */
+	int64_t live_end;               /* the last cycle a fold pulled so far moves a value */
 	struct func_result *r;
 	struct err *e;
 	/* the observer */
@@ -285,6 +286,8 @@ static bool pull(struct fm *m, struct ff *f)
 			m->pb_sr = sr;
 		}
 	}
+	/* ws/is: the last partial sum leaves at e + R + Sc - 3; os: f->end */
+	m->live_end = max64(m->live_end, m->os ? f->end : max64(f->L + sc + sr - 2, f->e + R + sc - 3));
 	/* categories: streams are compute, the gaps between them shifts (ws/is) or drains (os) */
 	m->r->cat[CAT_COMPUTE] += in.t;
 	if (f->s > (f->idx ? m->prev_e : 0))
@@ -917,7 +920,7 @@ static int cycle(struct fm *m, int64_t c)
 	if (!m->os)
 		for (int64_t k = 0; k < m->n; k++)
 			chain_write(m, ring_at(m, k), c);
-	if (m->opt->observe && observe(m, c))
+	if (m->opt->observe && c <= m->live_end && observe(m, c))
 		return 1;
 	return 0;
 }

@@ -5,7 +5,8 @@
  *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--set key.path=value ...]
  *              [--seed N] [--save-outputs DIR]
  *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
- *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]
+ *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]
+ *                  [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value ...]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step] [--html FILE]
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "compare.h"
 #include "config.h"
 #include "lab.h"
 #include "lower.h"
@@ -66,8 +68,11 @@ static const char usage[] =
 	"          [--save-outputs DIR] each GEMM's result as DIR/<op>.npy, --vcd BASE every PE\n"
 	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
 	"          draw the config's roofline with every layer and two canonical points\n"
-	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg] [run options]\n"
-	"          the same workload under each dataflow: cycles, stalls, SRAM, HBM, energy\n"
+	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]\n"
+	"          [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value]...\n"
+	"          the same workload under each dataflow: what stays in the PEs, what streams, what\n"
+	"          is re-read; folds, utilization, cycles and their ratio to ws, HBM bytes, energy,\n"
+	"          and why; -o draws the cycles and energy against ws by category\n"
 	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
 	"          print the GEMM and vector ops the workload becomes, then the tensors each op\n"
 	"          reads and writes and every tensor's kind, size, producer and last reader\n"
@@ -510,45 +515,75 @@ static int parse_dataflows(const char *list, int *df, int *n, struct err *e)
 	return 0;
 }
 
+/*
+ * The options of the command line that compare does not take, each refused
+ * with what to use instead; -o must name a chart (FILE.png or FILE.svg), not
+ * a directory of reports as with run.
+ */
+static int compare_check_args(const struct args *a, struct err *e)
+{
+	static const char not_ours[] = "%s: expected an option of tpusim compare (see tpusim --help), found an option of "
+				       "tpusim %s; %s";
+	const char *ext = a->out ? strrchr(a->out, '.') : NULL;
+	struct stat st;
+	if (a->dataflow >= 0)
+		return err_input(e, not_ours, "--dataflow", "run", "compare takes --dataflows, e.g. --dataflows ws,os,is");
+	if (a->vcd)
+		return err_input(e, not_ours, "--vcd", "run", "trace one dataflow with tpusim run --dataflow DF --vcd BASE");
+	if (a->plot)
+		return err_input(e, not_ours, "--plot", "run", "compare draws its chart with -o FILE.png or FILE.svg");
+	if (a->timing)
+		return err_input(e, not_ours, "--timing", "run", "time one dataflow with tpusim run --dataflow DF --timing");
+	if (a->dump)
+		return err_input(e, not_ours, "--dump", "config", "print the config with tpusim config --dump");
+	if (a->out && stat(a->out, &st) == 0 && S_ISDIR(st.st_mode))
+		return err_input(e, "-o: expected FILE.png or FILE.svg for compare's chart, found the directory \"%s\"",
+				 shown(0, a->out));
+	if (a->out && (!ext || (strcmp(ext, ".png") && strcmp(ext, ".svg"))))
+		return err_input(e, "-o: expected FILE.png or FILE.svg for compare's chart, found \"%s\"", shown(0, a->out));
+	return 0;
+}
+
 static int cmd_compare(const struct args *a, struct err *e)
 {
 	struct sim *s;
 	struct sim_request *rq;
-	struct run runs[3] = { { 0 } };
-	int df[3], n, rc = -1, done = 0;
+	struct compare *c;
+	int df[COMPARE_MAX], n, rc = -1;
 
+	if (compare_check_args(a, e) < 0)
+		return -1;
 	if (parse_dataflows(a->dataflows ? a->dataflows : "ws,os,is", df, &n, e) < 0)
 		return -1;
 	if (a->out && plot_check(a->out, "-o", e) < 0)
 		return -1;
 	s = calloc(1, sizeof *s);
 	rq = malloc(sizeof *rq);
-	if (!s || !rq) {
+	c = calloc(1, sizeof *c);
+	if (!s || !rq || !c) {
 		free(s);
 		free(rq);
+		free(c);
 		return err_nomem(e, NULL);
 	}
 	request_for(a, -1, rq);
 	if (sim_load(s, rq, "compare", e) < 0)
 		goto out;
 	warn(&s->cfg);
-	for (; done < n; done++) {
-		s->opts.dataflow = df[done];
-		if (run_workload(&s->cfg, &s->w, &s->ops, &s->opts, &runs[done], e) < 0)
-			goto out;
-	}
-	if (a->out && plot_compare(a->out, &s->cfg, &s->w, runs, df, n, e) < 0)
+	if (compare_run(c, &s->cfg, &s->w, &s->ops, &s->opts, df, n, e) < 0)
 		goto out;
-	report_compare(stdout, &s->cfg, &s->w, runs, df, n, a->csv);
+	if (a->out && plot_compare(a->out, &s->cfg, &s->w, c, e) < 0)
+		goto out;
+	report_compare(stdout, &s->cfg, &s->w, &s->opts, c, a->csv);
 	if (a->out && !a->csv)
 		printf("wrote %s\n", shown(0, a->out));
 	rc = 0;
 out:
-	for (int j = 0; j < done; j++)
-		run_release(&runs[j]);
+	compare_release(c);
 	sim_release(s);
 	free(s);
 	free(rq);
+	free(c);
 	return rc;
 }
 

@@ -14,6 +14,10 @@
 
 #include "report.h"
 
+/* The colour of each category of cat.h in the charts. */
+static const char *const cat_colours[CAT_N] = { "#2ca02c", "#d62728", "#ff9896", "#ff7f0e", "#9467bd", "#17becf",
+						"#7f7f7f" };
+
 /* Quotes s for a gnuplot string: no quotes or backslashes survive. */
 static const char *gp_str(char *buf, size_t size, const char *s)
 {
@@ -202,8 +206,7 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 int plot_cycles(const char *path, const struct config *cfg, const struct workload *w, const struct run *r,
 		struct err *e)
 {
-	static const char *const colours[CAT_N] = { "#2ca02c", "#d62728", "#ff9896", "#ff7f0e", "#9467bd", "#17becf",
-						    "#7f7f7f" };
+	const char *const *colours = cat_colours;
 	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
 	FILE *f;
 
@@ -233,46 +236,73 @@ int plot_cycles(const char *path, const struct config *cfg, const struct workloa
 	return run_gnuplot(f, script, path, tmp, e);
 }
 
-int plot_compare(const char *path, const struct config *cfg, const struct workload *w, const struct run *runs,
-		 const int *dataflows, int n, struct err *e)
+/*
+ * One panel of plot_compare: a bar per dataflow stacked by the nparts parts
+ * in the data block `block` (columns 2 ..), each a ratio to the base, with
+ * the ratio printed above the bar from the block `block`_labels.
+ */
+static void compare_panel(FILE *f, const char *block, const char *ylabel, const char *const *names,
+			  const char *const *colours, int nparts, double top)
 {
-	static const char *const colours[3] = { "#1f77b4", "#ff7f0e", "#2ca02c" };
+	fprintf(f, "set ylabel \"%s\"\nset yrange [0:%.6g]\nplot ", ylabel, top);
+	for (int k = 0; k < nparts; k++)
+		fprintf(f, "%s%s using %d%s title \"%s\" lc rgb '%s'", k ? ", " : "", block, k + 2, k ? "" : ":xtic(1)",
+			names[k], colours[k]);
+	fprintf(f, ", %s_labels using 1:2:3 with labels offset 0,0.9 font ',12' notitle\n", block);
+}
+
+int plot_compare(const char *path, const struct config *cfg, const struct workload *w, const struct compare *c,
+		 struct err *e)
+{
+	static const char *const en_colours[EN_N] = { "#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#d62728",
+						      "#7f7f7f" };
+	static const char *const stays[3] = { "B stays", "C stays", "A stays" };
+	const struct arch *a = &cfg->arch;
+	const struct result *base = &c->runs[c->base].total;
 	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
+	double en[COMPARE_MAX], part[COMPARE_MAX][EN_N], top[2] = { 1, 1 };
+	const char *bname = array_dataflow_names[c->df[c->base]];
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
-	fprintf(f, "$d << EOD\nlayer");
-	for (int j = 0; j < n; j++)
-		fprintf(f, " %s", array_dataflow_names[dataflows[j]]);
-	for (int j = 0; j < n; j++)
-		fprintf(f, " %s_uJ", array_dataflow_names[dataflows[j]]);
-	fprintf(f, "\n");
-	for (size_t i = 0; i <= runs[0].n; i++) {
-		const char *lname = i < runs[0].n ? w->layers[i].name : "TOTAL";
-		fprintf(f, "\"%s\"", gp_str(name, sizeof name, lname));
-		for (int j = 0; j < n; j++)
-			fprintf(f, " %lld", (long long)(i < runs[j].n ? runs[j].layers[i].cycles : runs[j].total.cycles));
-		for (int j = 0; j < n; j++) {
-			struct metrics m;
-			report_metrics(&cfg->arch, i < runs[j].n ? &runs[j].layers[i] : &runs[j].total, false, &m);
-			fprintf(f, " %.9g", m.energy_pj * 1e-6);
-		}
-		fprintf(f, "\n");
-	}
-	fprintf(f, "EOD\n");
-	fprintf(f, "set multiplot layout 2,1 title \"Dataflows compared: %s on %s\"\n"
-		   "set style data histograms\nset style histogram clustered gap 1\n"
-		   "set style fill solid 0.9 border -1\nset logscale y\nset grid ytics lc rgb '#dddddd'\n"
-		   "set key outside right top\nset xtics rotate by 90 right font ',%d'\n",
-		gp_str(name, sizeof name, w->name), gp_str(t, sizeof t, cfg->arch.name), runs[0].n > 60 ? 6 : 9);
+	for (int j = 0; j < c->n; j++)
+		en[j] = result_energy(a, &c->runs[j].total, part[j]);
+	/* Cycles, then energy, of each dataflow's whole run by part, over the base's. */
 	for (int panel = 0; panel < 2; panel++) {
-		fprintf(f, "set ylabel \"%s\"\nplot ", panel ? "energy (uJ)" : "cycles");
-		for (int j = 0; j < n; j++)
-			fprintf(f, "%s$d using %d%s title \"%s\" lc rgb '%s'", j ? ", " : "", 2 + panel * n + j,
-				j ? "" : ":xtic(1)", array_dataflow_names[dataflows[j]], colours[dataflows[j]]);
-		fprintf(f, "\n");
+		const char *block = panel ? "$en" : "$cy";
+		double b = panel ? en[c->base] : (double)base->cycles;
+		if (b <= 0)
+			b = 1;
+		fprintf(f, "%s << EOD\n", block);
+		for (int j = 0; j < c->n; j++) {
+			fprintf(f, "\"%s: %s\"", array_dataflow_names[c->df[j]], stays[c->df[j]]);
+			for (int k = 0; k < (panel ? EN_N : CAT_N); k++)
+				fprintf(f, " %.9g", (panel ? part[j][k] : (double)c->runs[j].total.cat[k]) / b);
+			fprintf(f, "\n");
+		}
+		fprintf(f, "EOD\n%s_labels << EOD\n", block);
+		for (int j = 0; j < c->n; j++) {
+			double v = (panel ? en[j] : (double)c->runs[j].total.cycles) / b;
+			fprintf(f, "%d %.9g \"%.3fx\"\n", j, v, v);
+			if (v > top[panel])
+				top[panel] = v;
+		}
+		fprintf(f, "EOD\n");
 	}
+	fprintf(f, "set multiplot layout 1,2 title \"Dataflows compared: %s on %s (%lldx%lld), the whole run "
+		   "against %s\" font ',13'\n"
+		   "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.9 border -1\n"
+		   "set boxwidth 0.6\nset grid ytics lc rgb '#dddddd'\nset key below\nset xtics nomirror\n"
+		   "set ytics format '%%.2f'\n",
+		gp_str(name, sizeof name, w->name), gp_str(t, sizeof t, a->name), (long long)a->array.rows,
+		(long long)a->array.cols, bname);
+	fprintf(f, "set title \"cycles by category\"\n");
+	snprintf(t, sizeof t, "cycles / cycles under %s", bname);
+	compare_panel(f, "$cy", t, cat_names, cat_colours, CAT_N, top[0] * 1.15);
+	fprintf(f, "set title \"energy by component\"\n");
+	snprintf(t, sizeof t, "energy / energy under %s", bname);
+	compare_panel(f, "$en", t, energy_part_names, en_colours, EN_N, top[1] * 1.15);
 	fprintf(f, "unset multiplot\n");
 	return run_gnuplot(f, script, path, tmp, e);
 }

@@ -10,6 +10,7 @@
 #ifndef TPUSIM_PLOT_H
 #define TPUSIM_PLOT_H
 
+#include "compare.h"
 #include "config.h"
 #include "err.h"
 #include "run.h"
@@ -34,8 +35,13 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 int plot_cycles(const char *path, const struct config *cfg, const struct workload *w, const struct run *r,
 		struct err *e);
 
-/* Cycles and energy of every layer, one bar per dataflow in each group. */
-int plot_compare(const char *path, const struct config *cfg, const struct workload *w, const struct run *runs,
-		 const int *dataflows, int n, struct err *e);
+/*
+ * The whole run under each dataflow of c, two panels: its cycles as a ratio
+ * to the base dataflow's (compare.h; ws unless left out), a bar per dataflow
+ * stacked by category (cat.h) on a linear axis with the ratio printed on the
+ * bar; and its energy likewise, stacked by component (energy.h).
+ */
+int plot_compare(const char *path, const struct config *cfg, const struct workload *w, const struct compare *c,
+		 struct err *e);
 
 #endif

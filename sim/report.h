@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "compare.h"
 #include "config.h"
 #include "lower.h"
 #include "run.h"
@@ -52,9 +53,19 @@ void report_json(FILE *f, const struct report_ctx *c);
  */
 int report_write(const char *dir, const struct report_ctx *c, struct err *e);
 
-/* One table (or CSV) of every layer and the total under each dataflow: cycles by category, SRAM, HBM, energy. */
-void report_compare(FILE *out, const struct config *cfg, const struct workload *w, const struct run *runs,
-		    const int *dataflows, int n, bool csv);
+/*
+ * The dataflows of c compared (o: the options they ran with). The terminal
+ * form: per dataflow, what stays in the PEs, what streams, and the re-read
+ * factors of compare.h over the whole run; then every layer and the total
+ * under each dataflow (folds, utilization, cycles and their ratio to the base
+ * dataflow, HBM bytes read and written, energy in pJ to 7 digits); then a why
+ * line per dataflow. The CSV: one row per layer and dataflow, then the total
+ * rows, with those columns and the cycles by category, SRAM reads by buffer,
+ * the re-read factors per layer, the largest stall and the operand re-read
+ * most; numbers bare, an empty cell where there is none.
+ */
+void report_compare(FILE *out, const struct config *cfg, const struct workload *w, const struct run_opts *o,
+		    const struct compare *c, bool csv);
 
 /* The ops of a lowered workload, as a table or CSV, with totals. */
 void report_lower(FILE *out, const struct workload *w, const struct oplist *ops, const struct arch *a, bool csv);

@@ -26,6 +26,7 @@ int main(void)
 	srunner_add_suite(sr, memory_suite());
 	srunner_add_suite(sr, energy_suite());
 	srunner_add_suite(sr, plots_suite());
+	srunner_add_suite(sr, compare_suite());
 	srunner_add_suite(sr, api_suite());
 	srunner_add_suite(sr, monotone_suite());
 	srunner_add_suite(sr, output_suite());

@@ -14,7 +14,7 @@ static int run(const struct config *cfg, const char *yaml, int model, bool ideal
 	struct workload w;
 	struct oplist ops;
 	struct err e = { 0 };
-	struct run_opts o = { cfg->arch.array.dataflow, model, ideal, NULL };
+	struct run_opts o = { .dataflow = cfg->arch.array.dataflow, .model = model, .ideal_memory = ideal };
 	int rc;
 	th_lower(yaml, &w, &ops);
 	rc = run_workload(cfg, &w, &ops, &o, r, &e);
@@ -32,7 +32,7 @@ static void run_file(const char *preset, const char *const *sets, const char *pa
 	struct oplist ops = { 0 };
 	struct err e = { 0 };
 	th_config(&c, preset, sets);
-	struct run_opts o = { c.arch.array.dataflow, model, ideal, NULL };
+	struct run_opts o = { .dataflow = c.arch.array.dataflow, .model = model, .ideal_memory = ideal };
 	ck_assert_msg(workload_load(w, path, batch, &e) == 0, "%s", e.msg);
 	ck_assert_msg(lower_workload(w, &ops, &e) == 0, "%s", e.msg);
 	ck_assert_msg(run_workload(&c, w, &ops, &o, r, &e) == 0, "%s", e.msg);

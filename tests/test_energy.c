@@ -67,7 +67,7 @@ static void layer_energy(const char *preset, const char *yaml, int64_t batch, si
 	struct workload w;
 	struct oplist ops = { 0 };
 	struct run r;
-	struct run_opts o = { DF_WS, MODEL_CYCLE, false, NULL };
+	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .ideal_memory = false };
 	struct err e = { 0 };
 	char *dir = th_tmpdir(), *path = th_write(dir, "w.yaml", yaml);
 	th_config(&c, preset, NULL);

@@ -10,6 +10,7 @@
 #include "analytic.h"
 #include "engine.h"
 #include "functional.h"
+#include "npy.h"
 #include "tests.h"
 #include "xmath.h"
 
@@ -88,12 +89,647 @@ START_TEST(registers_equal_timer_and_closed_form)
 }
 END_TEST
 
+
+/* ---- hand cases: a 3 x 2 times 2 x 2 GEMM on a 2 x 2 array ---- */
+
+/* A = [[1, 2], [3, 4], [5, 6]], B = [[7, 8], [9, 10]]: C = [[25, 28], [57, 64], [89, 100]]. */
+static const double hand_a[6] = { 1, 2, 3, 4, 5, 6 }, hand_b[4] = { 7, 8, 9, 10 };
+
+#define HAND_CYCLES 8
+struct hand_log {
+	struct func_pe pe[HAND_CYCLES][4];
+	struct func_out left[HAND_CYCLES][4];
+	int nleft[HAND_CYCLES];
+	int64_t fold[HAND_CYCLES], loading[HAND_CYCLES];
+	int64_t last;
+};
+
+static int hand_observe(const struct func_view *v, void *ctx)
+{
+	struct hand_log *h = ctx;
+	ck_assert_int_eq(v->R * v->C, 4);
+	if (v->cycle >= 0 && v->cycle < HAND_CYCLES) {
+		memcpy(h->pe[v->cycle], v->pe, sizeof h->pe[0]);
+		h->nleft[v->cycle] = v->nleft < 4 ? v->nleft : 4;
+		memcpy(h->left[v->cycle], v->left, (size_t)h->nleft[v->cycle] * sizeof *v->left);
+		h->fold[v->cycle] = v->fold;
+		h->loading[v->cycle] = v->loading;
+	}
+	h->last = v->cycle;
+	return 0;
+}
+
+static struct func_result hand_run(int df, bool dbuf, struct hand_log *h)
+{
+	struct config c;
+	struct func_result r;
+	struct err e = { 0 };
+	struct op o = th_gemm(3, 2, 2, 1);
+	struct func_opts opt = { .a = hand_a, .b = hand_b, .observe = hand_observe, .ctx = h };
+	memset(h, 0, sizeof *h);
+	cfg_for(&c, 2, 2, df, dbuf, DT_INT8);
+	ck_assert_msg(run_func(&c, &o, df, &opt, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(r.outputs, 6);
+	ck_assert_int_eq(r.mismatches, 0);
+	return r;
+}
+
+static void assert_reg(struct func_reg r, double v, int64_t fold)
+{
+	ck_assert_int_eq(r.fold, fold);
+	if (fold >= 0)
+		ck_assert_double_eq(r.v, v);
+}
+
+static void assert_left(const struct hand_log *h, int64_t c, int64_t m, int64_t n, double v)
+{
+	for (int i = 0; i < h->nleft[c]; i++)
+		if (h->left[c][i].m == m && h->left[c][i].n == n) {
+			ck_assert_double_eq(h->left[c][i].v, v);
+			return;
+		}
+	ck_abort_msg("C[%lld][%lld] did not leave in cycle %lld", (long long)m, (long long)n, (long long)c);
+}
+
+/*
+ * ws, one fold (Sr = K = 2, Sc = N = 2, T = M = 3): L = 0; column j's chain
+ * takes B[1][j] at cycle j, B[0][j] at j + 1, in place from j + 2, so
+ * s = L + Sr = 2, e = 5. Input row t meets (i, j) at 2 + t + i + j; C[t][j]
+ * leaves at the end of 2 + t + 1 + j: C[0][0] in cycle 3, C[2][1] in 6.
+ * Cycles 7 = Sr 2 (weight_shift) + T 3 (compute) + R + Sc - 2 = 2 (fill_drain).
+ */
+START_TEST(ws_by_hand)
+{
+	static struct hand_log h;
+	struct func_result r = hand_run(DF_WS, true, &h);
+	ck_assert_int_eq(r.cycles, 7);
+	ck_assert_int_eq(r.cat[CAT_WEIGHT_SHIFT], 2);
+	ck_assert_int_eq(r.cat[CAT_COMPUTE], 3);
+	ck_assert_int_eq(r.cat[CAT_FILL_DRAIN], 2);
+	assert_reg(h.pe[1][0].w[0], 9, 0);             /* B[1][0] passing row 0 */
+	assert_reg(h.pe[1][1].w[0], 0, -1);            /* column 1 starts a cycle later */
+	ck_assert_int_eq(h.loading[1], 0);
+	assert_reg(h.pe[2][0].w[0], 7, 0);
+	assert_reg(h.pe[2][2].w[0], 9, 0);
+	assert_reg(h.pe[2][1].w[0], 10, 0);            /* B[1][1] passing row 0 of column 1 */
+	assert_reg(h.pe[3][1].w[0], 8, 0);
+	assert_reg(h.pe[3][3].w[0], 10, 0);
+	assert_reg(h.pe[2][0].w[1], 0, -1);            /* one fold: the shadow bank stays empty */
+	assert_reg(h.pe[4][0].x, 5, 0);                /* A[2][0]: t = 4 - 2 - 0 - 0 */
+	assert_reg(h.pe[4][3].x, 2, 0);                /* A[0][1]: t = 4 - 2 - 1 - 1 */
+	assert_reg(h.pe[4][2].p, 25, 0);               /* C[0][0], written by PE (1, 0) in cycle 3 */
+	assert_reg(h.pe[4][0].p, 21, 0);               /* A[1][0] B[0][0] = 3 x 7, written in cycle 3 (t = 1) */
+	ck_assert_int_eq(h.nleft[3], 1);
+	assert_left(&h, 3, 0, 0, 25);
+	assert_left(&h, 6, 2, 1, 100);
+	ck_assert_int_eq(h.fold[2], 0);
+	ck_assert_int_eq(h.fold[1], -1);
+}
+END_TEST
+
+/*
+ * os, two blocks in one column block: rows 0-1 (Sr = 2) stream K = 2 from
+ * s = 0 (e = 2); row 2 (Sr = 1) pipelined from max(e, e + Sr - K) = 2 to 4,
+ * serial from e + Sr - 1 = 3 to 5. Block 0's results drain from
+ * X_j = e + Sr - 1 + j = 3 + j, row i's leaving at X_j + R - 1 - i: C[1][0]
+ * in 3, C[0][0] and C[1][1] in 4, C[0][1] in 5. Block 1's from 4 + j
+ * (pipelined), its one row leaving at 5 + j. Cycles 7 (serial 8):
+ * T 4 compute, the rest fill_drain.
+ */
+START_TEST(os_by_hand)
+{
+	static struct hand_log h;
+	struct func_result r = hand_run(DF_OS, true, &h);
+	ck_assert_int_eq(r.cycles, 7);
+	ck_assert_int_eq(r.cat[CAT_COMPUTE], 4);
+	ck_assert_int_eq(r.cat[CAT_FILL_DRAIN], 3);
+	assert_reg(h.pe[1][0].x, 2, 0);                /* A[0][1] */
+	assert_reg(h.pe[1][1].x, 1, 0);                /* A[0][0] */
+	assert_reg(h.pe[1][2].x, 3, 0);                /* A[1][0] */
+	assert_reg(h.pe[1][0].p, 9, 0);                /* B[1][0] */
+	assert_reg(h.pe[1][1].p, 8, 0);                /* B[0][1] */
+	assert_reg(h.pe[1][2].p, 7, 0);                /* B[0][0] */
+	assert_reg(h.pe[1][0].acc, 7, 0);              /* A[0][0] B[0][0] */
+	assert_reg(h.pe[2][0].out, 25, 0);             /* the last MAC writes out */
+	assert_reg(h.pe[2][0].acc, 0, -1);
+	assert_reg(h.pe[3][0].acc, 35, 1);             /* block 1 (fold 1): A[2][0] B[0][0] */
+	assert_reg(h.pe[3][0].out, 25, 0);
+	assert_reg(h.pe[3][2].out, 57, 0);
+	assert_left(&h, 3, 1, 0, 57);
+	assert_left(&h, 4, 0, 0, 25);
+	assert_left(&h, 4, 1, 1, 64);
+	assert_left(&h, 5, 0, 1, 28);
+	assert_left(&h, 5, 2, 0, 89);
+	assert_left(&h, 6, 2, 1, 100);
+	r = hand_run(DF_OS, false, &h);
+	ck_assert_int_eq(r.cycles, 8);
+	ck_assert_int_eq(r.cat[CAT_FILL_DRAIN], 4);
+	assert_reg(h.pe[2][0].acc, 25, 0);             /* serial: the result stays in acc until it drains */
+	assert_reg(h.pe[2][0].out, 0, -1);
+	assert_left(&h, 6, 2, 0, 89);
+}
+END_TEST
+
+/*
+ * is: A^T stationary (Sr = K = 2; M = 3 in column blocks of 2 and 1), B's
+ * columns stream (T = N = 2). Fold 0: L = 0, s = 2, e = 4; fold 1 loads into
+ * bank 1 from L = s_0 = 2 (column 0 takes A[2][1] in cycle 2, A[2][0] in 3)
+ * and streams from max(e_0, L + Sr) = 4 to 6. C[m0 + j][t] leaves at the end
+ * of s + t + 1 + j: C[0][0] in 3, C[2][1] in 6. Cycles 7: compute 4,
+ * weight_shift 2, fill_drain 1.
+ */
+START_TEST(is_by_hand)
+{
+	static struct hand_log h;
+	struct func_result r = hand_run(DF_IS, true, &h);
+	ck_assert_int_eq(r.cycles, 7);
+	ck_assert_int_eq(r.cat[CAT_COMPUTE], 4);
+	ck_assert_int_eq(r.cat[CAT_WEIGHT_SHIFT], 2);
+	ck_assert_int_eq(r.cat[CAT_FILL_DRAIN], 1);
+	assert_reg(h.pe[2][0].w[0], 1, 0);             /* A[0][0] */
+	assert_reg(h.pe[2][2].w[0], 2, 0);             /* A[0][1] */
+	assert_reg(h.pe[3][0].w[1], 6, 1);             /* A[2][1], shifting into bank 1 */
+	ck_assert_int_eq(h.loading[3], 1);
+	assert_reg(h.pe[4][0].w[1], 5, 1);
+	assert_reg(h.pe[4][2].w[1], 6, 1);
+	assert_reg(h.pe[4][0].x, 7, 1);                /* B[0][0], fold 1's first input */
+	ck_assert_int_eq(h.pe[4][0].wsel, 1);
+	assert_reg(h.pe[4][2].x, 10, 0);               /* B[1][1], fold 0's last */
+	ck_assert_int_eq(h.pe[4][2].wsel, 0);
+	assert_left(&h, 3, 0, 0, 25);
+	assert_left(&h, 6, 2, 1, 100);
+	ck_assert_int_eq(h.last, 6);
+}
+END_TEST
+
+/* ---- the registers object to a start one cycle early ---- */
+
+struct early_case {
+	const char *what;
+	int df;
+	bool dbuf;
+	int64_t R, C, M, K, N;
+};
+
+/*
+ * Each case makes one rule bind at fold 1 (R = C = 4): ws pipelined with
+ * T = 2 < Sr = 4 (s_1 = L_1 + Sr, L_1 = s_0), with T = 9 > Sr (s_1 = e_0),
+ * ws serial (L_1 = e_0), os pipelined with T = K = 2 < Sr = 4 (the second
+ * block's stream ends Sr after the first's), os serial (s_1 = e_0 + Sr - 1).
+ * On time the run is clean; one cycle early from fold 1 on, ERR_SIM.
+ */
+START_TEST(early_start_objected)
+{
+	static const struct early_case cases[] = {
+		{ "ws pipelined, load-bound", DF_WS, true, 4, 4, 2, 8, 4 },
+		{ "ws pipelined, stream-bound", DF_WS, true, 4, 4, 9, 8, 4 },
+		{ "ws serial", DF_WS, false, 4, 4, 3, 8, 4 },
+		{ "is pipelined, load-bound", DF_IS, true, 4, 4, 4, 8, 2 },
+		{ "os pipelined, T < Sr", DF_OS, true, 4, 4, 8, 2, 4 },
+		{ "os serial", DF_OS, false, 4, 4, 8, 3, 4 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct early_case *k = &cases[i];
+		struct config c;
+		struct func_result r;
+		struct err e = { 0 };
+		struct op o = th_gemm(k->M, k->K, k->N, 1);
+		struct func_opts on_time = { .seed = 3 }, early = { .seed = 3, .early = 1, .early_fold = 1 };
+		cfg_for(&c, k->R, k->C, k->df, k->dbuf, DT_INT8);
+		ck_assert_msg(run_func(&c, &o, k->df, &on_time, &r, &e) == 0, "%s: %s", k->what, e.msg);
+		ck_assert_int_eq(r.mismatches, 0);
+		ck_assert_msg(run_func(&c, &o, k->df, &early, &r, &e) < 0, "%s: one cycle early passed", k->what);
+		ck_assert_int_eq(e.kind, ERR_SIM);
+		ck_assert_msg(!strncmp(e.msg, "functional model: cycle ", 24) && strstr(e.msg, ", PE ("), "%s: %s", k->what,
+			      e.msg);
+	}
+}
+END_TEST
+
+/* ---- values: floats within the bound, ints exact ---- */
+
+/* gamma(n) = n u / (1 - n u) */
+static double gam(double n, double u)
+{
+	return n * u / (1 - n * u);
+}
+
+START_TEST(bound_by_hand)
+{
+	double u = 0x1p-24, d = 0x1p-53;
+	ck_assert_double_eq(func_bound(DT_INT8, 1000, 5.0), 0);
+	ck_assert_double_eq_tol(func_bound(DT_BF16, 3, 2.0), 2 * (3 * u / (1 - 3 * u) + 3 * d / (1 - 3 * d)), 1e-22);
+	ck_assert_double_eq_tol(func_bound(DT_FP32, 3, 2.0), 2 * (4 * u / (1 - 4 * u) + 3 * d / (1 - 3 * d)), 1e-22);
+}
+END_TEST
+
+/*
+ * 150 x 200 x 90 on a 16 x 12 array, every dataflow and dtype: against the
+ * test's own reference, ints are exact and floats within gamma(K (+1)) of
+ * sum |a b| (with fp32 sums they do differ from the double reference
+ * somewhere: the values really went through fp32).
+ */
+START_TEST(values_within_bound)
+{
+	int64_t M = 150, K = 200, N = 90;
+	double *a = malloc((size_t)(M * K) * sizeof *a), *b = malloc((size_t)(K * N) * sizeof *b);
+	double *c = malloc((size_t)(M * N) * sizeof *c);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(c);
+	for (int dt = 0; dt < 4; dt++)
+		for (int df = 0; df < 3; df++) {
+			struct config cf;
+			struct func_result r;
+			struct err e = { 0 };
+			struct op o = th_gemm(M, K, N, 1);
+			struct func_opts opt = { .a = a, .b = b, .c = c };
+			func_random(dt, 11, a, M * K);
+			func_random(dt, 12, b, K * N);
+			cfg_for(&cf, 16, 12, df, df != DF_IS, dt);
+			ck_assert_msg(run_func(&cf, &o, df, &opt, &r, &e) == 0, "%s", e.msg);
+			ck_assert_int_eq(r.outputs, M * N);
+			ck_assert_int_eq(r.mismatches, 0);
+			double worst = 0;
+			for (int64_t i = 0; i < M; i++)
+				for (int64_t j = 0; j < N; j++) {
+					double ref = 0, abs_sum = 0;
+					for (int64_t k = 0; k < K; k++) {
+						ref += a[i * K + k] * b[k * N + j];
+						abs_sum += fabs(a[i * K + k] * b[k * N + j]);
+					}
+					double err = fabs(c[i * N + j] - ref);
+					if (dt == DT_INT8)
+						ck_assert_double_eq(c[i * N + j], ref);
+					else
+						ck_assert_msg(err <= (gam((double)K + (dt == DT_FP32), 0x1p-24) + gam((double)K, 0x1p-53)) * abs_sum,
+							      "%s %s C[%lld][%lld]: error %g", dt_names[dt], df_names[df], (long long)i,
+							      (long long)j, err);
+					worst = fmax(worst, err);
+				}
+			if (dt != DT_INT8)
+				ck_assert_msg(worst > 0, "%s %s: no rounding at all", dt_names[dt], df_names[df]);
+			ck_assert_double_eq(worst, r.max_abs_error);
+		}
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+/* int32 sums wrap as the hardware's do: -128 x -128 x 140000 = 2293760000 > 2^31 - 1 is a mismatch. */
+START_TEST(int32_overflow_is_a_mismatch)
+{
+	struct config c;
+	struct func_result r;
+	struct err e = { 0 };
+	int64_t K = 140000;
+	struct op o = th_gemm(1, K, 1, 1);
+	double *a = malloc((size_t)K * sizeof *a), one_c;
+	for (int64_t k = 0; k < K; k++)
+		a[k] = -128;
+	struct func_opts opt = { .a = a, .b = a, .c = &one_c };
+	cfg_for(&c, 1, 1, DF_OS, true, DT_INT8);
+	ck_assert_int_eq(run_func(&c, &o, DF_OS, &opt, &r, &e), 0);
+	ck_assert_int_eq(r.outputs, 1);
+	ck_assert_int_eq(r.mismatches, 1);
+	ck_assert_double_eq(one_c, 2293760000.0 - 4294967296.0);
+	free(a);
+}
+END_TEST
+
+/* Operands that the dtype cannot hold are refused before anything runs. */
+START_TEST(unrepresentable_operands)
+{
+	struct config c;
+	struct func_result r;
+	struct err e = { 0 };
+	struct op o = th_gemm(3, 2, 2, 1);
+	double a[6] = { 1, 2, 3, 4, 5, 0.1 };
+	struct func_opts opt = { .a = a, .b = hand_b };
+	cfg_for(&c, 2, 2, DF_WS, true, DT_BF16);
+	ck_assert_int_eq(run_func(&c, &o, DF_WS, &opt, &r, &e), -1);
+	ck_assert_int_eq(e.kind, ERR_INPUT);
+	ck_assert_str_eq(e.msg, "A[2][1]: expected a value representable in bf16, found 0.10000000000000001");
+	a[5] = 200;
+	cfg_for(&c, 2, 2, DF_WS, true, DT_INT8);
+	ck_assert_int_eq(run_func(&c, &o, DF_WS, &opt, &r, &e), -1);
+	ck_assert_str_eq(e.msg, "A[2][1]: expected a value representable in int8, found 200");
+	ck_assert(func_representable(DT_FP16, 65504) && !func_representable(DT_FP16, 65505));
+	ck_assert(func_representable(DT_FP16, 0x1p-24) && !func_representable(DT_FP16, 0x1p-25));
+	ck_assert(func_representable(DT_BF16, 1.0078125) && !func_representable(DT_BF16, 1.00390625));
+}
+END_TEST
+
+/* The observer can stop a run. */
+static int stop_at_3(const struct func_view *v, void *ctx)
+{
+	(void)ctx;
+	return v->cycle == 3;
+}
+
+START_TEST(observer_stops)
+{
+	struct config c;
+	struct func_result r;
+	struct err e = { 0 };
+	struct op o = th_gemm(3, 2, 2, 1);
+	struct func_opts opt = { .a = hand_a, .b = hand_b, .observe = stop_at_3 };
+	cfg_for(&c, 2, 2, DF_WS, true, DT_INT8);
+	ck_assert_int_eq(run_func(&c, &o, DF_WS, &opt, &r, &e), 0);
+	ck_assert(r.stopped);
+}
+END_TEST
+
+/* ---- .npy files ---- */
+
+static char *write_bytes(const char *dir, const char *name, const void *bytes, size_t n)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fwrite(bytes, 1, n, f), n);
+	fclose(f);
+	return strdup(path);
+}
+
+/* A v1.0 header for descr and shape, padded to 64 bytes, followed by n data bytes. */
+static size_t npy_bytes(unsigned char *buf, const char *dict, const void *data, size_t n)
+{
+	size_t len = strlen(dict);
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	size_t hl = 64 - 10;
+	while (hl < len + 1)
+		hl += 64;
+	buf[8] = (unsigned char)(hl & 0xff);
+	buf[9] = (unsigned char)(hl >> 8);
+	memset(buf + 10, ' ', hl);
+	memcpy(buf + 10, dict, len);
+	buf[10 + hl - 1] = '\n';
+	memcpy(buf + 10 + hl, data, n);
+	return 10 + hl + n;
+}
+
+START_TEST(npy_round_trip_and_errors)
+{
+	char *dir = th_tmpdir(), path[4200], *p;
+	struct err e = { 0 };
+	struct pos at = { "w.yaml", 3, 12 };
+	double v[6] = { 1, -2, 3, 4, 2147483647, -2147483648.0 }, *got;
+	int64_t r, c;
+	unsigned char buf[512];
+	snprintf(path, sizeof path, "%s/c.npy", dir);
+	ck_assert_int_eq(npy_write(path, v, 2, 3, true, &e), 0);
+	ck_assert_int_eq(npy_read(path, at, "layers[0].a_npy", &got, &r, &c, &e), 0);
+	ck_assert_int_eq(r, 2);
+	ck_assert_int_eq(c, 3);
+	for (int i = 0; i < 6; i++)
+		ck_assert_double_eq(got[i], v[i]);
+	free(got);
+	v[4] = 0.5, v[5] = -1e30;
+	ck_assert_int_eq(npy_write(path, v, 3, 2, false, &e), 0);
+	ck_assert_int_eq(npy_read(path, at, NULL, &got, &r, &c, &e), 0);
+	ck_assert(r == 3 && c == 2 && got[4] == 0.5 && got[5] == (double)(float)-1e30);
+	free(got);
+	/* every type numpy writes for these: int8 (|i1), float16 (1.5 = 0x3e00, -2 = 0xc000) */
+	const int8_t i8[2] = { -128, 127 };
+	p = write_bytes(dir, "i8.npy", buf, npy_bytes(buf, "{'descr': '|i1', 'fortran_order': False, 'shape': (1, 2), }", i8, 2));
+	ck_assert_int_eq(npy_read(p, at, NULL, &got, &r, &c, &e), 0);
+	ck_assert(got[0] == -128 && got[1] == 127);
+	free(got);
+	free(p);
+	const unsigned char f2[4] = { 0x00, 0x3e, 0x00, 0xc0 };
+	p = write_bytes(dir, "f2.npy", buf, npy_bytes(buf, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 1), }", f2, 4));
+	ck_assert_int_eq(npy_read(p, at, NULL, &got, &r, &c, &e), 0);
+	ck_assert(got[0] == 1.5 && got[1] == -2 && r == 2 && c == 1);
+	free(got);
+	free(p);
+	/* errors, placed where the file was named */
+	struct { const char *dict; size_t n; const char *found; } bad[] = {
+		{ "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }", 16, "dtype '<i8'" },
+		{ "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 2), }", 8, "dtype '>f4'" },
+		{ "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }", 8, "Fortran order" },
+		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8, "shape (2,)" },
+		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", 8, "data that is not 1 x 3 values of <f4" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		unsigned char zeros[16] = { 0 };
+		char want[600];
+		p = write_bytes(dir, "bad.npy", buf, npy_bytes(buf, bad[i].dict, zeros, bad[i].n));
+		ck_assert_int_eq(npy_read(p, at, "layers[0].a_npy", &got, &r, &c, &e), -1);
+		snprintf(want, sizeof want, "w.yaml:3:12: layers[0].a_npy: expected a .npy file of int8, int32, float16, "
+			 "float32 or float64 values in C order with shape (rows, cols), found %s in \"%s\"", bad[i].found, p);
+		ck_assert_str_eq(e.msg, want);
+		free(p);
+	}
+	p = write_bytes(dir, "nomagic.npy", "hello world!", 12);
+	ck_assert_int_eq(npy_read(p, at, NULL, &got, &r, &c, &e), -1);
+	ck_assert(strstr(e.msg, "found no .npy magic in"));
+	free(p);
+	snprintf(path, sizeof path, "%s/missing.npy", dir);
+	ck_assert_int_eq(npy_read(path, at, "layers[0].b_npy", &got, &r, &c, &e), -1);
+	char want[600];
+	snprintf(want, sizeof want, "w.yaml:3:12: layers[0].b_npy: expected a readable .npy file, found \"%s\" (No such "
+		 "file or directory)", path);
+	ck_assert_str_eq(e.msg, want);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- the command line ---- */
+
+/* The value of signal `name` in scope `scope` at time t (ps) in VCD text, as text after its last change at or before t. */
+static const char *vcd_value_at(const char *vcd, const char *scope, const char *name, long t, char *out, size_t size)
+{
+	char id[16] = "", want[128];
+	const char *p = strstr(vcd, scope), *q;
+	ck_assert_ptr_nonnull(p);
+	snprintf(want, sizeof want, " %s $end", name);
+	q = strstr(p, want);
+	ck_assert_ptr_nonnull(q);
+	while (q > vcd && q[-1] != ' ')
+		q--;
+	sscanf(q, "%15s", id);
+	out[0] = 0;
+	long now = 0;
+	for (p = strstr(vcd, "$enddefinitions"); p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (*p == '#') {
+			now = atol(p + 1);
+			if (now > t)
+				break;
+		} else if (*p == 'b' || *p == 'r') {
+			char val[80], sid[16];
+			if (sscanf(p + 1, "%79s %15s", val, sid) == 2 && !strcmp(sid, id))
+				snprintf(out, size, "%s", val);
+		}
+	}
+	return out;
+}
+
+/* The last time in a VCD file. */
+static long vcd_last_time(const char *vcd)
+{
+	const char *p = strrchr(vcd, '#');
+	ck_assert_ptr_nonnull(p);
+	return atol(p + 1);
+}
+
+/*
+ * tpusim run --model functional on lab_4x4 (ws, pipelined, 1 GHz): a 10 x 6
+ * x 5 matmul with B from a .npy file. By hand: folds (K 6 = 4 + 2 rows, N 5 =
+ * 4 + 1 columns, T = M = 10 > Sr) stream back to back after the first
+ * shift: 4 + 4 x 10 = 44, then R + Sc_last - 2 = 3: 47 cycles, and the
+ * relu's 50 elements on 4 lanes take ceil(50 / 4) = 13: 60. PE (2, 1) holds
+ * the first fold's B[2][1] from cycle 1 + 4 = 5 (1000 ps a cycle). The
+ * result saved as .npy equals A x B.
+ */
+START_TEST(cli_end_to_end)
+{
+	char *dir = th_tmpdir(), wl[4200], vbase[4200], outdir[4200], save[4200], cpath[4200], *out, *err, *text;
+	double b[30], a[60];
+	struct err e = { 0 };
+	for (int i = 0; i < 30; i++)
+		b[i] = (i * 37 % 255) - 127;
+	func_random(DT_INT8, 1, a, 60);
+	snprintf(cpath, sizeof cpath, "%s/b.npy", dir);
+	ck_assert_int_eq(npy_write(cpath, b, 6, 5, true, &e), 0);
+	snprintf(cpath, sizeof cpath, "%s/a.npy", dir);
+	ck_assert_int_eq(npy_write(cpath, a, 10, 6, true, &e), 0);
+	free(th_write(dir, "w.yaml", "name: g\nlayers:\n  - {name: mm, type: matmul, m: 10, k: 6, n: 5, a_npy: a.npy, b_npy: b.npy}\n"
+		      "  - {name: r, type: relu, elements: 50}\n"));
+	snprintf(wl, sizeof wl, "%s/w.yaml", dir);
+	snprintf(vbase, sizeof vbase, "%s/trace", dir);
+	snprintf(outdir, sizeof outdir, "%s/out", dir);
+	snprintf(save, sizeof save, "%s/c", dir);
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--vcd", vbase,
+			       "-o", outdir, "--save-outputs", save, NULL };
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	ck_assert_msg(strstr(out, "functional: 50 outputs checked against a reference GEMM, 0 mismatches, max abs error 0"),
+		      "%s", out);
+	free(out);
+	free(err);
+	snprintf(cpath, sizeof cpath, "%s/summary.json", outdir);
+	text = th_slurp(cpath);
+	ck_assert(strstr(text, "\"functional\": {\"outputs\": 50, \"mismatches\": 0, \"max_abs_error\": 0}"));
+	ck_assert(strstr(text, "\"model\": \"functional\""));
+	ck_assert(strstr(text, "\"cycles\": 47,"));
+	ck_assert(strstr(text, "\"cycles\": 60,"));
+	free(text);
+	snprintf(cpath, sizeof cpath, "%s.vcd", vbase);
+	text = th_slurp(cpath);
+	char v[80];
+	ck_assert_int_eq(vcd_last_time(text), 60 * 1000);
+	vcd_value_at(text, "pe_2_1 ", "weight", 5000, v, sizeof v);
+	ck_assert_int_eq(strtoll(v, NULL, 2), (int64_t)b[2 * 5 + 1] & 0xffffffff);
+	vcd_value_at(text, "pe_2_1 ", "weight", 4000, v, sizeof v);
+	ck_assert_int_ne(strtoll(v, NULL, 2), (int64_t)b[2 * 5 + 1] & 0xffffffff);
+	free(text);
+	double *c;
+	int64_t r, cc;
+	snprintf(cpath, sizeof cpath, "%s/mm.npy", save);
+	ck_assert_int_eq(npy_read(cpath, (struct pos){ cpath, 0, 0 }, NULL, &c, &r, &cc, &e), 0);
+	ck_assert(r == 10 && cc == 5);
+	for (int i = 0; i < 10; i++)
+		for (int j = 0; j < 5; j++) {
+			double ref = 0;
+			for (int k = 0; k < 6; k++)
+				ref += a[i * 6 + k] * b[k * 5 + j];
+			ck_assert_double_eq(c[i * 5 + j], ref);
+		}
+	free(c);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Refusals, each before anything runs or is written. */
+START_TEST(cli_refusals)
+{
+	char *dir = th_tmpdir(), wl[4200], *out, *err, want[4400];
+	free(th_write(dir, "w.yaml", "name: g\nlayers:\n  - {name: mm, type: matmul, m: 10, k: 6, n: 5, a_npy: a.npy}\n"));
+	snprintf(wl, sizeof wl, "%s/w.yaml", dir);
+	/* the file is missing */
+	const char *argv1[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", NULL };
+	ck_assert_int_eq(th_cli(".", argv1, &out, &err), 2);
+	snprintf(want, sizeof want, "%s:3:56: layers[0].a_npy: expected a readable .npy file, found \"%s/a.npy\" (No such "
+		 "file or directory)\n", wl, dir);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	/* a shape that is not M x K */
+	double v[6] = { 0 };
+	struct err e = { 0 };
+	char p[4200];
+	snprintf(p, sizeof p, "%s/a.npy", dir);
+	ck_assert_int_eq(npy_write(p, v, 6, 1, true, &e), 0);
+	ck_assert_int_eq(th_cli(".", argv1, &out, &err), 2);
+	snprintf(want, sizeof want, "%s:3:56: layers[0].a_npy: expected a 10 x 6 array (M x K of the layer's GEMM), found "
+		 "6 x 1 in \"%s/a.npy\"\n", wl, dir);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	/* another model would not read the file */
+	const char *argv2[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, NULL };
+	ck_assert_int_eq(th_cli(".", argv2, &out, &err), 2);
+	snprintf(want, sizeof want, "%s:3:56: layers[0].a_npy: expected --model functional (only the functional model reads "
+		 "operand values), found the cycle model\n", wl);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	/* too much work: 47 cycles x 16 PEs = 752 PE updates */
+	free(th_write(dir, "g.yaml", "name: g\nlayers:\n  - {name: mm, type: matmul, m: 10, k: 6, n: 5}\n"));
+	snprintf(wl, sizeof wl, "%s/g.yaml", dir);
+	const char *argv3[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--set",
+				"sim.max_pe_updates=751", NULL };
+	ck_assert_int_eq(th_cli(".", argv3, &out, &err), 2);
+	snprintf(want, sizeof want, "%s: expected at most 751 PE updates for the functional model (sim.max_pe_updates), "
+		 "found 752; use --model cycle, a smaller workload or array, or raise sim.max_pe_updates\n", wl);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	argv3[8] = "sim.max_pe_updates=752";
+	ck_assert_int_eq(th_cli(".", argv3, &out, &err), 0);
+	free(out);
+	free(err);
+	/* per-PE VCD only on small arrays */
+	const char *argv4[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--set",
+				"array.rows=17", "--vcd", "/tmp/tpusim-never", NULL };
+	ck_assert_int_eq(th_cli(".", argv4, &out, &err), 2);
+	ck_assert_str_eq(err, "--vcd: expected an array of at most 16 x 16 for the functional model's per-PE signals, "
+			 "found 17 x 4; use tpusim lab, or a smaller array (--set array.rows=16 --set array.cols=16)\n");
+	free(out);
+	free(err);
+	/* --save-outputs needs values */
+	const char *argv5[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--save-outputs", dir, NULL };
+	ck_assert_int_eq(th_cli(".", argv5, &out, &err), 2);
+	ck_assert_str_eq(err, "--save-outputs: expected --model functional (only it computes values), found --model cycle\n");
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *functional_suite(void)
 {
 	Suite *s = suite_create("functional");
 	TCase *t = tcase_create("functional");
 	tcase_set_timeout(t, 120);
+	tcase_add_test(t, ws_by_hand);
+	tcase_add_test(t, os_by_hand);
+	tcase_add_test(t, is_by_hand);
 	tcase_add_test(t, registers_equal_timer_and_closed_form);
+	tcase_add_test(t, early_start_objected);
+	tcase_add_test(t, bound_by_hand);
+	tcase_add_test(t, values_within_bound);
+	tcase_add_test(t, int32_overflow_is_a_mismatch);
+	tcase_add_test(t, unrepresentable_operands);
+	tcase_add_test(t, observer_stops);
+	tcase_add_test(t, npy_round_trip_and_errors);
+	tcase_add_test(t, cli_end_to_end);
+	tcase_add_test(t, cli_refusals);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -16,7 +16,7 @@
 static int run(const struct config *cfg, const struct workload *w, const struct oplist *ops, int model, bool ideal,
 	       struct run *r, struct err *e)
 {
-	struct run_opts o = { cfg->arch.array.dataflow, model, ideal, NULL };
+	struct run_opts o = { .dataflow = cfg->arch.array.dataflow, .model = model, .ideal_memory = ideal };
 	memset(e, 0, sizeof *e);
 	return run_workload(cfg, w, ops, &o, r, e);
 }
@@ -47,7 +47,7 @@ START_TEST(fold_limit_n_passes_n_minus_1_fails)
 	struct oplist ops;
 	struct run r;
 	struct err e;
-	struct run_opts o = { DF_WS, MODEL_CYCLE, false, NULL };
+	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .ideal_memory = false };
 	int64_t folds, cycles;
 	char want[1024];
 

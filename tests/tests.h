@@ -39,6 +39,7 @@ Suite *determinism_suite(void);
 Suite *apps_suite(void);
 Suite *chip_suite(void);
 Suite *functional_suite(void);
+Suite *compare_suite(void);
 Suite *lab_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */

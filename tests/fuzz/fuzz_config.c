@@ -77,7 +77,7 @@ static void run_probe(const struct config *c, size_t size)
 	static struct workload w;
 	static struct oplist ops;
 	static int ready;
-	struct run_opts o = { (int)(size % 3), MODEL_ANALYTIC, (size / 3) % 2 == 1, NULL };
+	struct run_opts o = { .dataflow = (int)(size % 3), .model = MODEL_ANALYTIC, .ideal_memory = (size / 3) % 2 == 1 };
 	struct run r;
 	struct err e = { 0 };
 	int rc;

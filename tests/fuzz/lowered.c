@@ -130,7 +130,7 @@ static void check_run(const struct workload *w, const struct oplist *all, size_t
 	const struct oplist *ops = &first;
 	static struct config cfg;
 	static int ready;
-	struct run_opts o = { (int)(size % 3), MODEL_ANALYTIC, (size / 3) % 2 == 1, NULL };
+	struct run_opts o = { .dataflow = (int)(size % 3), .model = MODEL_ANALYTIC, .ideal_memory = (size / 3) % 2 == 1 };
 	struct run r;
 	struct err e = { 0 };
 	char *text = NULL;
