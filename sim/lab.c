@@ -451,8 +451,9 @@ static void print_intro(FILE *out, const struct config *cfg, const struct lab_op
 		o->m, o->k, o->n, o->m, o->k, o->k, o->n, dtype_name(ap->dtype), o->seed, cfg->arch.name, ap->rows, ap->cols,
 		df_name(o->df), ap->weight_double_buffer ? "on" : "off");
 	fprintf(out, "%s\n", legend[o->df]);
-	fprintf(out, "folds are numbered 0..%" PRId64 ", cycles 0..%" PRId64 "; \".\" is an empty register\n\n", g->folds - 1,
-		cycles - 1);
+	fprintf(out, "folds are numbered 0..%" PRId64 ", cycles 0..%" PRId64 "; \".\" is an empty register; a fold is loading\n"
+		"(its tile shifts in), streaming (its operands enter at row 0: step t of T) or draining (all in,\n"
+		"the last results on their way out)\n\n", g->folds - 1, cycles - 1);
 	if (o->m <= LAB_MAT_MAX && o->k <= LAB_MAT_MAX && o->n <= LAB_MAT_MAX) {
 		print_matrix(out, "A =", g->a, o->m, o->k, w, ints);
 		print_matrix(out, "B =", g->b, o->k, o->n, w, ints);
@@ -463,8 +464,8 @@ static void print_intro(FILE *out, const struct config *cfg, const struct lab_op
 
 static void print_summary(FILE *out, const struct lab_summary *s, bool ints)
 {
-	fprintf(out, "summary: %" PRId64 " cycles, %" PRId64 " folds, %" PRId64 " outputs checked, %" PRId64 " mismatches",
-		s->cycles, s->folds, s->outputs, s->mismatches);
+	fprintf(out, "summary: %" PRId64 " cycles, %" PRId64 " fold%s, %" PRId64 " outputs checked, %" PRId64 " mismatches",
+		s->cycles, s->folds, s->folds == 1 ? "" : "s", s->outputs, s->mismatches);
 	if (!ints)
 		fprintf(out, ", max abs error %.3g", s->max_abs_error);
 	fprintf(out, "\n");
@@ -605,14 +606,19 @@ static struct func_reg slot(const struct func_pe *pe, int s)
 	}
 }
 
-/* One cycle: [phase, fold, t, T, also, loading, [m, n, v, ...], [slot, v, fold, ...]]. */
+/*
+ * One cycle: [phase, fold, t, T, also, loading, [m, n, v, ...], [changes]].
+ * Each register that changed since the cycle before is its slot's distance
+ * from the previous change's slot (the first's from -1) and its value; the
+ * distance negated, and then the new fold, when its fold changed.
+ */
 static int record_cycle(const struct func_view *v, void *ctx)
 {
 	struct recorder *rc = ctx;
 	struct buf *b = rc->b;
 	const struct tile_ins *ins = v->fold >= 0 ? cursor_get(&rc->cur, v->fold) : NULL;
 	struct phase ph;
-	bool first = true;
+	int64_t last = -1;
 
 	if (v->cycle >= rc->cycles)
 		return 1;
@@ -630,13 +636,15 @@ static int record_cycle(const struct func_view *v, void *ctx)
 			struct func_reg r = slot(&v->pe[q], s), *old = &rc->prev[q * SL_N + s];
 			if (r.fold < 0)
 				r.v = 0;
-			if (r.fold == old->fold && (r.v == old->v || r.fold < 0))
+			bool refold = r.fold != old->fold;
+			if (!refold && (r.v == old->v || r.fold < 0))
 				continue;
 			*old = r;
-			buf_printf(b, "%s%" PRId64 ",", first ? "" : ",", q * SL_N + s);
+			buf_printf(b, "%s%" PRId64 ",", last < 0 ? "" : ",", (refold ? -1 : 1) * (q * SL_N + s - last));
 			buf_num(b, r.v, rc->ints);
-			buf_printf(b, ",%" PRId64, r.fold);
-			first = false;
+			if (refold)
+				buf_printf(b, ",%" PRId64, r.fold);
+			last = q * SL_N + s;
 		}
 	buf_printf(b, "]]");
 	return b->over ? 1 : 0;
@@ -723,7 +731,7 @@ static const char page_head[] =
 	"<body>\n"
 	"<h1>tpusim lab: one GEMM on a systolic array, register by register</h1>\n"
 	"<div id=\"info\"></div>\n"
-	"<div id=\"legend\">ws and is: <b>w</b> the stationary value the PE holds (in brackets: the other bank), <b>x</b> the value moving right, <b>p</b> the partial sum moving down. os: <b>a</b> moving right, <b>b</b> moving down, <b>acc</b> the output being summed, <b>out</b> a finished output draining down. \".\" is an empty register; colours tell folds apart. In A, B and C the block of the fold in progress is yellow, a tile loading blue.</div>\n"
+	"<div id=\"legend\">ws and is: <b>w</b> the stationary value the PE holds (in brackets: the other bank), <b>x</b> the value moving right, <b>p</b> the partial sum moving down. os: <b>a</b> moving right, <b>b</b> moving down, <b>acc</b> the output being summed, <b>out</b> a finished output draining down. \".\" is an empty register; colours tell folds apart. A fold is loading (its tile shifts in), streaming (its operands enter at row 0) or draining (all in, the last results on their way out). In A, B and C the block of the fold in progress is yellow, a tile loading blue.</div>\n"
 	"<div id=\"bar\">\n"
 	"<button id=\"back\" title=\"one cycle back (left arrow)\">&#9664; back</button>\n"
 	"<button id=\"play\" title=\"play or pause (space)\">play</button>\n"
@@ -776,7 +784,12 @@ static const char page_tail[] =
 	"/* The registers and C after each frame: checkpoints every CK frames, deltas in between. */\n"
 	"function apply(run, fr, st) {\n"
 	"  const d = fr[7], o = fr[6];\n"
-	"  for (let i = 0; i < d.length; i += 3) { st.v[d[i]] = d[i + 1]; st.f[d[i]] = d[i + 2]; }\n"
+	"  for (let i = 0, q = -1; i < d.length; ) {\n"
+	"    const g = d[i++];\n"
+	"    q += Math.abs(g);\n"
+	"    st.v[q] = d[i++];\n"
+	"    if (g < 0) st.f[q] = d[i++];\n"
+	"  }\n"
 	"  for (let i = 0; i < o.length; i += 3) {\n"
 	"    const x = o[i] * D.n + o[i + 1];\n"
 	"    let c = run.df === 'os' || !st.cs[x] ? o[i + 2] : st.c[x] + o[i + 2];\n"
@@ -869,6 +882,8 @@ static const char page_tail[] =
 	"    run.Cm = matrix('C', D.m, D.n, null, df + '-C');\n"
 	"    m.appendChild(run.A.t); m.appendChild(run.B.t); m.appendChild(run.Cm.t);\n"
 	"    p.appendChild(m);\n"
+	"  } else {\n"
+	"    p.appendChild(el('div', 'st', 'A, B and C are not drawn: larger than ' + D.matmax + ' in M, K or N'));\n"
 	"  }\n"
 	"  return p;\n"
 	"}\n"
