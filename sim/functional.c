@@ -878,9 +878,11 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 	if (opt->observe) {
 		m->view = malloc((size_t)RC * sizeof *m->view);
 		m->wsel = calloc((size_t)RC, sizeof *m->wsel);
+		m->left_cap = (int)min64(C + 64, 1 << 20);
+		m->left = malloc((size_t)m->left_cap * sizeof *m->left);
 	}
 	if (!m->A || !m->B || !m->acc || !m->ref || !m->bnd || !m->xv || !m->xt || !m->fed_left || !m->fed_top ||
-	    !m->ring || (opt->observe && (!m->view || !m->wsel)))
+	    !m->ring || (opt->observe && (!m->view || !m->wsel || !m->left)))
 		return err_nomem(e, "functional model");
 	m->pv = (uint32_t *)m->xv + RC;
 	m->wv[0] = (uint32_t *)m->xv + 2 * RC;

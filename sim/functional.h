@@ -57,8 +57,12 @@
  * meets a weight, operand or partial sum of another fold, or a write over a
  * value that has not moved on, is a model violation (ERR_SIM, with the
  * cycle and the PE): the registers judge the timing above, and a test makes
- * the controller start one cycle early to see them object. Cost
- * O(cycles x PEs): a few ns per PE and cycle.
+ * the controller start one cycle early to see them object (opts.early:
+ * every start that a rule sets, L_0 and os's s_0 excepted, comes that many
+ * cycles before the rule evaluated on the actual earlier starts; from fold
+ * opts.early_fold on). Cost O(cycles x PEs): each cycle touches only the PEs
+ * a fold's band occupies, about 3 ns per PE and cycle; pe_updates counts
+ * cycles x R x C.
  */
 #ifndef TPUSIM_FUNCTIONAL_H
 #define TPUSIM_FUNCTIONAL_H
@@ -102,7 +106,7 @@ struct func_view {
 	int64_t fold;                   /* the fold streaming at row 0 this cycle, or the last one that did; -1 before */
 	const struct tile_ins *ins;     /* that fold's instruction, or NULL */
 	int64_t loading;                /* ws/is: the fold whose tile column 0 is shifting in, or -1 */
-	const struct func_out *left;    /* the values that leave the array this cycle */
+	const struct func_out *left;    /* the values that leave the array this cycle (never NULL) */
 	int nleft;
 };
 
@@ -126,14 +130,23 @@ struct func_result {
 	int64_t outputs;                /* elements of C checked (over all instances) */
 	int64_t mismatches;             /* ints: not equal to the reference; floats: error above the bound */
 	double max_abs_error;           /* against the reference (double precision) */
-	int64_t pe_updates;             /* PE-cycles simulated */
+	int64_t pe_updates;             /* PE register updates simulated: cycles x R x C */
 	bool stopped;                   /* the observer stopped the run */
 };
 
 /*
  * The error bound for a float dtype: |c - ref| <= gamma(n) * sum_k |a_k b_k|
  * with gamma(n) = n u / (1 - n u), u = 2^-24 (fp32 sums), n = K (+ 1 for
- * fp32, whose products round too); 0 for int8 (exact).
+ * fp32, whose products round too); 0 for int8 (exact). Derivation (Higham,
+ * Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1): every
+ * element is a sum of K products, added in some order (down a column, then
+ * fold by fold into the accumulator; os in the PE), so each product passes
+ * through at most K - 1 fp32 additions, each a factor (1 + d), |d| <= u;
+ * the product of at most n such factors is 1 + t with |t| <= gamma(n).
+ * bf16 and fp16 products are exact in fp32 (8 + 8 and 11 + 11 significant
+ * bits <= 24); fp32 products round once more. The reference is computed in
+ * double, whose products are exact and whose sums add gamma(K) at u = 2^-53,
+ * which the bound includes. Assumes no overflow or underflow.
  */
 double func_bound(int dtype, int64_t K, double sum_abs_products);
 
