@@ -320,6 +320,7 @@ struct printer {
 	int64_t cycles;
 	bool ints;
 	int w;                          /* value width */
+	int64_t shown;                  /* cycles shown */
 	bool quit;                      /* a step line said q, or in ended */
 };
 
@@ -399,6 +400,94 @@ static void print_left(struct printer *p, const struct func_view *v)
 	fprintf(p->out, "\n\n");
 }
 
+/* A value for JSON: exact for ints, enough digits for an fp32 value otherwise. */
+static void json_num(FILE *out, double v, bool ints)
+{
+	if (!isfinite(v))
+		fputs("null", out);
+	else if (ints)
+		fprintf(out, "%.0f", v);
+	else
+		fprintf(out, "%.9g", v + 0.0);
+}
+
+static void json_reg(FILE *out, const struct func_reg *r, bool ints)
+{
+	if (r->fold < 0)
+		fputs("null", out);
+	else
+		json_num(out, r->v, ints);
+}
+
+static void json_matrix(FILE *out, const double *x, int64_t rows, int64_t cols, bool ints)
+{
+	fputc('[', out);
+	for (int64_t i = 0; i < rows; i++) {
+		fputs(i ? ",[" : "[", out);
+		for (int64_t j = 0; j < cols; j++) {
+			if (j)
+				fputc(',', out);
+			json_num(out, x[i * cols + j], ints);
+		}
+		fputc(']', out);
+	}
+	fputc(']', out);
+}
+
+/* One cycle as JSON (see lab.h). */
+static void json_cycle(struct printer *p, const struct func_view *v)
+{
+	static const char *const ws_names[] = { "w", "w_other", "x", "p" }, *const os_names[] = { "a", "b", "acc", "out" };
+	const struct tile_ins *ins = v->fold >= 0 ? cursor_get(&p->cur, v->fold) : NULL;
+	struct phase ph = phase_of(&p->pt, v, ins);
+	const struct tile_ins *fi = ph.fold < 0 ? NULL : ph.fold == v->fold ? ins : cursor_get(&p->next, ph.fold);
+	bool os = v->df == DF_OS;
+	FILE *out = p->out;
+
+	fprintf(out, "%s\n{\"cycle\":%" PRId64 ",\"fold\":%" PRId64 ",\"phase\":\"%s\",\"t\":%" PRId64 ",\"T\":%" PRId64
+		",\"loading\":%" PRId64 ",\"block\":", p->shown++ ? "," : "", v->cycle, ph.fold, phase_names[ph.kind], ph.t,
+		ph.T, ph.also >= 0 ? ph.also : ph.kind == PH_LOADING ? ph.fold : -1);
+	if (fi)
+		fprintf(out, "{\"m0\":%" PRId64 ",\"k0\":%" PRId64 ",\"n0\":%" PRId64 ",\"m\":%" PRId64 ",\"k\":%" PRId64
+			",\"n\":%" PRId64 "}", fi->m0, fi->k0, fi->n0, fi->m, fi->k, fi->n);
+	else
+		fputs("null", out);
+	fputs(",\"pe\":[", out);
+	for (int64_t i = 0; i < v->R; i++) {
+		fputs(i ? ",[" : "[", out);
+		for (int64_t j = 0; j < v->C; j++) {
+			const struct func_pe *pe = &v->pe[i * v->C + j];
+			int s = pe->wsel & 1;
+			const struct func_reg *r[4] = { &pe->w[s], &pe->w[1 - s], &pe->x, &pe->p };
+			const char *const *names = os ? os_names : ws_names;
+			if (os)
+				r[0] = &pe->x, r[1] = &pe->p, r[2] = &pe->acc, r[3] = &pe->out;
+			fputs(j ? ",{" : "{", out);
+			for (int k = 0; k < 4; k++) {
+				fprintf(out, "%s\"%s\":", k ? "," : "", names[k]);
+				json_reg(out, r[k], p->ints);
+			}
+			fputs(",\"folds\":{", out);
+			for (int k = 0; k < 4; k++) {
+				fprintf(out, "%s\"%s\":", k ? "," : "", names[k]);
+				if (r[k]->fold < 0)
+					fputs("null", out);
+				else
+					fprintf(out, "%" PRId64, r[k]->fold);
+			}
+			fputs("}}", out);
+		}
+		fputc(']', out);
+	}
+	fputs("],\"leaves\":[", out);
+	for (int k = 0; k < v->nleft; k++) {
+		fprintf(out, "%s{\"m\":%" PRId64 ",\"n\":%" PRId64 ",\"v\":", k ? "," : "", v->left[k].m, v->left[k].n);
+		json_num(out, v->left[k].v, p->ints);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
 static int print_cycle(const struct func_view *v, void *ctx)
 {
 	struct printer *p = ctx;
@@ -408,6 +497,10 @@ static int print_cycle(const struct func_view *v, void *ctx)
 		/* Keep the phase tracker in step with the cycles not shown. */
 		phase_of(&p->pt, v, NULL);
 		return 0;
+	}
+	if (p->o->json) {
+		json_cycle(p, v);
+		return p->o->last >= 0 && v->cycle >= p->o->last;
 	}
 	print_header_line(p, v);
 	print_grid(p, v);
@@ -495,10 +588,27 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
 	p.pt.fold = -1;
 	cursor_init(&p.cur, &g.s);
 	cursor_init(&p.next, &g.s);
-	print_intro(out, cfg, o, &g, r.cycles, p.w, ints);
+	if (o->json) {
+		fprintf(out, "{\"dataflow\":\"%s\",\"dtype\":\"%s\",\"seed\":%" PRIu64 ",\"rows\":%" PRId64 ",\"cols\":%" PRId64
+			",\"gemm\":{\"m\":%" PRId64 ",\"k\":%" PRId64 ",\"n\":%" PRId64 "},\n\"A\":", df_name(o->df),
+			dtype_name(cfg->arch.array.dtype), o->seed, cfg->arch.array.rows, cfg->arch.array.cols, o->m, o->k, o->n);
+		json_matrix(out, g.a, o->m, o->k, ints);
+		fputs(",\n\"B\":", out);
+		json_matrix(out, g.b, o->k, o->n, ints);
+		fputs(",\n\"C\":", out);
+		json_matrix(out, g.c, o->m, o->n, ints);
+		fputs(",\n\"cycles\":[", out);
+	} else {
+		print_intro(out, cfg, o, &g, r.cycles, p.w, ints);
+	}
 	if (gemm_run(&g, cfg, print_cycle, &p, &r, e) < 0)
 		goto out;
-	print_summary(out, s, ints);
+	if (o->json)
+		fprintf(out, "],\n\"summary\":{\"cycles\":%" PRId64 ",\"folds\":%" PRId64 ",\"outputs\":%" PRId64
+			",\"mismatches\":%" PRId64 ",\"max_abs_error\":%.9g}}\n", s->cycles, s->folds, s->outputs, s->mismatches,
+			s->max_abs_error);
+	else
+		print_summary(out, s, ints);
 	rc = 0;
 out:
 	gemm_release(&g);

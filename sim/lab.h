@@ -12,7 +12,14 @@
  *              of PE registers (ws/is: w, the bank in use, with the other bank
  *              in brackets, x, p; os: a, b, acc, out; "." for an empty
  *              register) and the values that leave the array; then a summary
- *              line.
+ *              line. As JSON (json): {"dataflow", "dtype", "seed", "rows", "cols",
+ *              "gemm": {m, k, n}, "A", "B", "C" (the reference; matrices as
+ *              arrays of rows), "cycles": [{"cycle", "fold", "phase", "t",
+ *              "T", "loading", "block": {m0, k0, n0, m, k, n} or null, "pe":
+ *              rows of PEs, each {register: value or null (empty), "folds":
+ *              {register: fold or null}} (ws/is: w, w_other, x, p; os: a, b,
+ *              acc, out), "leaves": [{m, n, v}]}, ...], "summary": {cycles,
+ *              folds, outputs, mismatches, max_abs_error}}.
  *   lab_html   one self-contained page (inline CSS and JS) that animates the
  *              same GEMM, with the same operands, for ws, os and is side by
  *              side. The registers of every cycle are embedded as JSON, each
@@ -43,6 +50,7 @@ struct lab_opts {
 	int df;                         /* enum dataflow: lab_print's */
 	uint64_t seed;
 	int64_t first, last;            /* lab_print: the cycles to show; last < 0: to the end */
+	bool json;                      /* lab_print: JSON instead of text (see above) */
 	bool step;                      /* lab_print: after each cycle shown, wait for a line of in ("q" quits) */
 	FILE *in;                       /* borrowed: lines for step */
 	bool prompt;                    /* step: print a prompt on stderr (in is a terminal) */

@@ -9,7 +9,8 @@
  *                  [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value ...]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
- *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step] [--html FILE]
+ *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
+ *              [--format text|json] [--html FILE]
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory.
@@ -48,7 +49,7 @@ struct args {
 	bool ideal, csv, dump, timing;
 	int64_t batch;
 	uint64_t seed;             /* functional, lab: random operands */
-	const char *gemm, *cycles, *html;   /* lab */
+	const char *gemm, *cycles, *html, *format;   /* lab */
 	bool step;                 /* lab */
 	struct timespec start;     /* when tpusim started, for --timing */
 };
@@ -79,7 +80,7 @@ static const char usage[] =
 	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
 	"          print every config key with its resolved value, unit and doc\n"
 	"  lab     -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]\n"
-	"          [--html FILE] [--set key.path=value]...\n"
+	"          [--format text|json] [--html FILE] [--set key.path=value]...\n"
 	"          watch a GEMM with seeded values move through the PE registers cycle by cycle\n"
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
 	"          one page that animates ws, os and is side by side\n"
@@ -119,7 +120,7 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 
 static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
 				      "--model", "--batch", "--vcd", "--plot", "--dataflows", "--seed", "--save-outputs",
-				      "--gemm", "--cycles", "--html", NULL };
+				      "--gemm", "--cycles", "--html", "--format", NULL };
 
 /* Whether option o's value is a file or directory. */
 static bool names_path(const char *o)
@@ -194,6 +195,11 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->cycles = v;
 		else if (!strcmp(o, "--html"))
 			a->html = v;
+		else if (!strcmp(o, "--format")) {
+			if (strcmp(v, "text") && strcmp(v, "json"))
+				return bad_arg(e, o, "expected text or json", v);
+			a->format = v;
+		}
 		else if (!strcmp(o, "--set")) {
 			if (a->nsets == CONFIG_MAX_SETS)
 				return err_input(e, "--set: expected at most %d overrides, found more", CONFIG_MAX_SETS);
@@ -233,9 +239,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 		}
 		i++;
 	}
-	if (strcmp(a->cmd, "lab") && (a->gemm || a->cycles || a->html || a->step)) {
+	if (strcmp(a->cmd, "lab") && (a->gemm || a->cycles || a->html || a->step || a->format)) {
 		char q[300];
-		return err_input(e, "--gemm, --cycles, --step, --html: expected with tpusim lab only, found them with "
+		return err_input(e, "--gemm, --cycles, --step, --html, --format: expected with tpusim lab only, found them with "
 				 "tpusim %s", err_quote(q, sizeof q, a->cmd, 60));
 	}
 	return 0;
@@ -599,12 +605,14 @@ static int cmd_lab(const struct args *a, struct err *e)
 
 	if (a->workload || a->out || a->vcd || a->plot || a->dataflows || a->batch || a->ideal || a->csv || a->dump ||
 	    a->timing || a->save || a->model != MODEL_CYCLE)
-		return err_input(e, "lab: expected only -c, --set, --gemm, --dataflow, --seed, --cycles, --step and --html, "
+		return err_input(e, "lab: expected only -c, --set, --gemm, --dataflow, --seed, --cycles, --step, --format and --html, "
 				 "found an option of another command (lab times one GEMM with ideal memory)");
 	if (!a->gemm)
 		return err_input(e, "lab: expected --gemm MxKxN, found none");
-	if (a->html && (a->cycles || a->step))
-		return err_input(e, "--html: expected without --cycles and --step (the page shows every cycle), found them");
+	if (a->html && (a->cycles || a->step || a->format))
+		return err_input(e, "--html: expected without --cycles, --step and --format (the page shows every cycle), found them");
+	if (a->step && a->format && !strcmp(a->format, "json"))
+		return err_input(e, "--step: expected with --format text, found --format json");
 	memset(&o, 0, sizeof o);
 	o.seed = a->seed;
 	o.last = -1;
@@ -614,6 +622,7 @@ static int cmd_lab(const struct args *a, struct err *e)
 		return -1;
 	o.df = a->dataflow >= 0 ? a->dataflow : c.arch.array.dataflow;
 	o.step = a->step;
+	o.json = a->format && !strcmp(a->format, "json");
 	o.in = stdin;
 	o.prompt = a->step && isatty(STDIN_FILENO);
 	if (!a->html)

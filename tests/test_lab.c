@@ -280,6 +280,9 @@ START_TEST(errors)
 		{ { "--gemm", "10x6x5", "--seed", "-1", NULL },
 		  "--seed: expected an integer in [0, 2^64), found \"-1\"\n" },
 		{ { "--cycles", "1..2", NULL }, "lab: expected --gemm MxKxN, found none\n" },
+		{ { "--gemm", "10x6x5", "--format", "xml", NULL }, "--format: expected text or json, found \"xml\"\n" },
+		{ { "--gemm", "10x6x5", "--format", "json", "--step", NULL },
+		  "--step: expected with --format text, found --format json\n" },
 	};
 	char *dir = th_tmpdir(), *big = th_write(dir, "big.yaml", "array: {rows: 4, cols: 32}\n");
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

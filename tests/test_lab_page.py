@@ -186,6 +186,14 @@ def main():
                 got = shown.get("%s-%d-%d-%s" % (df, i, j, r))
                 check(got == v, "%s cycle %d PE(%d,%d) %s: page shows %r, the terminal %r" % (df, cycle, i, j, r, got, v))
             check(len(term) == 64, "%s: %d registers in the terminal grid, expected 4 x 4 x 4" % (df, len(term)))
+            # --format json: the same registers, null for ".".
+            js = json.loads(tpusim("--dataflow", df, "--cycles", "%d..%d" % (cycle, cycle), "--format", "json"))
+            check([x["cycle"] for x in js["cycles"]] == [cycle], "%s: json cycles %r" % (df, [x["cycle"] for x in js["cycles"]]))
+            pe = js["cycles"][0]["pe"]
+            for (i, j, r), v in term.items():
+                got = pe[i][j]["w_other" if r == "s" else r]
+                check(("." if got is None else str(got)) == v, "%s cycle %d PE(%d,%d) %s: json %r, the terminal %r" % (df, cycle, i, j, r, got, v))
+            check(js["A"] == A and js["B"] == B and js["C"] == C, "%s: json operands or reference differ" % df)
 
         # The last cycle: every dataflow's C is the plain GEMM.
         shown = browse(page, 46, profile)
