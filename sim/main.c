@@ -199,8 +199,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			if (strcmp(v, "text") && strcmp(v, "json"))
 				return bad_arg(e, o, "expected text or json", v);
 			a->format = v;
-		}
-		else if (!strcmp(o, "--set")) {
+		} else if (!strcmp(o, "--set")) {
 			if (a->nsets == CONFIG_MAX_SETS)
 				return err_input(e, "--set: expected at most %d overrides, found more", CONFIG_MAX_SETS);
 			a->sets[a->nsets++] = v;
@@ -605,18 +604,20 @@ static int cmd_lab(const struct args *a, struct err *e)
 
 	if (a->workload || a->out || a->vcd || a->plot || a->dataflows || a->batch || a->ideal || a->csv || a->dump ||
 	    a->timing || a->save || a->model != MODEL_CYCLE)
-		return err_input(e, "lab: expected only -c, --set, --gemm, --dataflow, --seed, --cycles, --step, --format and --html, "
-				 "found an option of another command (lab times one GEMM with ideal memory)");
+		return err_input(e, "lab: expected only -c, --set, --gemm, --dataflow, --seed, --cycles, --step, --format and "
+				 "--html, found an option of another command (lab times one GEMM with ideal memory)");
 	if (!a->gemm)
 		return err_input(e, "lab: expected --gemm MxKxN, found none");
 	if (a->html && (a->cycles || a->step || a->format))
-		return err_input(e, "--html: expected without --cycles, --step and --format (the page shows every cycle), found them");
+		return err_input(e, "--html: expected without --cycles, --step and --format (the page shows every cycle), "
+				 "found them");
 	if (a->step && a->format && !strcmp(a->format, "json"))
 		return err_input(e, "--step: expected with --format text, found --format json");
 	memset(&o, 0, sizeof o);
 	o.seed = a->seed;
 	o.last = -1;
-	if (lab_parse_gemm(a->gemm, &o.m, &o.k, &o.n, e) < 0 || (a->cycles && lab_parse_cycles(a->cycles, &o.first, &o.last, e) < 0))
+	if (lab_parse_gemm(a->gemm, &o.m, &o.k, &o.n, e) < 0 ||
+	    (a->cycles && lab_parse_cycles(a->cycles, &o.first, &o.last, e) < 0))
 		return -1;
 	if (load_config(a, &c, e) < 0)
 		return -1;
