@@ -14,6 +14,9 @@ os and is. They must equal
     every register of every PE;
 
 and at the last cycle each dataflow's C must equal a plain GEMM of A and B.
+The controls (step, back, the scrub bar, play and pause) are clicked from a
+page that frames the lab page, with virtual time. `--format json` must show
+the same registers as the terminal.
 Chromium missing is a failure: the Makefile installs it (Debian chromium).
 Run by make test with TPUSIM naming the binary.
 """
@@ -81,6 +84,36 @@ def browse(page, cycle, profile):
     c = Cells()
     c.feed(p.stdout)
     return c.text
+
+
+# The controls, driven from a page that holds the lab page in a frame (file:// pages may reach each other only
+# with --allow-file-access-from-files); the log goes into its own DOM, read with --dump-dom.
+CONTROLS = """<html><body><pre id="out"></pre><iframe id="f" src="lab.html#cycle=2"></iframe><script>
+const log = [];
+document.getElementById('f').addEventListener('load', () => {
+  const d = document.getElementById('f').contentWindow.document, cyc = () => d.getElementById('cycle').textContent;
+  log.push(cyc());
+  d.getElementById('step').click(); d.getElementById('step').click(); log.push(cyc());
+  d.getElementById('back').click(); log.push(cyc());
+  const s = d.getElementById('scrub'); s.value = 30; s.dispatchEvent(new Event('input'));
+  log.push(cyc() + ': ' + d.getElementById('ws-fold').textContent);
+  d.getElementById('play').click(); log.push(d.getElementById('play').textContent);
+  setTimeout(() => {
+    d.getElementById('play').click(); log.push(d.getElementById('play').textContent + ' at ' + cyc());
+    document.getElementById('out').textContent = log.join('|');
+  }, 2100);
+});
+</script></body></html>"""
+
+
+def controls(tmp, profile):
+    with open(os.path.join(tmp, "controls.html"), "w") as f:
+        f.write(CONTROLS)
+    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
+                        "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom",
+                        "file://%s/controls.html" % tmp], capture_output=True, text=True, timeout=180)
+    m = re.search(r'<pre id="out">(.*?)</pre>', p.stdout, re.S)
+    return m.group(1).split("|") if m else []
 
 
 def terminal_grid(out, cycle, df):
@@ -194,6 +227,14 @@ def main():
                 got = pe[i][j]["w_other" if r == "s" else r]
                 check(("." if got is None else str(got)) == v, "%s cycle %d PE(%d,%d) %s: json %r, the terminal %r" % (df, cycle, i, j, r, got, v))
             check(js["A"] == A and js["B"] == B and js["C"] == C, "%s: json operands or reference differ" % df)
+
+        # Step, back, the scrub bar, play (2.1 s of virtual time at the default 400 ms a cycle: 5 cycles), pause.
+        # Cycle 30 in ws: fold 2 (K 0..3, N 4) started at 24, step 7.
+        got = controls(tmp, profile)
+        want = ["cycle 2 of 0..46", "cycle 4 of 0..46", "cycle 3 of 0..46",
+                "cycle 30 of 0..46: fold 2 of 4 (M 0..9, K 0..3, N 4..4) streaming, step 7 of 10", "pause",
+                "play at cycle 35 of 0..46"]
+        check(got == want, "controls: %r, expected %r" % (got, want))
 
         # The last cycle: every dataflow's C is the plain GEMM.
         shown = browse(page, 46, profile)
