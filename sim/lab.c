@@ -802,7 +802,11 @@ static int record_run(struct buf *b, struct gemm *g, const struct config *cfg, i
 	return 0;
 }
 
-/* BEGIN page: the page around the data (the JSON of lab_html goes between the two). */
+/*
+ * The page around the data: lab_html writes page_head, the JSON, page_tail.
+ * The script rebuilds each cycle's registers from checkpoints every 64
+ * cycles and the changes in between; #cycle=N in the address steps there.
+ */
 static const char page_head[] =
 	"<!DOCTYPE html>\n"
 	"<html lang=\"en\">\n"
@@ -1098,7 +1102,6 @@ static const char page_tail[] =
 	"</script>\n"
 	"</body>\n"
 	"</html>\n";
-/* END page */
 
 /* The temporary name beside path: path + ".tmp" + pid. */
 static void tmp_name(char *buf, size_t size, const char *path)
