@@ -1,23 +1,21 @@
 /*
  * lab.c - the course lab's views of one GEMM: the terminal grid and the page.
  *
- * Both views run func_run with an observer. The terminal view runs the GEMM
- * twice: once to learn its cycles (so that --cycles is checked before
- * anything is printed), then again to print. The page runs it once per
- * dataflow and keeps, per cycle, the registers that changed (slot, value,
- * fold) in a text buffer that becomes the page's JSON; a buffer that passes
- * LAB_HTML_MAX stops the run.
+ * Both views run func_run twice per dataflow: once without an observer, for
+ * the counts and the cycles (so that --cycles is checked before anything is
+ * printed, and observation stops at the run's last cycle), then with one.
+ * The page keeps, per cycle, the registers that changed (slot distance,
+ * value, fold when it changed) in a text buffer that becomes the page's
+ * JSON; a buffer that passes LAB_HTML_MAX stops the run.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "functional.h"
@@ -62,7 +60,7 @@ int lab_parse_gemm(const char *text, int64_t *m, int64_t *k, int64_t *n, struct 
 			 err_quote(q, sizeof q, text, 60));
 }
 
-/* A decimal integer at *p in [0, INT64_MAX / 2] (advances *p), or -1. */
+/* A decimal integer at *p in [0, INT64_MAX / 20] (advances *p), or -1. */
 static int64_t cycle_at(const char **p)
 {
 	int64_t v = 0;
