@@ -9,6 +9,8 @@
  *                  [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value ...]
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
+ *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
+ *              [--format text|json] [--html FILE]
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory.
@@ -26,6 +28,7 @@
 #include "api.h"
 #include "compare.h"
 #include "config.h"
+#include "lab.h"
 #include "lower.h"
 #include "npy.h"
 #include "plot.h"
@@ -45,7 +48,9 @@ struct args {
 	int model;
 	bool ideal, csv, dump, timing;
 	int64_t batch;
-	uint64_t seed;             /* functional: random operands */
+	uint64_t seed;             /* functional, lab: random operands */
+	const char *gemm, *cycles, *html, *format;   /* lab */
+	bool step;                 /* lab */
 	struct timespec start;     /* when tpusim started, for --timing */
 };
 
@@ -74,6 +79,11 @@ static const char usage[] =
 	"          reads and writes and every tensor's kind, size, producer and last reader\n"
 	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
 	"          print every config key with its resolved value, unit and doc\n"
+	"  lab     -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]\n"
+	"          [--format text|json] [--html FILE] [--set key.path=value]...\n"
+	"          watch a GEMM with seeded values move through the PE registers cycle by cycle\n"
+	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
+	"          one page that animates ws, os and is side by side\n"
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
@@ -110,13 +120,13 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 
 static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
 				      "--model", "--batch", "--vcd", "--plot", "--dataflows", "--seed", "--save-outputs",
-				      NULL };
+				      "--gemm", "--cycles", "--html", "--format", NULL };
 
 /* Whether option o's value is a file or directory. */
 static bool names_path(const char *o)
 {
 	static const char *const paths[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--vcd", "--plot",
-					     "--save-outputs", NULL };
+					     "--save-outputs", "--html", NULL };
 	for (int k = 0; paths[k]; k++)
 		if (!strcmp(o, paths[k]))
 			return true;
@@ -131,7 +141,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	a->model = MODEL_CYCLE;
 	a->seed = 1;
 	if (argc < 2)
-		return err_input(e, "expected a command (run, lower, config, roofline, compare), found none; try tpusim --help");
+		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab), found none; try tpusim --help");
 	a->cmd = argv[1];
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i];
@@ -145,6 +155,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->dump = true, takes = false;
 		else if (!strcmp(o, "--timing"))
 			a->timing = true, takes = false;
+		else if (!strcmp(o, "--step"))
+			a->step = true, takes = false;
 		if (!takes)
 			continue;
 		bool known = false;
@@ -177,7 +189,17 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->dataflows = v;
 		else if (!strcmp(o, "--save-outputs"))
 			a->save = v;
-		else if (!strcmp(o, "--set")) {
+		else if (!strcmp(o, "--gemm"))
+			a->gemm = v;
+		else if (!strcmp(o, "--cycles"))
+			a->cycles = v;
+		else if (!strcmp(o, "--html"))
+			a->html = v;
+		else if (!strcmp(o, "--format")) {
+			if (strcmp(v, "text") && strcmp(v, "json"))
+				return bad_arg(e, o, "expected text or json", v);
+			a->format = v;
+		} else if (!strcmp(o, "--set")) {
 			if (a->nsets == CONFIG_MAX_SETS)
 				return err_input(e, "--set: expected at most %d overrides, found more", CONFIG_MAX_SETS);
 			a->sets[a->nsets++] = v;
@@ -215,6 +237,11 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			SIM_ASSERT(!"an option in valued[] without a case");
 		}
 		i++;
+	}
+	if (strcmp(a->cmd, "lab") && (a->gemm || a->cycles || a->html || a->step || a->format)) {
+		char q[300];
+		return err_input(e, "--gemm, --cycles, --step, --html, --format: expected with tpusim lab only, found them with "
+				 "tpusim %s", err_quote(q, sizeof q, a->cmd, 60));
 	}
 	return 0;
 }
@@ -565,6 +592,52 @@ out:
 	return rc;
 }
 
+/*
+ * lab: one GEMM on the config's array, as a terminal grid or (--html) a
+ * page. Options of the other commands are refused, and lab's elsewhere.
+ */
+static int cmd_lab(const struct args *a, struct err *e)
+{
+	struct config c;
+	struct lab_opts o;
+	struct lab_summary s[3];
+
+	if (a->workload || a->out || a->vcd || a->plot || a->dataflows || a->batch || a->ideal || a->csv || a->dump ||
+	    a->timing || a->save || a->model != MODEL_CYCLE)
+		return err_input(e, "lab: expected only -c, --set, --gemm, --dataflow, --seed, --cycles, --step, --format and "
+				 "--html, found an option of another command (lab times one GEMM with ideal memory)");
+	if (!a->gemm)
+		return err_input(e, "lab: expected --gemm MxKxN, found none");
+	if (a->html && (a->cycles || a->step || a->format))
+		return err_input(e, "--html: expected without --cycles, --step and --format (the page shows every cycle), "
+				 "found them");
+	if (a->step && a->format && !strcmp(a->format, "json"))
+		return err_input(e, "--step: expected with --format text, found --format json");
+	memset(&o, 0, sizeof o);
+	o.seed = a->seed;
+	o.last = -1;
+	if (lab_parse_gemm(a->gemm, &o.m, &o.k, &o.n, e) < 0 ||
+	    (a->cycles && lab_parse_cycles(a->cycles, &o.first, &o.last, e) < 0))
+		return -1;
+	if (load_config(a, &c, e) < 0)
+		return -1;
+	o.df = a->dataflow >= 0 ? a->dataflow : c.arch.array.dataflow;
+	o.step = a->step;
+	o.json = a->format && !strcmp(a->format, "json");
+	o.in = stdin;
+	o.prompt = a->step && isatty(STDIN_FILENO);
+	if (!a->html)
+		return lab_print(stdout, &c, &o, &s[0], e);
+	if (lab_html(a->html, &c, &o, s, e) < 0)
+		return -1;
+	printf("wrote %s: ", shown(0, a->html));
+	for (int d = 0; d < 3; d++)
+		printf("%s%s %lld cycles, %lld outputs checked, %lld mismatches", d ? "; " : "", array_dataflow_names[d],
+		       (long long)s[d].cycles, (long long)s[d].outputs, (long long)s[d].mismatches);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -591,9 +664,11 @@ int main(int argc, char **argv)
 		rc = cmd_roofline(&a, &e);
 	else if (!strcmp(a.cmd, "compare"))
 		rc = cmd_compare(&a, &e);
+	else if (!strcmp(a.cmd, "lab"))
+		rc = cmd_lab(&a, &e);
 	else {
 		char q[300];
-		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare), found \"%s\"; try tpusim --help",
+		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab), found \"%s\"; try tpusim --help",
 			       err_quote(q, sizeof q, a.cmd, 60));
 	}
 	if (rc < 0)

@@ -483,7 +483,7 @@ START_TEST(failed_run_leaves_no_vcd)
 	snprintf(path, sizeof path, "%s.vcd", base);
 	th_config(&c, "lab_4x4", bursty);
 	th_lower("name: v\nbatch: 1\nlayers:\n  - {name: big, type: add, elements: 200000000}\n", &w, &ops);
-	struct run_opts o = { DF_WS, MODEL_CYCLE, false, base };
+	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .vcd = base };
 	ck_assert_int_eq(run_workload(&c, &w, &ops, &o, &r, &e), -1);
 	ck_assert_int_eq(e.kind, ERR_SIM);
 	ck_assert_int_ne(stat(path, &st), 0);

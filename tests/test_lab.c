@@ -1,0 +1,375 @@
+/*
+ * test_lab.c - tpusim lab: the terminal grid against the placement rules of
+ * functional.h, its cycles against the analytic model, and its errors.
+ *
+ * The case is the README's lab GEMM, 10x6x5 (A 10 x 6, B 6 x 5) on lab_4x4
+ * (4 x 4 int8, weight double buffer), with ideal memory. By hand:
+ *
+ *   ws  B is K x N = 6 x 5: row blocks K 0..3 (Sr 4), K 4..5 (Sr 2); column
+ *       blocks N 0..3 (Sc 4), N 4..4 (Sc 1); T = M = 10 in one chunk. Folds,
+ *       columns outside rows: 0 (K 0..3, N 0..3), 1 (K 4..5, N 0..3),
+ *       2 (K 0..3, N 4), 3 (K 4..5, N 4). Timing (pipelined): L_0 = 0,
+ *       s_0 = L_0 + Sr_0 = 4; L_{f+1} = s_f, s_{f+1} = max(s_f + 10,
+ *       s_f + Sr_{f+1}) = s_f + 10: s = 4, 14, 24, 34. The last partial sum
+ *       (fold 3, t = 9, column 0) leaves at the end of 34 + 9 + 4 - 1 + 0 = 46:
+ *       47 cycles (the closed form: 4 + 3 x max(10, Sr) + 10 + (4 + 1 - 2) = 47).
+ *       Fold 2's tile enters column j from L_2 + j = 14 + j and is in place
+ *       from 14 + j + 4: at cycle 22 every column of fold 2 (only column 0,
+ *       Sc 1) holds it in the shadow bank, B[i][4] in PE(i, 0).
+ *       At cycle 22 fold 1 streams (step 22 - 14 + 1 = 9 of 10), and its
+ *       first input reached PE(i, j) at 14 + i + j <= 22 for every PE, so each
+ *       PE's bank in use is fold 1's: B[4 + i][j] for i < 2, j < 4.
+ *   is  A^T is K x M = 6 x 10: folds M 0..3 (K 0..3, K 4..5), M 4..7, M 8..9;
+ *       T = N = 5; s = 4, 9, 14, 19, 24, 29; the last output (fold 5, t = 4,
+ *       column 1) leaves at the end of 29 + 4 + 3 + 1 = 37: 38 cycles. At
+ *       cycle 17, fold 2 (K 0..3, M 4..7) streams, started at 14; its first
+ *       input reached PE(i, j) at 14 + i + j, so PEs with i + j <= 3 hold
+ *       A[4 + j][i].
+ *   os  blocks M 0..3, 4..7, 8..9 for N 0..3, then for N 4; T = K = 6; each
+ *       block needs s' >= e + Sr - T', so s = 0, 6, ..., 30; the last block
+ *       (Sr 2, Sc 1) is in at X = 36 + 2 - 1 = 37 and leaves at the end of
+ *       37 + 4 - 1 = 40: 41 cycles.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "tests.h"
+
+/* The text of cell (i, j) on line l (0: w or a, 1: x or b, 2: p or acc, 3: out) of PE row i at cycle c, or NULL. */
+static char *grid_cell(const char *out, int64_t c, int i, int j, int l, char *buf, size_t size)
+{
+	char head[64];
+	const char *p;
+	int lines = strstr(out, "acc ") ? 4 : 3;
+	snprintf(head, sizeof head, "\ncycle %lld of ", (long long)c);
+	if (!(p = strstr(out, head)))
+		return NULL;
+	p = strchr(p + 1, '\n') + 1;            /* the column header */
+	p = strchr(p, '\n') + 1;                /* row 0, line 0 */
+	for (int k = 0; k < i * lines + l; k++)
+		p = strchr(p, '\n') + 1;
+	p += 6;
+	for (int k = 0; k < j; k++) {
+		p = strstr(p, " | ");
+		ck_assert_ptr_nonnull(p);
+		p += 3;
+	}
+	size_t n = strcspn(p, "|\n");
+	ck_assert_uint_lt(n, size);
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The bank in use and the other bank of a ws/is cell "w V [S]", as text. */
+static void weights(const char *cell, char *w, char *s)
+{
+	ck_assert_msg(sscanf(cell, "w %31s [ %31[^] ]", w, s) == 2, "not a weight cell: \"%s\"", cell);
+}
+
+/* Runs tpusim with argv in dir and checks its status; *out and *err receive stdout and stderr (owned). */
+static void lab(const char *dir, const char *const *argv, int want, char **out, char **err)
+{
+	int st = th_cli(dir, argv, out, err);
+	ck_assert_msg(st == want, "status %d, stderr: %s", st, *err);
+}
+
+static int count(const char *text, const char *what);
+
+static char cwd[4096];
+
+static const char *preset(void)
+{
+	static char p[4200];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	snprintf(p, sizeof p, "%s/configs/lab_4x4.yaml", cwd);
+	return p;
+}
+
+START_TEST(ws_grid_holds_b_by_the_rule)
+{
+	double a[60], b[30];
+	char *err, cell[128], w[32], s[32], want[32];
+	const char *argv[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--dataflow", "ws", "--seed", "3", "--cycles",
+			       "16..22", NULL };
+	char *out;
+	lab(".", argv, 0, &out, &err);
+
+	lab_operands(DT_INT8, 3, 10, 6, 5, a, b);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 4; j++) {
+			weights(grid_cell(out, 22, i, j, 0, cell, sizeof cell), w, s);
+			snprintf(want, sizeof want, "%.0f", b[(4 + i) * 5 + j]);
+			ck_assert_msg(!strcmp(w, want), "cycle 22 PE(%d,%d): weight %s, B[%d][%d] = %s", i, j, w, 4 + i, j, want);
+		}
+	/*
+	 * Fold 2's tile in column 0, in bank 2 mod 2 = 0: the other bank in rows 0
+	 * and 1, whose last input was fold 1's (bank 1); the bank shown first in
+	 * rows 2 and 3, whose last input was fold 0's (bank 0; fold 1 has 2 rows).
+	 */
+	for (int i = 0; i < 4; i++) {
+		weights(grid_cell(out, 22, i, 0, 0, cell, sizeof cell), w, s);
+		snprintf(want, sizeof want, "%.0f", b[i * 5 + 4]);
+		ck_assert_msg(!strcmp(i < 2 ? s : w, want), "cycle 22 PE(%d,0): banks %s [%s], B[%d][4] = %s", i, w, s, i,
+			      want);
+	}
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 22 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 9 of 10\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 16 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 3 of 10; "
+				     "loading fold 2 (M 0..9, K 0..3, N 4..4)\n"));
+	ck_assert_ptr_null(strstr(out, "\ncycle 15 of"));
+	ck_assert_ptr_null(strstr(out, "\ncycle 23 of"));
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 47 cycles, 4 folds, 50 outputs checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+START_TEST(is_grid_holds_a_transposed)
+{
+	double a[60], b[30];
+	char *err, cell[128], w[32], s[32], want[32];
+	const char *argv[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--dataflow", "is", "--seed", "5", "--cycles",
+			       "17..17", NULL };
+	char *out;
+	lab(".", argv, 0, &out, &err);
+
+	lab_operands(DT_INT8, 5, 10, 6, 5, a, b);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; i + j <= 3; j++) {
+			weights(grid_cell(out, 17, i, j, 0, cell, sizeof cell), w, s);
+			snprintf(want, sizeof want, "%.0f", a[(4 + j) * 6 + i]);
+			ck_assert_msg(!strcmp(w, want), "cycle 17 PE(%d,%d): weight %s, A[%d][%d] = %s", i, j, w, 4 + j, i, want);
+		}
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 17 of 38: fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 4 of 5"));
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 38 cycles, 6 folds, 50 outputs checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* The summary's cycles equal the analytic model's with ideal memory on a matmul workload of the same shape. */
+START_TEST(cycles_equal_analytic)
+{
+	static const char *const dfs[] = { "ws", "os", "is" };
+	static const long hand[] = { 47, 41, 38 };
+	char *dir = th_tmpdir();
+	char *w = th_write(dir, "w.yaml", "name: g\nbatch: 1\nlayers:\n  - {name: g, type: matmul, m: 10, k: 6, n: 5}\n");
+	const char *run[] = { "run", "-c", preset(), "-w", w, "--model", "analytic", "--ideal-memory", "--dataflow",
+			      NULL, NULL };
+	const char *lb[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--dataflow", NULL, NULL };
+	for (int d = 0; d < 3; d++) {
+		char *err, *out, want[128];
+		long analytic = -1;
+		run[9] = lb[6] = dfs[d];
+		lab(dir, run, 0, &out, &err);
+		ck_assert_ptr_nonnull(strstr(out, "\ntotal "));
+		ck_assert_int_eq(sscanf(strstr(out, "\ntotal "), "\ntotal %*d %ld", &analytic), 1);
+		ck_assert_int_eq(analytic, hand[d]);
+		free(out);
+		free(err);
+		lab(dir, lb, 0, &out, &err);
+		snprintf(want, sizeof want, "\nsummary: %ld cycles, ", analytic);
+		ck_assert_msg(strstr(out, want) != NULL, "%s: no \"%s\" in the lab's output", dfs[d], want + 1);
+		/* Every cycle printed once: 0 .. analytic - 1. */
+		ck_assert_int_eq(count(out, "\ncycle "), analytic);
+		snprintf(want, sizeof want, "\ncycle %ld of %ld: ", analytic - 1, analytic);
+		ck_assert_ptr_nonnull(strstr(out, want));
+		free(out);
+		free(err);
+	}
+	free(w);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Floats print with 4 significant digits and are the operands' values. */
+START_TEST(bf16_values)
+{
+	double a[60], b[30];
+	char *err, cell[128], w[32], s[32];
+	const char *argv[] = { "lab", "-c", preset(), "--set", "array.dtype=bf16", "--gemm", "10x6x5", "--seed", "9",
+			       "--cycles", "22..22", NULL };
+	char *out;
+	lab(".", argv, 0, &out, &err);
+	lab_operands(DT_BF16, 9, 10, 6, 5, a, b);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 4; j++) {
+			double x, want = b[(4 + i) * 5 + j];
+			weights(grid_cell(out, 22, i, j, 0, cell, sizeof cell), w, s);
+			x = strtod(w, NULL);
+			/* 4 significant digits: within 5e-4 of it, relative. */
+			ck_assert_msg(fabs(x - want) <= 5e-4 * fabs(want) && want >= -1 && want < 1 && x != 0,
+				      "PE(%d,%d): %s for %g", i, j, w, want);
+		}
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 47 cycles, 4 folds, 50 outputs checked, 0 mismatches, max abs error "));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Runs lab with the given stdin text (through sh) and returns stdout (owned). */
+static char *with_stdin(const char *input, const char *args)
+{
+	char cmd[8192], *s;
+	FILE *p;
+	size_t n = 0;
+	snprintf(cmd, sizeof cmd, "printf '%s' | %s lab -c %s --gemm 10x6x5 %s", input, th_tpusim(), preset(), args);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	s = calloc(1, 1 << 20);
+	ck_assert_ptr_nonnull(s);
+	n = fread(s, 1, (1 << 20) - 1, p);
+	s[n] = '\0';
+	ck_assert_int_eq(pclose(p), 0);
+	return s;
+}
+
+static int count(const char *text, const char *what)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+START_TEST(step_reads_lines)
+{
+	char *out = with_stdin("\\n\\nq\\n", "--step --cycles 5..40");
+	/* Cycles 5 and 6 go on; after 7, "q". */
+	ck_assert_int_eq(count(out, "\ncycle "), 3);
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 7 of 47"));
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 47 cycles"));
+	free(out);
+	out = with_stdin("\\n", "--step");
+	/* Cycle 0 goes on; after cycle 1, the end of the input. */
+	ck_assert_int_eq(count(out, "\ncycle "), 2);
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 1 of 47"));
+	free(out);
+}
+END_TEST
+
+struct bad {
+	const char *args[8];
+	const char *msg;
+};
+
+START_TEST(errors)
+{
+	static const struct bad cases[] = {
+		{ { "--gemm", "10x6", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10x6\"\n" },
+		{ { "--gemm", "0x6x5", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"0x6x5\"\n" },
+		{ { "--gemm", "10x6x1025", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10x6x1025\"\n" },
+		{ { "--gemm", "10x6x5x", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10x6x5x\"\n" },
+		{ { "--gemm", "10X6X5", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10X6X5\"\n" },
+		{ { "--gemm", "10x6x5", "--set", "array.rows=17", NULL },
+		  "--set:1:12: array.rows: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 17\n" },
+		{ { "--gemm", "10x6x5", "-c", "big.yaml", NULL },
+		  "big.yaml:1:24: array.cols: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 32\n" },
+		{ { "--gemm", "10x6x5", "--cycles", "5..3", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5..3\"\n" },
+		{ { "--gemm", "10x6x5", "--cycles", "5", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5\"\n" },
+		/* 47 cycles: the last is 46. */
+		{ { "--gemm", "10x6x5", "--cycles", "40..47", NULL },
+		  "--cycles: expected A..B with 0 <= A <= B <= 46 (the run's last cycle), found \"40..47\"\n" },
+		{ { "--gemm", "10x6x5", "--seed", "-1", NULL },
+		  "--seed: expected an integer in [0, 2^64), found \"-1\"\n" },
+		{ { "--cycles", "1..2", NULL }, "lab: expected --gemm MxKxN, found none\n" },
+		{ { "--gemm", "10x6x5", "--format", "xml", NULL }, "--format: expected text or json, found \"xml\"\n" },
+		{ { "--gemm", "10x6x5", "--format", "json", "--step", NULL },
+		  "--step: expected with --format text, found --format json\n" },
+	};
+	char *dir = th_tmpdir(), *big = th_write(dir, "big.yaml", "array: {rows: 4, cols: 32}\n");
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const char *argv[16] = { "lab", "-c", preset() };
+		int n = 3;
+		char *out, *err;
+		for (int k = 0; cases[c].args[k]; k++)
+			argv[n++] = cases[c].args[k];
+		ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+		ck_assert_str_eq(err, cases[c].msg);
+		ck_assert_str_eq(out, "");
+		free(out);
+		free(err);
+	}
+	free(big);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(html_page)
+{
+	char *dir = th_tmpdir(), path[4200], bad[4200], *out, *err, *page;
+	struct stat st;
+	snprintf(path, sizeof path, "%s/lab.html", dir);
+	snprintf(bad, sizeof bad, "%s/missing/lab.html", dir);
+	const char *ok[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--html", path, NULL };
+	const char *nodir[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--html", bad, NULL };
+	const char *big[] = { "lab", "-c", preset(), "--set", "array.rows=16", "--set", "array.cols=16", "--gemm",
+			      "1024x1024x1024", "--html", path, NULL };
+
+	lab(".", nodir, 2, &out, &err);
+	ck_assert_ptr_nonnull(strstr(err, "--html: expected a writable path, found \""));
+	ck_assert_int_ne(stat(bad, &st), 0);
+	free(out);
+	free(err);
+
+	lab(".", big, 2, &out, &err);
+	ck_assert_str_eq(err, "--html: expected at most 20 MB of register data for the page, found more (GEMM "
+			      "1024x1024x1024 on 16 x 16 PEs); try a smaller --gemm\n");
+	ck_assert_int_ne(stat(path, &st), 0);
+	free(out);
+	free(err);
+
+	lab(".", ok, 0, &out, &err);
+	ck_assert_ptr_nonnull(strstr(out, "lab.html: ws 47 cycles, 50 outputs checked, 0 mismatches; os 41 cycles, 50 "
+				     "outputs checked, 0 mismatches; is 38 cycles, 50 outputs checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+	page = th_slurp(path);
+	/* Self-contained: nothing fetched from elsewhere. */
+	ck_assert_ptr_null(strstr(page, "http:"));
+	ck_assert_ptr_null(strstr(page, "https:"));
+	ck_assert_ptr_null(strstr(page, " src="));
+	ck_assert_ptr_null(strstr(page, "<link"));
+	ck_assert_ptr_null(strstr(page, "@import"));
+	ck_assert_uint_lt(strlen(page), 200000);
+	free(page);
+	/* Only the page in the directory: no temporary file left behind. */
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int files = 0;
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			ck_assert_str_eq(de->d_name, "lab.html");
+			files++;
+		}
+	closedir(d);
+	ck_assert_int_eq(files, 1);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *lab_suite(void)
+{
+	Suite *s = suite_create("lab");
+	TCase *t = tcase_create("lab");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, ws_grid_holds_b_by_the_rule);
+	tcase_add_test(t, is_grid_holds_a_transposed);
+	tcase_add_test(t, cycles_equal_analytic);
+	tcase_add_test(t, bf16_values);
+	tcase_add_test(t, step_reads_lines);
+	tcase_add_test(t, errors);
+	tcase_add_test(t, html_page);
+	suite_add_tcase(s, t);
+	return s;
+}
