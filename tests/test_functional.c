@@ -441,6 +441,36 @@ START_TEST(observer_stops)
 }
 END_TEST
 
+/* The observer sees each cycle of the run once, from 0 to the cycle before r.cycles (the lab's 10x6x5, then random shapes). */
+static int count_cycles(const struct func_view *v, void *ctx)
+{
+	int64_t *n = ctx;
+	ck_assert_int_eq(v->cycle, n[0]);
+	n[0]++;
+	return 0;
+}
+
+START_TEST(observer_sees_every_cycle)
+{
+	for (int i = 0; i < 120; i++) {
+		for (int dbuf = 0; dbuf < 2; dbuf++) {
+			struct config c;
+			struct func_result r;
+			struct err e = { 0 };
+			int df = i % 3;
+			struct op o = i < 3 ? th_gemm(10, 6, 5, 1) :
+					     th_gemm(th_rnd(&rng, 1, 12), th_rnd(&rng, 1, 12), th_rnd(&rng, 1, 12), 1);
+			int64_t n[1] = { 0 };
+			struct func_opts opt = { .seed = 3, .observe = count_cycles, .ctx = n };
+			cfg_for(&c, i < 3 ? 4 : th_rnd(&rng, 1, 6), i < 3 ? 4 : th_rnd(&rng, 1, 6), df, dbuf, DT_INT8);
+			ck_assert_msg(run_func(&c, &o, df, &opt, &r, &e) == 0, "%s", e.msg);
+			ck_assert_msg(n[0] == r.cycles, "%s dbuf %d: observed %lld cycles of %lld", df_names[df], dbuf,
+				      (long long)n[0], (long long)r.cycles);
+		}
+	}
+}
+END_TEST
+
 /* ---- .npy files ---- */
 
 static char *write_bytes(const char *dir, const char *name, const void *bytes, size_t n)
@@ -727,6 +757,7 @@ Suite *functional_suite(void)
 	tcase_add_test(t, int32_overflow_is_a_mismatch);
 	tcase_add_test(t, unrepresentable_operands);
 	tcase_add_test(t, observer_stops);
+	tcase_add_test(t, observer_sees_every_cycle);
 	tcase_add_test(t, npy_round_trip_and_errors);
 	tcase_add_test(t, cli_end_to_end);
 	tcase_add_test(t, cli_refusals);
