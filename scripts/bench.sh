@@ -91,7 +91,7 @@ for dtype in int8 bf16; do
 		--set array.rows=128 --set array.cols=128 --set array.dtype="$dtype")
 	cycles=$(printf '%s\n' "$out" | awk '/ cycles = /{print $1; exit}')
 	wall=$(printf '%s\n' "$out" | awk '/^timing:/{print $2}')
-	mism=$(printf '%s\n' "$out" | awk '/^functional:/{print $7}')
+	mism=$(printf '%s\n' "$out" | awk '/^functional:/{for (i = 1; i < NF; i++) if ($(i + 1) ~ /^mismatches/) print $i}')
 	printf '%-44s %10s %10s %18s %12s\n' "$dtype" "$cycles" "$wall" \
 		"$(awk -v c="$cycles" -v w="$wall" 'BEGIN{printf "%.3g", c * 128 * 128 / w}')" "$mism"
 done
