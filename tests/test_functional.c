@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analytic.h"
 #include "engine.h"
@@ -674,6 +675,41 @@ START_TEST(cli_end_to_end)
 }
 END_TEST
 
+/*
+ * A failed run writes nothing: int8 A 1 x 140000 and B 140000 x 1, all
+ * -128, sum to 140000 x 16384 = 2293760000 > 2^31 - 1, which the int32
+ * accumulator wraps: a mismatch, exit 1, and no BASE.vcd.
+ */
+START_TEST(cli_failed_run_leaves_no_vcd)
+{
+	enum { K = 140000 };
+	char *dir = th_tmpdir(), wl[4200], vbase[4200], p[4200], *out, *err;
+	double *v = malloc(K * sizeof *v);
+	struct err e = { 0 };
+	ck_assert_ptr_nonnull(v);
+	for (int i = 0; i < K; i++)
+		v[i] = -128;
+	snprintf(p, sizeof p, "%s/a.npy", dir);
+	ck_assert_int_eq(npy_write(p, v, 1, K, true, &e), 0);
+	snprintf(p, sizeof p, "%s/b.npy", dir);
+	ck_assert_int_eq(npy_write(p, v, K, 1, true, &e), 0);
+	free(v);
+	free(th_write(dir, "w.yaml", "name: g\nlayers:\n  - {name: mm, type: matmul, m: 1, k: 140000, n: 1, a_npy: a.npy, "
+		      "b_npy: b.npy}\n"));
+	snprintf(wl, sizeof wl, "%s/w.yaml", dir);
+	snprintf(vbase, sizeof vbase, "%s/t", dir);
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--vcd", vbase, NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 1);
+	ck_assert_msg(strstr(err, "layer mm: 1 of 1 outputs differ from the reference GEMM"), "%s", err);
+	snprintf(p, sizeof p, "%s.vcd", vbase);
+	ck_assert_msg(access(p, F_OK) != 0, "%s exists after a failed run", p);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* Refusals, each before anything runs or is written. */
 START_TEST(cli_refusals)
 {
@@ -760,6 +796,7 @@ Suite *functional_suite(void)
 	tcase_add_test(t, observer_sees_every_cycle);
 	tcase_add_test(t, npy_round_trip_and_errors);
 	tcase_add_test(t, cli_end_to_end);
+	tcase_add_test(t, cli_failed_run_leaves_no_vcd);
 	tcase_add_test(t, cli_refusals);
 	suite_add_tcase(s, t);
 	return s;
