@@ -543,6 +543,9 @@ START_TEST(npy_round_trip_and_errors)
 		{ "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }", 8, "Fortran order" },
 		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8, "shape (2,)" },
 		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", 8, "data that is not 1 x 3 values of <f4" },
+		/* header bytes shown escaped, on one line */
+		{ "{'descr': '<i\n\x93', 'fortran_order': False, 'shape': (1, 2), }", 8, "dtype '<i\\x0a\\x93'" },
+		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1,\n\x93\x01), }", 8, "shape (1,\\x0a\\x93\\x01)" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		unsigned char zeros[16] = { 0 };
