@@ -65,7 +65,6 @@ struct ff {
 
 struct fm {
 	const struct op *o;
-	const struct sched *s;
 	int df, dtype;
 	bool flt, dbuf, os;
 	int64_t R, C, M, K, N;
@@ -400,9 +399,8 @@ static int feed(struct fm *m, const struct ff *f, int64_t c)
 /* ---- steps 3 and 5, ws/is: the weight chains ---- */
 
 /* Columns whose chain for fold f is active in cycle c: [*j0, *j1]; false if none. */
-static bool chain_cols(const struct fm *m, const struct ff *f, int64_t c, int64_t *j0, int64_t *j1)
+static bool chain_cols(const struct ff *f, int64_t c, int64_t *j0, int64_t *j1)
 {
-	(void)m;
 	*j0 = max64(0, c - f->L - f->in.sr + 1);
 	*j1 = min64(f->in.sc - 1, c - f->L);
 	return *j0 <= *j1;
@@ -411,7 +409,7 @@ static bool chain_cols(const struct fm *m, const struct ff *f, int64_t c, int64_
 static int chain_check(struct fm *m, const struct ff *f, int64_t c)
 {
 	int64_t j0, j1, C = m->C;
-	if (!chain_cols(m, f, c, &j0, &j1))
+	if (!chain_cols(f, c, &j0, &j1))
 		return 0;
 	for (int64_t j = j0; j <= j1; j++) {
 		int64_t k = c - f->L - j;         /* the row the chain reaches in this cycle */
@@ -429,7 +427,7 @@ static int chain_check(struct fm *m, const struct ff *f, int64_t c)
 static void chain_write(struct fm *m, const struct ff *f, int64_t c)
 {
 	int64_t j0, j1, C = m->C, b = f->bank;
-	if (!chain_cols(m, f, c, &j0, &j1))
+	if (!chain_cols(f, c, &j0, &j1))
 		return;
 	const void *S = m->df == DF_WS ? m->B : m->A;
 	for (int64_t j = j0; j <= j1; j++) {
@@ -850,7 +848,7 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 {
 	int64_t R = s->R, C = s->C, RC = R * C;
 	memset(m, 0, sizeof *m);
-	m->o = o, m->s = s, m->r = r, m->e = e, m->opt = opt;
+	m->o = o, m->r = r, m->e = e, m->opt = opt;
 	m->df = s->df;
 	m->os = s->df == DF_OS;
 	m->dtype = cfg->arch.array.dtype;

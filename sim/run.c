@@ -282,12 +282,12 @@ static void func_result_into(const struct func_result *f, struct result *r, stru
 }
 
 /*
- * GEMM op number i: the closed form for its counts (r), then the registers
+ * GEMM op op: the closed form for its counts (r), then the registers
  * for its time, on one array or on each part of the op split over the chip's
  * arrays (operands sliced: rows of A and C when split by M, columns of B and
  * C by N). c (M x N) receives the result when not NULL.
  */
-static int func_gemm(struct frun *fr, const struct op *op, size_t i, const double *a, const double *b, double *c,
+static int func_gemm(struct frun *fr, const struct op *op, const double *a, const double *b, double *c,
 		     struct result *r, struct run_check *ck, struct err *e)
 {
 	struct func_result f;
@@ -350,7 +350,6 @@ static int func_gemm(struct frun *fr, const struct op *op, size_t i, const doubl
 		func_result_into(&f, r, &sum);
 		off += by_n ? p->n : p->m;
 	}
-	(void)i;
 	slow.outputs = sum.outputs;
 	slow.mismatches = sum.mismatches;
 	slow.max_abs_error = sum.max_abs_error;
@@ -477,7 +476,7 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 				char name[OP_NAME_MAX];
 				func_vcd_set_op(fr.vcd, op_name(op, name, sizeof name), fr.base);
 			}
-			if (func_gemm(&fr, op, i, a, b, c, &r, &out->checks[op->layer], e) < 0)
+			if (func_gemm(&fr, op, a, b, c, &r, &out->checks[op->layer], e) < 0)
 				goto out;
 		}
 		fr.base += r.cycles;
