@@ -179,9 +179,13 @@ double func_bound(int dtype, int64_t K, double sum_abs_products)
 {
 	if (dtype == DT_INT8)
 		return 0;
-	/* fp32 sums of K exact products (fp32: K rounded products too), and the double reference's own rounding */
+	/*
+	 * fp32 sums of K exact products (fp32: K rounded products too), the
+	 * double reference's own rounding, and underflow: n times fp32's
+	 * smallest subnormal
+	 */
 	double n = (double)K + (dtype == DT_FP32);
-	return (gamma_n(n, 0x1p-24) + gamma_n((double)K, 0x1p-53)) * sum_abs_products;
+	return (gamma_n(n, 0x1p-24) + gamma_n((double)K, 0x1p-53)) * sum_abs_products + n * 0x1p-149;
 }
 
 /* Register values: uint32 (int32 sums) or float. */

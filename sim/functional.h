@@ -136,9 +136,10 @@ struct func_result {
 
 /*
  * The error bound for a float dtype: |c - ref| <= gamma(n) * sum_k |a_k b_k|
- * with gamma(n) = n u / (1 - n u), u = 2^-24 (fp32 sums), n = K (+ 1 for
- * fp32, whose products round too); 0 for int8 (exact). Derivation (Higham,
- * Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1): every
+ * + n eta with gamma(n) = n u / (1 - n u), u = 2^-24 (fp32 sums), n = K
+ * (+ 1 for fp32, whose products round too) and eta = 2^-149, fp32's
+ * smallest subnormal; 0 for int8 (exact). Derivation (Higham, Accuracy and
+ * Stability of Numerical Algorithms, 2nd ed., sec. 2.1 and 3.1): every
  * element is a sum of K products, added in some order (down a column, then
  * fold by fold into the accumulator; os in the PE), so each product passes
  * through at most K - 1 fp32 additions, each a factor (1 + d), |d| <= u;
@@ -146,7 +147,13 @@ struct func_result {
  * bf16 and fp16 products are exact in fp32 (8 + 8 and 11 + 11 significant
  * bits <= 24); fp32 products round once more. The reference is computed in
  * double, whose products are exact and whose sums add gamma(K) at u = 2^-53,
- * which the bound includes. Assumes no overflow or underflow.
+ * which the bound includes. Underflow (Higham, sec. 2.1): with gradual
+ * underflow an addition whose result is subnormal is exact, and a product
+ * that lands below fp32's normal range (fp32's, and bf16's, whose exponents
+ * reach as far) rounds with an absolute error of at most eta / 2; K such
+ * errors, grown by the sums' (1 + d) factors, stay below n eta. The double
+ * reference's products of these operands are exact (2^-298 at the least).
+ * Assumes no overflow.
  */
 double func_bound(int dtype, int64_t K, double sum_abs_products);
 

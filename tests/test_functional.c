@@ -321,6 +321,51 @@ START_TEST(bound_by_hand)
 	ck_assert_double_eq(func_bound(DT_INT8, 1000, 5.0), 0);
 	ck_assert_double_eq_tol(func_bound(DT_BF16, 3, 2.0), 2 * (3 * u / (1 - 3 * u) + 3 * d / (1 - 3 * d)), 1e-22);
 	ck_assert_double_eq_tol(func_bound(DT_FP32, 3, 2.0), 2 * (4 * u / (1 - 4 * u) + 3 * d / (1 - 3 * d)), 1e-22);
+	/* the underflow term: n times 2^-149, alone when the products sum to 0 */
+	ck_assert_double_eq(func_bound(DT_FP32, 3, 0), 4 * 0x1p-149);
+	ck_assert_double_eq(func_bound(DT_BF16, 3, 0), 3 * 0x1p-149);
+	ck_assert_double_eq(func_bound(DT_INT8, 3, 0), 0);
+}
+END_TEST
+
+/*
+ * Products that underflow: fp32 A all 1.1e-20 and B all 1.3e-20 (as fp32)
+ * make products near 1.43e-40, below fp32's normal range (2^-126, about
+ * 1.18e-38): each rounds to a multiple of 2^-149, a relative error up to
+ * about 5e-6, far above gamma(K + 1) but within (K + 1) 2^-149 in all. Every
+ * dataflow: 0 mismatches. Overflow is still caught: A and B all 2^64 make
+ * products of 2^128, infinite in fp32, every output a mismatch.
+ */
+START_TEST(underflow_within_bound_overflow_caught)
+{
+	int64_t M = 7, K = 9, N = 5;
+	double a[63], b[45], c[35];
+	for (int df = 0; df < 3; df++) {
+		struct config cf;
+		struct func_result r;
+		struct err e = { 0 };
+		struct op o = th_gemm(M, K, N, 1);
+		struct func_opts opt = { .a = a, .b = b, .c = c };
+		for (int i = 0; i < 63; i++)
+			a[i] = (float)1.1e-20;
+		for (int i = 0; i < 45; i++)
+			b[i] = (float)1.3e-20;
+		cfg_for(&cf, 4, 4, df, true, DT_FP32);
+		ck_assert_msg(run_func(&cf, &o, df, &opt, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.outputs, M * N);
+		ck_assert_int_eq(r.mismatches, 0);
+		/* the products really rounded: the result is not the exact sum */
+		double exact = K * (double)(float)1.1e-20 * (double)(float)1.3e-20;
+		ck_assert(c[0] != exact);
+		ck_assert(fabs(c[0] - exact) <= (K + 1) * 0x1p-149);
+		for (int i = 0; i < 63; i++)
+			a[i] = 0x1p64;
+		for (int i = 0; i < 45; i++)
+			b[i] = 0x1p64;
+		ck_assert_msg(run_func(&cf, &o, df, &opt, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.mismatches, M * N);
+		ck_assert(isinf(c[0]));
+	}
 }
 END_TEST
 
@@ -793,6 +838,7 @@ Suite *functional_suite(void)
 	tcase_add_test(t, early_start_objected);
 	tcase_add_test(t, bound_by_hand);
 	tcase_add_test(t, values_within_bound);
+	tcase_add_test(t, underflow_within_bound_overflow_caught);
 	tcase_add_test(t, int32_overflow_is_a_mismatch);
 	tcase_add_test(t, unrepresentable_operands);
 	tcase_add_test(t, observer_stops);
