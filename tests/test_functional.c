@@ -815,6 +815,35 @@ START_TEST(cli_refusals)
 			 "found 17 x 4; use tpusim lab, or a smaller array (--set array.rows=16 --set array.cols=16)\n");
 	free(out);
 	free(err);
+	/*
+	 * a per-PE VCD estimated over 1 GiB: 256^3 on 16 x 16 (ws, pipelined)
+	 * streams 256 folds of 256 rows back to back after the first shift of
+	 * 16, and drains R + Sc - 2 = 30: 65582 cycles, each with up to
+	 * 16 x 16 x 5 + 3 = 1283 changes of 16 bytes: 1346267296 bytes
+	 */
+	free(th_write(dir, "big.yaml", "name: g\nlayers:\n  - {name: mm, type: matmul, m: 256, k: 256, n: 256}\n"));
+	char big[4200], vb[4200];
+	snprintf(big, sizeof big, "%s/big.yaml", dir);
+	snprintf(vb, sizeof vb, "%s/t", dir);
+	const char *argv6[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", big, "--model", "functional", "--set",
+				"array.rows=16", "--set", "array.cols=16", "--vcd", vb, NULL };
+	ck_assert_int_eq(th_cli(".", argv6, &out, &err), 2);
+	ck_assert_str_eq(err, "--vcd: expected per-PE signals of at most 1073741824 bytes (1 GiB), found an estimated "
+			 "1346267296 bytes (65582 cycles of GEMMs x (16 x 16 PEs x 5 signals + 3) x 16 bytes); use a "
+			 "smaller GEMM, or tpusim lab\n");
+	ck_assert_str_eq(out, "");
+	snprintf(vb, sizeof vb, "%s/t.vcd", dir);
+	ck_assert_int_ne(access(vb, F_OK), 0);
+	free(out);
+	free(err);
+	/* SCALE-Sim's timing is not the registers': the key, where it was set */
+	const char *argv7[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--set",
+				"array.scalesim_compat=true", NULL };
+	ck_assert_int_eq(th_cli(".", argv7, &out, &err), 2);
+	ck_assert_str_eq(err, "--set:1:23: array.scalesim_compat: expected false for --model functional (it times folds by "
+			 "the register rules, not SCALE-Sim's), found true\n");
+	free(out);
+	free(err);
 	/* --save-outputs needs values */
 	const char *argv5[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--save-outputs", dir, NULL };
 	ck_assert_int_eq(th_cli(".", argv5, &out, &err), 2);
