@@ -479,6 +479,7 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 			if (o->keep_outputs) {
 				struct run_output *ro = &out->outputs[out->noutputs];
 				op_name(op, ro->name, sizeof ro->name);
+				ro->op = i;
 				ro->m = op->m, ro->n = op->n;
 				ro->ints = cfg->arch.array.dtype == DT_INT8;
 				if (!(c = ro->c = malloc((size_t)(op->m * op->n) * sizeof *c)))
