@@ -64,7 +64,6 @@ struct ff {
 };
 
 struct fm {
-	const struct op *o;
 	int df, dtype;
 	bool flt, dbuf, os;
 	int64_t R, C, M, K, N;
@@ -268,18 +267,18 @@ static bool pull(struct fm *m, struct ff *f)
 		/* the last partial sum leaves at e + R + Sc - 3; its register is cleared a cycle later */
 		f->end = max64(f->L + sc + sr - 2, f->e + R + sc - 2);
 	} else {
+		int64_t base = f->idx == 0 ? 0 : m->prev_e;
 		if (in.cont) {
 			f->tag = m->blk_tag;
-			f->s = m->prev_e - early;
 		} else {
 			f->tag = m->blk_tag = (int32_t)(f->idx & TAG_MASK);
-			if (f->idx == 0)
-				f->s = 0;
-			else if (m->dbuf)      /* the block's stream ends Sr_prev or more after the previous block's */
-				f->s = max64(m->prev_e, m->pb_e + m->pb_sr - m->o->k) - early;
-			else                    /* its first MAC follows the previous block's drain through acc */
-				f->s = max64(m->prev_e, m->pb_e + m->pb_sr - 1) - early;
+			if (f->idx > 0 && !m->dbuf)     /* its first MAC follows the previous block's drain through acc */
+				base = max64(base, m->pb_e + m->pb_sr - 1);
 		}
+		/* pipelined: the block's last part ends Sr_prev or more after the previous block's (out is free) */
+		if (in.last && m->dbuf && m->pb_sr > 0)
+			base = max64(base, m->pb_e + m->pb_sr - in.t);
+		f->s = f->idx == 0 ? 0 : base - early;
 		f->e = f->s + in.t;
 		f->start = f->s;
 		f->end = f->e + sr + sc - 3;
@@ -852,7 +851,7 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 {
 	int64_t R = s->R, C = s->C, RC = R * C;
 	memset(m, 0, sizeof *m);
-	m->o = o, m->r = r, m->e = e, m->opt = opt;
+	m->r = r, m->e = e, m->opt = opt;
 	m->df = s->df;
 	m->os = s->df == DF_OS;
 	m->dtype = cfg->arch.array.dtype;

@@ -44,9 +44,11 @@
  *          bottom; the last leaves at the end of cycle X_j + R - 1. A new
  *          result may be written into a register in the cycle its old value
  *          moves on. Pipelined: a finished result goes to out, so the next
- *          block needs e' >= e + Sr of the block before; serial: the drain
+ *          block needs e' >= e + Sr of the block before: its last part
+ *          (cont: K streamed in parts) waits for that, the parts before it
+ *          stream back to back (as models/array's timer); serial: the drain
  *          runs through acc, so the next block's first MAC needs
- *          s' >= e + Sr - 1. Parts of one block (cont) stream back to back.
+ *          s' >= e + Sr - 1, and its parts stream back to back.
  *
  * The op ends when its last output has left the array. Cycles are charged
  * as models/array charges them: streams are compute; ws/is gaps between

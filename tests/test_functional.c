@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analytic.h"
+#include "array.h"
 #include "engine.h"
 #include "functional.h"
 #include "npy.h"
@@ -305,6 +306,114 @@ START_TEST(early_start_objected)
 		ck_assert_msg(!strncmp(e.msg, "functional model: cycle ", 24) && strstr(e.msg, ", PE ("), "%s: %s", k->what,
 			      e.msg);
 	}
+}
+END_TEST
+
+#define FOLD_STARTS_MAX 4096
+
+/* Each fold's first streaming cycle: by the timer, and (plus 1; 0: not seen) by the registers' view. */
+struct fold_starts {
+	int64_t timer[FOLD_STARTS_MAX], regs[FOLD_STARTS_MAX];
+};
+
+static int record_starts(const struct func_view *v, void *ctx)
+{
+	struct fold_starts *fs = ctx;
+	if (v->fold >= 0 && v->fold < FOLD_STARTS_MAX && !fs->regs[v->fold])
+		fs->regs[v->fold] = v->cycle + 1;
+	return 0;
+}
+
+/*
+ * os with K streamed in parts (cont): real plans on small buffers
+ * (sram.*.kib 1..2, ideal = false) split K, and the registers run them. Their
+ * cycles and categories equal the engine's with instant memory (the array
+ * timer's own timing of the same plan), where nothing waits for memory,
+ * and every part starts when models/array's timer starts it: pipelined, the
+ * out-register rule delays a block's last part, its earlier parts streaming
+ * back to back. At least 100 such cases, split into 2 or more parts, clean.
+ */
+START_TEST(os_parts_of_k_equal_timer)
+{
+	int checked = 0;
+	int tall_checked = 0;
+	for (int i = 0; i < 2000 && (checked < 150 || tall_checked < 50); i++) {
+		char s[7][64];
+		const char *sets[8];
+		struct config c;
+		struct sched pl;
+		struct result g;
+		struct func_result f;
+		struct func_opts opt = { .seed = (uint64_t)i };
+		struct err e = { 0 };
+		bool dbuf = i % 2, tall = i % 4 >= 2;
+		/* tall: 24..64 rows of fp32 and K < R, so that parts of a few rows make blocks shorter than Sr */
+		int64_t R = tall ? th_rnd(&rng, 24, 64) : th_rnd(&rng, 1, 8), C = th_rnd(&rng, 1, 8);
+		struct op o = th_gemm(th_rnd(&rng, 1, tall ? 3 * R : 40), tall ? th_rnd(&rng, 2, R - 1) : th_rnd(&rng, 20, 200),
+				      th_rnd(&rng, 1, 40), th_rnd(&rng, 1, 2));
+		engine *en;
+		snprintf(s[5], 64, "array.dtype=%s", tall ? "fp32" : "int8");
+		snprintf(s[0], 64, "array.rows=%lld", (long long)R);
+		snprintf(s[1], 64, "array.cols=%lld", (long long)C);
+		snprintf(s[2], 64, "array.weight_double_buffer=%s", dbuf ? "true" : "false");
+		snprintf(s[3], 64, "sram.weights.kib=%lld", (long long)th_rnd(&rng, 1, 2));
+		snprintf(s[4], 64, "sram.inputs.kib=%lld", (long long)th_rnd(&rng, 1, 2));
+		snprintf(s[6], 64, "array.dataflow=os");
+		for (int j = 0; j < 7; j++)
+			sets[j] = s[j];
+		sets[7] = NULL;
+		th_config(&c, "lab_4x4", sets);
+		if (sched_plan(&pl, &o, &c, DF_OS, false, &e) < 0 || pl.nparts < 2)
+			continue;
+		en = engine_new(&c, false, &e);
+		ck_assert_ptr_nonnull(en);
+		ck_assert_int_eq(engine_instant_memory(en, &e), 0);
+		ck_assert_msg(th_engine(en, &c, &o, DF_OS, false, &g, &e) == 0, "%s", e.msg);
+		engine_free(en);
+		if (g.cat[CAT_OUTPUTS] > 0 || g.cat[CAT_INPUTS] > 0 || g.cat[CAT_WEIGHTS] > 0)
+			continue;
+		/* each part's start by the array timer, fed the plan's folds with everything ready at 0 */
+		struct sched_iter it;
+		struct tile_ins ins;
+		struct array_timer tm;
+		struct fold_starts fs = { 0 };
+		int64_t nf = 0;
+		array_timer_init(&tm, &c.arch.array, DF_OS, 0);
+		sched_iter_init(&it, &pl);
+		while (sched_next(&it, &ins)) {
+			struct array_fold af = { .sr = ins.sr, .sc = ins.sc, .t = ins.t, .cont = ins.cont, .last = ins.last,
+						 .inst_last = ins.inst_last, .shift = ins.sr, .stream = ins.t,
+						 .stream_cat = CAT_COMPUTE };
+			struct array_step st;
+			if (ins.kind != TI_FOLD)
+				continue;
+			array_timer_fold(&tm, &af, &st);
+			if (nf < FOLD_STARTS_MAX)
+				fs.timer[nf] = st.start;
+			nf++;
+		}
+		opt.observe = record_starts;
+		opt.ctx = &fs;
+		ck_assert_msg(func_run(&c, &o, &pl, &opt, &f, &e) == 0, "case %d: %s", i, e.msg);
+		ck_assert_int_eq(f.mismatches, 0);
+		for (int64_t k = 0; k < nf && k < FOLD_STARTS_MAX; k++)
+			ck_assert_msg(fs.regs[k] - 1 == fs.timer[k], "case %d: os %s %lldx%lld M %lld K %lld N %lld, %lld parts of "
+				      "%lld: fold %lld starts at %lld in the registers, %lld in the timer", i,
+				      dbuf ? "pipelined" : "serial", (long long)R, (long long)C, (long long)o.m, (long long)o.k,
+				      (long long)o.n, (long long)pl.nparts, (long long)pl.kpart, (long long)k,
+				      (long long)(fs.regs[k] - 1), (long long)fs.timer[k]);
+		ck_assert_msg(f.cycles == g.cycles, "case %d: os %s %lldx%lld M %lld K %lld N %lld x%lld, %lld parts of %lld: "
+			      "registers %lld, engine %lld", i, dbuf ? "pipelined" : "serial", (long long)R, (long long)C,
+			      (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, (long long)pl.nparts,
+			      (long long)pl.kpart, (long long)f.cycles, (long long)g.cycles);
+		for (int k = 0; k < CAT_N; k++)
+			ck_assert_msg(f.cat[k] == g.cat[k], "case %d: category %d: registers %lld, engine %lld", i, k,
+				      (long long)f.cat[k], (long long)g.cat[k]);
+		checked++;
+		tall_checked += tall;
+	}
+	ck_assert_int_ge(checked, 100);
+	ck_assert_int_ge(tall_checked, 40);
 }
 END_TEST
 
@@ -952,6 +1061,7 @@ Suite *functional_suite(void)
 	tcase_add_test(t, is_by_hand);
 	tcase_add_test(t, registers_equal_timer_and_closed_form);
 	tcase_add_test(t, early_start_objected);
+	tcase_add_test(t, os_parts_of_k_equal_timer);
 	tcase_add_test(t, bound_by_hand);
 	tcase_add_test(t, values_within_bound);
 	tcase_add_test(t, underflow_within_bound_overflow_caught);
