@@ -86,6 +86,7 @@ struct fm {
 	int64_t pb_e, pb_sr;            /* os: the previous block's stream end and rows */
 	int32_t blk_tag;
 	int64_t early, early_fold;
+	int early_what;
 	int64_t last_out;               /* the last cycle a value left the array */
 	int64_t live_end;               /* the last cycle a fold pulled so far moves a value */
 	struct func_result *r;
@@ -255,30 +256,33 @@ static bool pull(struct fm *m, struct ff *f)
 	memset(f, 0, sizeof *f);
 	f->in = in;
 	f->idx = m->nf++;
-	int64_t early = f->idx >= m->early_fold ? m->early : 0;
+	int64_t early = f->idx >= m->early_fold ? m->early : 0, w = m->early_what;
+	int64_t el = w == FUNC_EARLY_ALL || w == FUNC_EARLY_LOAD ? early : 0;
+	int64_t es = w == FUNC_EARLY_ALL || w == FUNC_EARLY_STREAM ? early : 0;
+	int64_t ed = w == FUNC_EARLY_ALL || w == FUNC_EARLY_DRAIN ? early : 0;
 	int64_t R = m->R, sr = in.sr, sc = in.sc;
 	if (!m->os) {
 		f->tag = (int32_t)(f->idx & TAG_MASK);
 		f->bank = m->dbuf ? (int)(f->idx & 1) : 0;
-		f->L = f->idx == 0 ? 0 : (m->dbuf ? m->prev_s : m->prev_e) - early;
-		f->s = max64(f->idx == 0 ? 0 : m->prev_e, f->L + sr) - early;
+		f->L = f->idx == 0 ? 0 : (m->dbuf ? m->prev_s : m->prev_e) - el;
+		f->s = max64(f->idx == 0 ? 0 : m->prev_e, f->L + sr) - es;
 		f->e = f->s + in.t;
 		f->start = min64(f->L, f->s);
 		/* the last partial sum leaves at e + R + Sc - 3; its register is cleared a cycle later */
 		f->end = max64(f->L + sc + sr - 2, f->e + R + sc - 2);
 	} else {
-		int64_t base = f->idx == 0 ? 0 : m->prev_e;
+		int64_t base = f->idx == 0 ? 0 : m->prev_e - es;
 		if (in.cont) {
 			f->tag = m->blk_tag;
 		} else {
 			f->tag = m->blk_tag = (int32_t)(f->idx & TAG_MASK);
 			if (f->idx > 0 && !m->dbuf)     /* its first MAC follows the previous block's drain through acc */
-				base = max64(base, m->pb_e + m->pb_sr - 1);
+				base = max64(base, m->pb_e + m->pb_sr - 1 - ed);
 		}
 		/* pipelined: the block's last part ends Sr_prev or more after the previous block's (out is free) */
 		if (in.last && m->dbuf && m->pb_sr > 0)
-			base = max64(base, m->pb_e + m->pb_sr - in.t);
-		f->s = f->idx == 0 ? 0 : base - early;
+			base = max64(base, m->pb_e + m->pb_sr - in.t - ed);
+		f->s = f->idx == 0 ? 0 : base;
 		f->e = f->s + in.t;
 		f->start = f->s;
 		f->end = f->e + sr + sc - 3;
@@ -860,6 +864,7 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 	m->R = R, m->C = C, m->M = o->m, m->K = o->k, m->N = o->n;
 	m->early = opt->early;
 	m->early_fold = opt->early_fold;
+	m->early_what = opt->early_what;
 	m->view_fold = -1;
 	m->last_out = -1;
 	if (s->compat)

@@ -60,9 +60,9 @@
  * value that has not moved on, is a model violation (ERR_SIM, with the
  * cycle and the PE): the registers judge the timing above, and a test makes
  * the controller start one cycle early to see them object (opts.early:
- * every start that a rule sets, L_0 and os's s_0 excepted, comes that many
- * cycles before the rule evaluated on the actual earlier starts; from fold
- * opts.early_fold on). Cost O(cycles x PEs): each cycle touches only the PEs
+ * every start that a rule sets, L_0 and os's s_0 excepted, or only one
+ * rule's (opts.early_what), comes that many cycles before the rule
+ * evaluated on the actual earlier starts; from fold opts.early_fold on). Cost O(cycles x PEs): each cycle touches only the PEs
  * a fold's band occupies, about 3 ns per PE and cycle; pe_updates counts
  * cycles x R x C.
  */
@@ -124,7 +124,17 @@ struct func_opts {
 	void *ctx;
 	int64_t early;                  /* tests only: every load and stream starts this many cycles before the rule */
 	int64_t early_fold;             /* tests only: the first fold early applies to (0: every fold) */
+	int early_what;                 /* tests only: the rule early moves (enum func_early) */
 };
+
+/*
+ * The rules opts.early moves (see the timing above): every one; ws/is L_f
+ * (the stream then follows its rule from the earlier L_f); the stream's own
+ * rule (ws/is s_f = max(e_{f-1}, L_f + Sr_f); os the e_{f-1} term); os's
+ * drain rules (pipelined: a block's last part ends Sr_prev after the
+ * previous block; serial: its first part starts e + Sr_prev - 1).
+ */
+enum func_early { FUNC_EARLY_ALL, FUNC_EARLY_LOAD, FUNC_EARLY_STREAM, FUNC_EARLY_DRAIN };
 
 struct func_result {
 	int64_t cycles;                 /* from t0 = 0 to the last output leaving the array */
