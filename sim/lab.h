@@ -44,6 +44,7 @@
 #define LAB_MAX_DIM 16                 /* array rows and cols the grid draws */
 #define LAB_GEMM_MAX 1024              /* M, K and N of --gemm */
 #define LAB_HTML_MAX (20L << 20)       /* bytes of embedded data a page may hold */
+#define LAB_HTML_MAC_BYTES 4            /* the least data a MAC adds to a page, per dataflow (lab_html) */
 
 struct lab_opts {
 	int64_t m, k, n;                /* the GEMM */
@@ -88,6 +89,12 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
  * beside it, renamed into place; on error nothing is left at path. s receives
  * the three runs' counts, in the order ws, os, is. Returns 0, or -1 with e set
  * (input errors: an unwritable path, more than LAB_HTML_MAX bytes of data).
+ * A GEMM of more than LAB_HTML_MAX / (3 LAB_HTML_MAC_BYTES) MACs is refused
+ * before anything runs: every MAC writes a partial sum (ws, is) or an
+ * accumulator (os), a change of at least 4 bytes in the data ("d,v,": slot
+ * distance, value, commas) unless the value repeats (int8 on 16 x 16 PEs
+ * takes about 18). A smaller GEMM whose data still passes LAB_HTML_MAX is
+ * refused when it does, within a second.
  */
 int lab_html(const char *path, const struct config *cfg, const struct lab_opts *o, struct lab_summary s[3],
 	     struct err *e);

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -283,6 +284,17 @@ START_TEST(errors)
 		{ { "--gemm", "10x6x5", "--format", "xml", NULL }, "--format: expected text or json, found \"xml\"\n" },
 		{ { "--gemm", "10x6x5", "--format", "json", "--step", NULL },
 		  "--step: expected with --format text, found --format json\n" },
+		/* Options of other commands, each named; --model even at run's default. */
+		{ { "--gemm", "10x6x5", "--model", "cycle", NULL }, "--model: expected an option of tpusim lab (see tpusim "
+		  "--help), found an option of tpusim run; lab runs one GEMM on the functional model with ideal memory\n" },
+		{ { "--gemm", "10x6x5", "-w", "w.yaml", NULL }, "-w: expected an option of tpusim lab (see tpusim --help), found "
+		  "an option of tpusim run; lab runs one GEMM on the functional model with ideal memory\n" },
+		{ { "--gemm", "10x6x5", "--dataflows", "ws,os", NULL }, "--dataflows: expected an option of tpusim lab (see "
+		  "tpusim --help), found an option of tpusim compare; lab runs one GEMM on the functional model with ideal "
+		  "memory\n" },
+		{ { "--gemm", "10x6x5", "--dataflow", "os", "--html", "p.html", NULL },
+		  "--dataflow: expected without --html (the page shows ws, os and is side by side), found --dataflow os; drop "
+		  "--dataflow with --html\n" },
 	};
 	char *dir = th_tmpdir(), *big = th_write(dir, "big.yaml", "array: {rows: 4, cols: 32}\n");
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -313,6 +325,9 @@ START_TEST(html_page)
 	const char *nodir[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--html", bad, NULL };
 	const char *big[] = { "lab", "-c", preset(), "--set", "array.rows=16", "--set", "array.cols=16", "--gemm",
 			      "1024x1024x1024", "--html", path, NULL };
+	const char *fp32[] = { "lab", "-c", preset(), "--set", "array.rows=16", "--set", "array.cols=16", "--set",
+			       "array.dtype=fp32", "--gemm", "64x64x64", "--html", path, NULL };
+	struct timespec t0, t1;
 
 	lab(".", nodir, 2, &out, &err);
 	ck_assert_ptr_nonnull(strstr(err, "--html: expected a writable path, found \""));
@@ -320,9 +335,21 @@ START_TEST(html_page)
 	free(out);
 	free(err);
 
+	/* 2^30 MACs, at least 4 B each per dataflow: 12 GB, refused before anything runs. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	lab(".", big, 2, &out, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_str_eq(err, "--html: expected at most 20 MB of register data for the page, found at least 12288 MB (GEMM "
+			      "1024x1024x1024: 1073741824 MACs, 4 B each in each of ws, os and is); try a smaller --gemm\n");
+	ck_assert_msg((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) < 1.0, "refused late");
+	ck_assert_int_ne(stat(path, &st), 0);
+	free(out);
+	free(err);
+
+	/* 64^3 MACs pass the estimate (3 MB); fp32 values make more than 20 MB, refused while recording. */
+	lab(".", fp32, 2, &out, &err);
 	ck_assert_str_eq(err, "--html: expected at most 20 MB of register data for the page, found more (GEMM "
-			      "1024x1024x1024 on 16 x 16 PEs); try a smaller --gemm\n");
+			      "64x64x64 on 16 x 16 PEs); try a smaller --gemm\n");
 	ck_assert_int_ne(stat(path, &st), 0);
 	free(out);
 	free(err);
@@ -358,6 +385,31 @@ START_TEST(html_page)
 }
 END_TEST
 
+/*
+ * One of each: 1x1x1 on the 4 x 4 array is one fold of one row of K (Sr = 1),
+ * one step (T = 1) and one column (Sc = 1): ws and is take Sr + T + (R + Sc
+ * - 2) = 1 + 1 + 3 = 5 cycles; os T + (Sr + Sc - 2 + R) = 1 + 4 = 5.
+ */
+START_TEST(singular_counts)
+{
+	char *dir = th_tmpdir(), path[4200], *out, *err;
+	snprintf(path, sizeof path, "%s/one.html", dir);
+	const char *term[] = { "lab", "-c", preset(), "--gemm", "1x1x1", NULL };
+	const char *page[] = { "lab", "-c", preset(), "--gemm", "1x1x1", "--html", path, NULL };
+	lab(".", term, 0, &out, &err);
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 5 cycles, 1 fold, 1 output checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+	lab(".", page, 0, &out, &err);
+	ck_assert_ptr_nonnull(strstr(out, "one.html: ws 5 cycles, 1 output checked, 0 mismatches; os 5 cycles, 1 output "
+				     "checked, 0 mismatches; is 5 cycles, 1 output checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *lab_suite(void)
 {
 	Suite *s = suite_create("lab");
@@ -370,6 +422,7 @@ Suite *lab_suite(void)
 	tcase_add_test(t, step_reads_lines);
 	tcase_add_test(t, errors);
 	tcase_add_test(t, html_page);
+	tcase_add_test(t, singular_counts);
 	suite_add_tcase(s, t);
 	return s;
 }
