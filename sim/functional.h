@@ -136,9 +136,10 @@ struct func_result {
 
 /*
  * The error bound for a float dtype: |c - ref| <= gamma(n) * sum_k |a_k b_k|
- * with gamma(n) = n u / (1 - n u), u = 2^-24 (fp32 sums), n = K (+ 1 for
- * fp32, whose products round too); 0 for int8 (exact). Derivation (Higham,
- * Accuracy and Stability of Numerical Algorithms, 2nd ed., 3.1): every
+ * + n eta with gamma(n) = n u / (1 - n u), u = 2^-24 (fp32 sums), n = K
+ * (+ 1 for fp32, whose products round too) and eta = 2^-149, fp32's
+ * smallest subnormal; 0 for int8 (exact). Derivation (Higham, Accuracy and
+ * Stability of Numerical Algorithms, 2nd ed., sec. 2.1 and 3.1): every
  * element is a sum of K products, added in some order (down a column, then
  * fold by fold into the accumulator; os in the PE), so each product passes
  * through at most K - 1 fp32 additions, each a factor (1 + d), |d| <= u;
@@ -146,7 +147,13 @@ struct func_result {
  * bf16 and fp16 products are exact in fp32 (8 + 8 and 11 + 11 significant
  * bits <= 24); fp32 products round once more. The reference is computed in
  * double, whose products are exact and whose sums add gamma(K) at u = 2^-53,
- * which the bound includes. Assumes no overflow or underflow.
+ * which the bound includes. Underflow (Higham, sec. 2.1): with gradual
+ * underflow an addition whose result is subnormal is exact, and a product
+ * that lands below fp32's normal range (fp32's, and bf16's, whose exponents
+ * reach as far) rounds with an absolute error of at most eta / 2; K such
+ * errors, grown by the sums' (1 + d) factors, stay below n eta. The double
+ * reference's products of these operands are exact (2^-298 at the least).
+ * Assumes no overflow.
  */
 double func_bound(int dtype, int64_t K, double sum_abs_products);
 
@@ -164,5 +171,53 @@ void func_random(int dtype, uint64_t seed, double *v, int64_t n);
  */
 int func_run(const struct config *cfg, const struct op *o, const struct sched *s, const struct func_opts *opt,
 	     struct func_result *r, struct err *e);
+
+/*
+ * Per-PE signals in a VCD (sim/vcd.h), written by an observer: open a
+ * func_vcd, pass func_vcd_observe as opts.observe with the handle as ctx,
+ * then close it (or abandon it on failure: the file is removed). Signals:
+ * tpusim.op (a string), tpusim.cycle, tpusim.fold, tpusim.loading (the
+ * view's), and under tpusim.pe_I_J five per PE: ws/is weight (the bank the
+ * PE's input uses), shadow (the other bank), input, psum, fold (the weight's
+ * fold); os a, b, acc, out, fold (acc's, else out's). Registers that hold
+ * nothing show 0, a fold of -1 none. Values are integers for int8 (int32
+ * sums), reals otherwise. Times are the run's cycles: an op's cycle c is at
+ * base + c (func_vcd_set_op). One array of at most FUNC_VCD_MAX_PES x
+ * FUNC_VCD_MAX_PES.
+ *
+ * Size: each cycle changes at most R x C x FUNC_VCD_SIGNALS + 3 signals, a
+ * change taking about FUNC_VCD_CHANGE_BYTES bytes; func_vcd_bytes is that
+ * bound for a run of `cycles`, which callers refuse above FUNC_VCD_MAX_BYTES
+ * before running.
+ */
+typedef struct func_vcd func_vcd;
+
+#define FUNC_VCD_MAX_PES 16
+#define FUNC_VCD_SIGNALS 5
+#define FUNC_VCD_CHANGE_BYTES 12
+#define FUNC_VCD_MAX_BYTES (INT64_C(1) << 30)
+
+/*
+ * Creates path (the whole name, e.g. "t.vcd") for cfg's array running
+ * dataflow df. Returns owned, or NULL with e set: an input error naming
+ * --vcd (a chip of several arrays, an array over FUNC_VCD_MAX_PES, a path
+ * that cannot be created) or out of memory.
+ */
+func_vcd *func_vcd_open(const struct config *cfg, int df, const char *path, struct err *e);
+
+/* The op that runs next: its name in tpusim.op from its cycle 0, which is the run's cycle base. */
+void func_vcd_set_op(func_vcd *fv, const char *name, int64_t base);
+
+/* The observer (ctx: the func_vcd): writes the view's registers at base + v->cycle; always returns 0. */
+int func_vcd_observe(const struct func_view *v, void *ctx);
+
+/* Writes the final time (the run's end_cycle) and closes; 0, or -1 with e set (the file is removed). Frees fv. */
+int func_vcd_close(func_vcd *fv, int64_t end_cycle, struct err *e);
+
+/* Closes and removes the file (a failed run). Frees fv; NULL is a no-op. */
+void func_vcd_abandon(func_vcd *fv);
+
+/* The size bound above for a run of `cycles` on cfg's array, in bytes (saturating at INT64_MAX). */
+int64_t func_vcd_bytes(const struct config *cfg, int64_t cycles);
 
 #endif

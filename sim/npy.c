@@ -46,6 +46,17 @@ static const char *dict_value(const char *h, const char *key)
 	return p;
 }
 
+/* The n bytes of header text at v as a message shows them: one line, at most 100 bytes, \xNN escapes. */
+static const char *header_text(char *buf, size_t size, const char *v, size_t n)
+{
+	char raw[104];
+	if (n > 101)
+		n = 101;        /* err_quote shows 100 and "..." */
+	memcpy(raw, v, n);
+	raw[n] = 0;
+	return err_quote(buf, size, raw, 100);
+}
+
 static double half_to_double(uint16_t h)
 {
 	int ex = (h >> 10) & 0x1f, man = h & 0x3ff;
@@ -58,7 +69,7 @@ int npy_read(const char *path, struct pos at, const char *key, double **data, in
 {
 	FILE *f = fopen(path, "rb");
 	unsigned char pre[12];
-	char *h = NULL, what[300], q[4200];
+	char *h = NULL, what[600], q[4200], ht[500];
 	const struct dtype_row *dt = NULL;
 	const char *v;
 	int64_t hlen, n;
@@ -98,7 +109,7 @@ int npy_read(const char *path, struct pos at, const char *key, double **data, in
 		if (!strncmp(v + 1, dtypes[i].descr, 3) && v[4] == '\'')
 			dt = &dtypes[i];
 	if (!dt) {
-		snprintf(what, sizeof what, "dtype %.*s", (int)strcspn(v, ",}"), v);
+		snprintf(what, sizeof what, "dtype %s", header_text(ht, sizeof ht, v, strcspn(v, ",}")));
 		bad(e, at, key, path, what);
 		goto out;
 	}
@@ -110,7 +121,8 @@ int npy_read(const char *path, struct pos at, const char *key, double **data, in
 	int used = 0;
 	if (!(v = dict_value(h, "shape")) || sscanf(v, "(%lld , %lld )%n", &r, &c, &used) != 2 || !used || r < 1 || c < 1 ||
 	    r > (1LL << 40) / c) {
-		snprintf(what, sizeof what, "shape %.*s", v ? (int)strcspn(v, ")") + 1 : 4, v ? v : "none");
+		snprintf(what, sizeof what, "shape %s", v ? header_text(ht, sizeof ht, v, strcspn(v, ")") + (v[strcspn(v, ")")] != 0))
+							     : "none");
 		bad(e, at, key, path, what);
 		goto out;
 	}

@@ -12,7 +12,6 @@
 #include "functional.h"
 #include "npy.h"
 #include "schedule.h"
-#include "vcd.h"
 #include "xmath.h"
 
 const char *const run_model_names[] = { "analytic", "cycle", "functional", NULL };
@@ -213,102 +212,14 @@ static int add_result(const struct workload *w, const struct op *op, const struc
 static int64_t spill_of(const struct config *cfg, const struct op *op, const struct sched *s,
 			const struct chip_part *cp, int arrays);
 
-/* Per-PE signals in a VCD: the observer of every GEMM op's func_run, each op's cycles after the ops before it. */
-struct fvcd {
-	vcd *v;
-	int64_t base;                   /* the run's cycle at the op's cycle 0 */
-	bool os, flt;
-	int op, cycle, fold, loading;   /* the run's signals */
-	int *id;                        /* R x C x FVCD_SIGNALS: each PE's */
-	int64_t R, C;
-};
-#define FVCD_SIGNALS 5
-
-static int fvcd_open(struct fvcd *fv, const struct config *cfg, int df, const char *base, struct err *e)
-{
-	static const char *const wsis[FVCD_SIGNALS] = { "weight", "shadow", "input", "psum", "fold" };
-	static const char *const os[FVCD_SIGNALS] = { "a", "b", "acc", "out", "fold" };
-	const struct array_params *ap = &cfg->arch.array;
-	char path[4200], name[64];
-	memset(fv, 0, sizeof *fv);
-	fv->R = ap->rows, fv->C = ap->cols;
-	fv->os = df == DF_OS;
-	fv->flt = ap->dtype != DT_INT8;
-	if (arch_arrays(&cfg->arch) > 1)
-		return err_input(e, "--vcd: expected a chip of one array for the functional model's per-PE signals, found %lld "
-				 "(chip.cores x chip.arrays_per_core); use tpusim lab or --set chip.cores=1 --set "
-				 "chip.arrays_per_core=1", (long long)arch_arrays(&cfg->arch));
-	if (fv->R > RUN_VCD_MAX_PES || fv->C > RUN_VCD_MAX_PES)
-		return err_input(e, "--vcd: expected an array of at most %d x %d for the functional model's per-PE signals, "
-				 "found %lld x %lld; use tpusim lab, or a smaller array (--set array.rows=16 --set array.cols=16)",
-				 RUN_VCD_MAX_PES, RUN_VCD_MAX_PES, (long long)fv->R, (long long)fv->C);
-	if (!(fv->id = malloc((size_t)(fv->R * fv->C * FVCD_SIGNALS) * sizeof *fv->id)))
-		return err_nomem(e, "--vcd");
-	snprintf(path, sizeof path, "%s.vcd", base);
-	if (!(fv->v = vcd_open(path, cfg->arch.clock_ghz, e))) {
-		free(fv->id);
-		return -1;
-	}
-	vcd_scope(fv->v, "tpusim");
-	fv->op = vcd_var(fv->v, "op", VCD_STRING, 0);
-	fv->cycle = vcd_var(fv->v, "cycle", VCD_INT, 64);
-	fv->fold = vcd_var(fv->v, "fold", VCD_INT, 32);
-	fv->loading = vcd_var(fv->v, "loading", VCD_INT, 32);
-	for (int64_t i = 0; i < fv->R; i++)
-		for (int64_t j = 0; j < fv->C; j++) {
-			snprintf(name, sizeof name, "pe_%lld_%lld", (long long)i, (long long)j);
-			vcd_scope(fv->v, name);
-			for (int k = 0; k < FVCD_SIGNALS; k++)
-				fv->id[(i * fv->C + j) * FVCD_SIGNALS + k] =
-					vcd_var(fv->v, fv->os ? os[k] : wsis[k], k == 4 || !fv->flt ? VCD_INT : VCD_REAL, 32);
-			vcd_upscope(fv->v);
-		}
-	vcd_upscope(fv->v);
-	vcd_begin(fv->v);
-	return 0;
-}
-
-static void fvcd_value(struct fvcd *fv, int id, int64_t t, double v)
-{
-	if (fv->flt)
-		vcd_real(fv->v, id, t, v);
-	else
-		vcd_int(fv->v, id, t, (int64_t)v);
-}
-
-/* Registers that hold nothing show 0; each PE's fold says whose values it holds (-1: none). */
-static int fvcd_observe(const struct func_view *v, void *ctx)
-{
-	struct fvcd *fv = ctx;
-	int64_t t = fv->base + v->cycle;
-	vcd_int(fv->v, fv->cycle, t, t);
-	vcd_int(fv->v, fv->fold, t, v->fold);
-	vcd_int(fv->v, fv->loading, t, v->loading);
-	for (int64_t q = 0; q < v->R * v->C; q++) {
-		const struct func_pe *p = &v->pe[q];
-		const int *id = &fv->id[q * FVCD_SIGNALS];
-		const struct func_reg *r[4];
-		if (fv->os) {
-			r[0] = &p->x, r[1] = &p->p, r[2] = &p->acc, r[3] = &p->out;
-			vcd_int(fv->v, id[4], t, p->acc.fold >= 0 ? p->acc.fold : p->out.fold);
-		} else {
-			r[0] = &p->w[p->wsel], r[1] = &p->w[1 - p->wsel], r[2] = &p->x, r[3] = &p->p;
-			vcd_int(fv->v, id[4], t, p->w[p->wsel].fold);
-		}
-		for (int k = 0; k < 4; k++)
-			fvcd_value(fv, id[k], t, r[k]->fold >= 0 ? r[k]->v : 0);
-	}
-	return 0;
-}
-
 /* The functional model's run: its options, the per-PE trace and the operands' buffers. */
 struct frun {
 	const struct config *cfg;
 	const struct workload *w;
 	struct chip_run *c;             /* one array's config and the splits, on a chip of several */
 	struct run_opts o;              /* the caller's, with ideal memory */
-	struct fvcd vcd;
-	bool tracing;
+	func_vcd *vcd;                  /* per-PE signals, or NULL */
+	int64_t base;                   /* the run's cycle at the current op's cycle 0 */
 };
 
 /* Checks that every value of a file given for layer key is representable in the dtype. */
@@ -371,12 +282,12 @@ static void func_result_into(const struct func_result *f, struct result *r, stru
 }
 
 /*
- * GEMM op number i: the closed form for its counts (r), then the registers
+ * GEMM op op: the closed form for its counts (r), then the registers
  * for its time, on one array or on each part of the op split over the chip's
  * arrays (operands sliced: rows of A and C when split by M, columns of B and
  * C by N). c (M x N) receives the result when not NULL.
  */
-static int func_gemm(struct frun *fr, const struct op *op, size_t i, const double *a, const double *b, double *c,
+static int func_gemm(struct frun *fr, const struct op *op, const double *a, const double *b, double *c,
 		     struct result *r, struct run_check *ck, struct err *e)
 {
 	struct func_result f;
@@ -384,9 +295,9 @@ static int func_gemm(struct frun *fr, const struct op *op, size_t i, const doubl
 	struct sched plan;
 	const struct sched *s;
 	int64_t compute;
-	if (fr->tracing) {
-		fo.observe = fvcd_observe;
-		fo.ctx = &fr->vcd;
+	if (fr->vcd) {
+		fo.observe = func_vcd_observe;
+		fo.ctx = fr->vcd;
 	}
 	if (!fr->c) {
 		if (plan_op(fr->cfg, op, &fr->o, &plan, &s, &compute, e) < 0 || analytic_op(fr->cfg, op, s, true, r, e) < 0 ||
@@ -439,7 +350,6 @@ static int func_gemm(struct frun *fr, const struct op *op, size_t i, const doubl
 		func_result_into(&f, r, &sum);
 		off += by_n ? p->n : p->m;
 	}
-	(void)i;
 	slow.outputs = sum.outputs;
 	slow.mismatches = sum.mismatches;
 	slow.max_abs_error = sum.max_abs_error;
@@ -494,7 +404,7 @@ static void outputs_release(struct run *r)
 static int run_functional(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 			  const struct run_opts *o, struct run *out, struct err *e)
 {
-	struct frun fr = { cfg, w, NULL, *o, { 0 }, false };
+	struct frun fr = { cfg, w, NULL, *o, NULL, 0 };
 	int64_t updates, cycles, ngemm = 0;
 	double *a = NULL, *b = NULL;
 	int64_t amax = 0, bmax = 0;
@@ -528,9 +438,10 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 	if ((amax && !(a = malloc((size_t)amax * sizeof *a))) || (bmax && !(b = malloc((size_t)bmax * sizeof *b))))
 		goto nomem;
 	if (o->vcd) {
-		if (fvcd_open(&fr.vcd, cfg, o->dataflow, o->vcd, e) < 0)
+		char path[4200];
+		snprintf(path, sizeof path, "%s.vcd", o->vcd);
+		if (!(fr.vcd = func_vcd_open(cfg, o->dataflow, path, e)))
 			goto out;
-		fr.tracing = true;
 	}
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
@@ -561,14 +472,14 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 			}
 			if (op_operands(&fr, op, i, a, b, e) < 0)
 				goto out;
-			if (fr.tracing) {
+			if (fr.vcd) {
 				char name[OP_NAME_MAX];
-				vcd_str(fr.vcd.v, fr.vcd.op, fr.vcd.base, op_name(op, name, sizeof name));
+				func_vcd_set_op(fr.vcd, op_name(op, name, sizeof name), fr.base);
 			}
-			if (func_gemm(&fr, op, i, a, b, c, &r, &out->checks[op->layer], e) < 0)
+			if (func_gemm(&fr, op, a, b, c, &r, &out->checks[op->layer], e) < 0)
 				goto out;
 		}
-		fr.vcd.base += r.cycles;
+		fr.base += r.cycles;
 		if (add_result(w, op, &r, out, e) < 0)
 			goto out;
 	}
@@ -577,14 +488,6 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 		out->check.mismatches += out->checks[l].mismatches;
 		out->check.max_abs_error = out->check.max_abs_error > out->checks[l].max_abs_error ?
 					   out->check.max_abs_error : out->checks[l].max_abs_error;
-	}
-	if (fr.tracing) {
-		fr.tracing = false;
-		rc = vcd_close(fr.vcd.v, out->total.cycles, e);
-		fr.vcd.v = NULL;
-		if (rc < 0)
-			goto out;
-		rc = -1;
 	}
 	for (size_t l = 0; l < w->n; l++)
 		if (out->checks[l].mismatches) {
@@ -595,14 +498,19 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 				(long long)out->check.outputs);
 			goto out;
 		}
+	/* the trace is finished only by a run that succeeds: a failed run writes nothing */
+	if (fr.vcd) {
+		func_vcd *v = fr.vcd;
+		fr.vcd = NULL;
+		if (func_vcd_close(v, out->total.cycles, e) < 0)
+			goto out;
+	}
 	rc = 0;
 	goto out;
 nomem:
 	err_nomem(e, "functional model");
 out:
-	if (fr.vcd.v)
-		vcd_abandon(fr.vcd.v);
-	free(fr.vcd.id);
+	func_vcd_abandon(fr.vcd);
 	free(a);
 	free(b);
 	free(fr.c);

@@ -113,7 +113,4 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 int run_check_limits(const struct config *cfg, const char *file, int model, int64_t folds, int64_t cycles,
 		     struct err *e);
 
-/* Per-PE VCD signals of the functional model: arrays of at most this many rows and columns. */
-#define RUN_VCD_MAX_PES 16
-
 #endif

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analytic.h"
 #include "engine.h"
@@ -320,6 +321,51 @@ START_TEST(bound_by_hand)
 	ck_assert_double_eq(func_bound(DT_INT8, 1000, 5.0), 0);
 	ck_assert_double_eq_tol(func_bound(DT_BF16, 3, 2.0), 2 * (3 * u / (1 - 3 * u) + 3 * d / (1 - 3 * d)), 1e-22);
 	ck_assert_double_eq_tol(func_bound(DT_FP32, 3, 2.0), 2 * (4 * u / (1 - 4 * u) + 3 * d / (1 - 3 * d)), 1e-22);
+	/* the underflow term: n times 2^-149, alone when the products sum to 0 */
+	ck_assert_double_eq(func_bound(DT_FP32, 3, 0), 4 * 0x1p-149);
+	ck_assert_double_eq(func_bound(DT_BF16, 3, 0), 3 * 0x1p-149);
+	ck_assert_double_eq(func_bound(DT_INT8, 3, 0), 0);
+}
+END_TEST
+
+/*
+ * Products that underflow: fp32 A all 1.1e-20 and B all 1.3e-20 (as fp32)
+ * make products near 1.43e-40, below fp32's normal range (2^-126, about
+ * 1.18e-38): each rounds to a multiple of 2^-149, a relative error up to
+ * about 5e-6, far above gamma(K + 1) but within (K + 1) 2^-149 in all. Every
+ * dataflow: 0 mismatches. Overflow is still caught: A and B all 2^64 make
+ * products of 2^128, infinite in fp32, every output a mismatch.
+ */
+START_TEST(underflow_within_bound_overflow_caught)
+{
+	int64_t M = 7, K = 9, N = 5;
+	double a[63], b[45], c[35];
+	for (int df = 0; df < 3; df++) {
+		struct config cf;
+		struct func_result r;
+		struct err e = { 0 };
+		struct op o = th_gemm(M, K, N, 1);
+		struct func_opts opt = { .a = a, .b = b, .c = c };
+		for (int i = 0; i < 63; i++)
+			a[i] = (float)1.1e-20;
+		for (int i = 0; i < 45; i++)
+			b[i] = (float)1.3e-20;
+		cfg_for(&cf, 4, 4, df, true, DT_FP32);
+		ck_assert_msg(run_func(&cf, &o, df, &opt, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.outputs, M * N);
+		ck_assert_int_eq(r.mismatches, 0);
+		/* the products really rounded: the result is not the exact sum */
+		double exact = K * (double)(float)1.1e-20 * (double)(float)1.3e-20;
+		ck_assert(c[0] != exact);
+		ck_assert(fabs(c[0] - exact) <= (K + 1) * 0x1p-149);
+		for (int i = 0; i < 63; i++)
+			a[i] = 0x1p64;
+		for (int i = 0; i < 45; i++)
+			b[i] = 0x1p64;
+		ck_assert_msg(run_func(&cf, &o, df, &opt, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.mismatches, M * N);
+		ck_assert(isinf(c[0]));
+	}
 }
 END_TEST
 
@@ -542,6 +588,9 @@ START_TEST(npy_round_trip_and_errors)
 		{ "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }", 8, "Fortran order" },
 		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8, "shape (2,)" },
 		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", 8, "data that is not 1 x 3 values of <f4" },
+		/* header bytes shown escaped, on one line */
+		{ "{'descr': '<i\n\x93', 'fortran_order': False, 'shape': (1, 2), }", 8, "dtype '<i\\x0a\\x93'" },
+		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1,\n\x93\x01), }", 8, "shape (1,\\x0a\\x93\\x01)" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		unsigned char zeros[16] = { 0 };
@@ -674,6 +723,41 @@ START_TEST(cli_end_to_end)
 }
 END_TEST
 
+/*
+ * A failed run writes nothing: int8 A 1 x 140000 and B 140000 x 1, all
+ * -128, sum to 140000 x 16384 = 2293760000 > 2^31 - 1, which the int32
+ * accumulator wraps: a mismatch, exit 1, and no BASE.vcd.
+ */
+START_TEST(cli_failed_run_leaves_no_vcd)
+{
+	enum { K = 140000 };
+	char *dir = th_tmpdir(), wl[4200], vbase[4200], p[4200], *out, *err;
+	double *v = malloc(K * sizeof *v);
+	struct err e = { 0 };
+	ck_assert_ptr_nonnull(v);
+	for (int i = 0; i < K; i++)
+		v[i] = -128;
+	snprintf(p, sizeof p, "%s/a.npy", dir);
+	ck_assert_int_eq(npy_write(p, v, 1, K, true, &e), 0);
+	snprintf(p, sizeof p, "%s/b.npy", dir);
+	ck_assert_int_eq(npy_write(p, v, K, 1, true, &e), 0);
+	free(v);
+	free(th_write(dir, "w.yaml", "name: g\nlayers:\n  - {name: mm, type: matmul, m: 1, k: 140000, n: 1, a_npy: a.npy, "
+		      "b_npy: b.npy}\n"));
+	snprintf(wl, sizeof wl, "%s/w.yaml", dir);
+	snprintf(vbase, sizeof vbase, "%s/t", dir);
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--vcd", vbase, NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 1);
+	ck_assert_msg(strstr(err, "layer mm: 1 of 1 outputs differ from the reference GEMM"), "%s", err);
+	snprintf(p, sizeof p, "%s.vcd", vbase);
+	ck_assert_msg(access(p, F_OK) != 0, "%s exists after a failed run", p);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* Refusals, each before anything runs or is written. */
 START_TEST(cli_refusals)
 {
@@ -754,12 +838,14 @@ Suite *functional_suite(void)
 	tcase_add_test(t, early_start_objected);
 	tcase_add_test(t, bound_by_hand);
 	tcase_add_test(t, values_within_bound);
+	tcase_add_test(t, underflow_within_bound_overflow_caught);
 	tcase_add_test(t, int32_overflow_is_a_mismatch);
 	tcase_add_test(t, unrepresentable_operands);
 	tcase_add_test(t, observer_stops);
 	tcase_add_test(t, observer_sees_every_cycle);
 	tcase_add_test(t, npy_round_trip_and_errors);
 	tcase_add_test(t, cli_end_to_end);
+	tcase_add_test(t, cli_failed_run_leaves_no_vcd);
 	tcase_add_test(t, cli_refusals);
 	suite_add_tcase(s, t);
 	return s;
