@@ -1,9 +1,11 @@
 /*
- * lab.c - the course lab's views of one GEMM: the terminal grid and the page.
+ * lab.c - the course lab's views of one GEMM: the terminal grid, the page
+ * and the trace.
  *
- * Both views run func_run twice per dataflow: once without an observer, for
- * the counts and the cycles (so that --cycles is checked before anything is
- * printed, and observation stops at the run's last cycle), then with one.
+ * The grid and the page run func_run twice per dataflow: once without an
+ * observer, for the counts and the cycles (so that --cycles is checked before
+ * anything is printed, and observation stops at the run's last cycle), then
+ * with one. The trace runs once, with func_vcd_observe.
  * The page keeps, per cycle, the registers that changed (slot distance,
  * value, fold when it changed) in a text buffer that becomes the page's
  * JSON; a buffer that passes LAB_HTML_MAX stops the run.
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analytic.h"
 #include "functional.h"
 #include "lab.h"
 #include "lower.h"
@@ -596,13 +599,19 @@ static void print_intro(FILE *out, const struct config *cfg, const struct lab_op
 	}
 }
 
-static void print_summary(FILE *out, const struct lab_summary *s, bool ints)
+void lab_print_counts(FILE *out, const struct lab_summary *s, bool ints)
 {
-	fprintf(out, "summary: %" PRId64 " cycle%s, %" PRId64 " fold%s, %" PRId64 " output%s checked, %" PRId64 " mismatch%s",
+	fprintf(out, "%" PRId64 " cycle%s, %" PRId64 " fold%s, %" PRId64 " output%s checked, %" PRId64 " mismatch%s",
 		s->cycles, s->cycles == 1 ? "" : "s", s->folds, s->folds == 1 ? "" : "s", s->outputs,
 		s->outputs == 1 ? "" : "s", s->mismatches, s->mismatches == 1 ? "" : "es");
 	if (!ints)
 		fprintf(out, ", max abs error %.3g", s->max_abs_error);
+}
+
+static void print_summary(FILE *out, const struct lab_summary *s, bool ints)
+{
+	fprintf(out, "summary: ");
+	lab_print_counts(out, s, ints);
 	fprintf(out, "\n");
 }
 
@@ -653,6 +662,56 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
 		print_summary(out, s, ints);
 	rc = 0;
 out:
+	gemm_release(&g);
+	return rc;
+}
+
+/* ---- the trace ---- */
+
+int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o, struct lab_summary *s, struct err *e)
+{
+	const struct array_params *ap = &cfg->arch.array;
+	struct config *one = NULL;
+	struct gemm g;
+	struct func_result r;
+	func_vcd *fv = NULL;
+	char path[4200];
+	int64_t bytes;
+	int rc = -1;
+
+	if (strlen(base) > 4000)
+		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
+	snprintf(path, sizeof path, "%s.vcd", base);
+	if (lab_check_array(cfg, e) < 0 || gemm_init(&g, cfg, o, e) < 0)
+		return -1;
+	if (gemm_plan(&g, cfg, o->df, e) < 0)
+		goto out;
+	bytes = func_vcd_bytes(cfg, analytic_gemm_cycles(&g.s));
+	if (bytes > FUNC_VCD_MAX_BYTES) {
+		err_input(e, "--vcd: expected at most %lld MB of trace, found up to %" PRId64 " MB (GEMM %" PRId64 "x%" PRId64
+			  "x%" PRId64 ": %" PRId64 " cycles on %" PRId64 " x %" PRId64 " PEs); try a smaller --gemm",
+			  (long long)(FUNC_VCD_MAX_BYTES >> 20), bytes >> 20, o->m, o->k, o->n, analytic_gemm_cycles(&g.s),
+			  ap->rows, ap->cols);
+		goto out;
+	}
+	/* The lab runs one array, whatever the chip around it. */
+	if (!(one = malloc(sizeof *one))) {
+		err_nomem(e, "--vcd");
+		goto out;
+	}
+	*one = *cfg;
+	one->arch.chip.cores = one->arch.chip.arrays_per_core = 1;
+	if (!(fv = func_vcd_open(one, o->df, path, e)))
+		goto out;
+	func_vcd_set_op(fv, "lab", 0);
+	if (gemm_run(&g, cfg, func_vcd_observe, fv, &r, e) < 0) {
+		func_vcd_abandon(fv);
+		goto out;
+	}
+	summary_of(&g, &r, s);
+	rc = func_vcd_close(fv, s->cycles, e);
+out:
+	free(one);
 	gemm_release(&g);
 	return rc;
 }

@@ -63,6 +63,9 @@ struct lab_summary {
 	double max_abs_error;
 };
 
+/* The counts of s on one line: "47 cycles, 4 folds, 50 outputs checked, 0 mismatches" (floats: ", max abs error E"). */
+void lab_print_counts(FILE *out, const struct lab_summary *s, bool ints);
+
 /* "MxKxN" -> m, k, n, each in [1, LAB_GEMM_MAX]; else an input error naming --gemm. */
 int lab_parse_gemm(const char *text, int64_t *m, int64_t *k, int64_t *n, struct err *e);
 
@@ -98,5 +101,15 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
  */
 int lab_html(const char *path, const struct config *cfg, const struct lab_opts *o, struct lab_summary s[3],
 	     struct err *e);
+
+/*
+ * Writes the run of o (dataflow o->df) as a VCD to base + ".vcd": the
+ * functional model's per-PE signals (func_vcd_open, functional.h; op "lab"),
+ * times from the op's cycle 0, the last at the run's cycles (in ps: cycles x
+ * 1000 / clock_ghz). s receives the counts. Refused before the run (an input
+ * error naming --vcd) when func_vcd_bytes of the closed form's cycles passes
+ * FUNC_VCD_MAX_BYTES. Returns 0, or -1 with e set (nothing left at the path).
+ */
+int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o, struct lab_summary *s, struct err *e);
 
 #endif

@@ -10,7 +10,7 @@
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
- *              [--format text|json] [--html FILE]
+ *              [--format text|json] [--html FILE] [--vcd BASE]
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory.
@@ -81,10 +81,11 @@ static const char usage[] =
 	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
 	"          print every config key with its resolved value, unit and doc\n"
 	"  lab     -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]\n"
-	"          [--format text|json] [--html FILE] [--set key.path=value]...\n"
+	"          [--format text|json] [--html FILE | --vcd BASE] [--set key.path=value]...\n"
 	"          watch a GEMM with seeded values move through the PE registers cycle by cycle\n"
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
-	"          one page that animates ws, os and is side by side\n"
+	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
+	"          register of the one dataflow to BASE.vcd instead of the grid\n"
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
@@ -634,6 +635,12 @@ static int cmd_lab(const struct args *a, struct err *e)
 	if (a->html && (a->cycles || a->step || a->format))
 		return err_input(e, "--html: expected without --cycles, --step and --format (the page shows every cycle), "
 				 "found them");
+	if (a->vcd && a->html)
+		return err_input(e, "--vcd: expected without --html (a trace holds one dataflow, the page all three), found "
+				 "--html; write them with two commands");
+	if (a->vcd && (a->cycles || a->step || a->format))
+		return err_input(e, "--vcd: expected without --cycles, --step and --format (the trace holds every cycle), "
+				 "found them");
 	if (a->html && a->dataflow >= 0)
 		return err_input(e, "--dataflow: expected without --html (the page shows ws, os and is side by side), found "
 				 "--dataflow %s; drop --dataflow with --html", array_dataflow_names[a->dataflow]);
@@ -652,6 +659,14 @@ static int cmd_lab(const struct args *a, struct err *e)
 	o.json = a->format && !strcmp(a->format, "json");
 	o.in = stdin;
 	o.prompt = a->step && isatty(STDIN_FILENO);
+	if (a->vcd) {
+		if (lab_vcd(a->vcd, &c, &o, &s[0], e) < 0)
+			return -1;
+		printf("wrote %s.vcd (%s): ", shown(0, a->vcd), array_dataflow_names[o.df]);
+		lab_print_counts(stdout, &s[0], c.arch.array.dtype == DT_INT8);
+		printf("\n");
+		return 0;
+	}
 	if (!a->html)
 		return lab_print(stdout, &c, &o, &s[0], e);
 	if (lab_html(a->html, &c, &o, s, e) < 0)
