@@ -139,7 +139,7 @@ def lab1():
         want.append(round(100 * u, 1))
     # Question 5: ws fold 0 starts streaming after its 4-row shift; PE (i, j) holds B[i][j] and sees row t = c - s - i - j.
     s, c, i, j = 4, 9, 1, 2
-    want += [("B", i, j), ("A", c - s - i - j, i)]
+    want += [("B", i, j), ("A", c - s - i - j, i), c - 1 - s - i - j]
     check("lab 1 bold answers", bold(doc), want)
     # The categories the answers name.
     check("lab 1 ws categories", [runs["ws", True]["cycles_by_category"][k] for k in ("compute", "weight_shift", "fill_drain")],
@@ -161,8 +161,16 @@ def lab1_registers(c, i, j):
         return
     d = json.loads(out.stdout)
     pe = d["cycles"][0]["pe"][i][j]
-    check("lab 1 PE weight", pe["w"], d["B"][i][j])
-    check("lab 1 PE input", pe["x"], d["A"][c - 4 - i - j][i])
+    A, B, s = d["A"], d["B"], 4
+    check("lab 1 PE weight", pe["w"], B[i][j])
+    check("lab 1 PE input", pe["x"], A[c - s - i - j][i])
+    # The partial sum register: row t = c - 1 - s - i - j's sum over array rows 0..i, computed the cycle before.
+    t = c - 1 - s - i - j
+    check("lab 1 PE partial sum", pe["p"], sum(A[t][k] * B[k][j] for k in range(i + 1)))
+    nxt = subprocess.run([TPUSIM, "lab", "-c", LAB, "--gemm", "10x6x5", "--dataflow", "ws", "--cycles",
+                          f"{c + 1}..{c + 1}", "--format", "json"], capture_output=True, text=True, check=True)
+    check("lab 1 PE partial sum a cycle later", json.loads(nxt.stdout)["cycles"][0]["pe"][i][j]["p"],
+          sum(A[t + 1][k] * B[k][j] for k in range(i + 1)))
 
 
 def lab2():
