@@ -864,8 +864,9 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 	m->view_fold = -1;
 	m->last_out = -1;
 	if (s->compat)
-		return err_input(e, "array.scalesim_compat: expected false for the functional model (it times folds by "
-				 "the register rules, not SCALE-Sim's), found true");
+		return err_at(e, config_origin(cfg, "array.scalesim_compat"), "array.scalesim_compat",
+			      "expected false for --model functional (it times folds by the register rules, not SCALE-Sim's), "
+			      "found true");
 	m->A = malloc((size_t)(o->m * o->k) * 4);
 	m->B = malloc((size_t)(o->k * o->n) * 4);
 	m->acc = calloc((size_t)(o->m * o->n), 4);

@@ -185,16 +185,18 @@ int func_run(const struct config *cfg, const struct op *o, const struct sched *s
  * base + c (func_vcd_set_op). One array of at most FUNC_VCD_MAX_PES x
  * FUNC_VCD_MAX_PES.
  *
- * Size: each cycle changes at most R x C x FUNC_VCD_SIGNALS + 3 signals, a
- * change taking about FUNC_VCD_CHANGE_BYTES bytes; func_vcd_bytes is that
- * bound for a run of `cycles`, which callers refuse above FUNC_VCD_MAX_BYTES
- * before running.
+ * Size: each cycle changes at most R x C x FUNC_VCD_SIGNALS + 3 signals;
+ * func_vcd_bytes counts FUNC_VCD_CHANGE_BYTES for each, about the most the
+ * file holds per possible change (16 x 16, 128^3: ws int8 113 MB, os int8
+ * 163 MB, 15.4 bytes per possible change; fp32 less), and callers refuse a
+ * run estimated above FUNC_VCD_MAX_BYTES (1 GiB: about 52,000 cycles of a
+ * 16 x 16 array) before running.
  */
 typedef struct func_vcd func_vcd;
 
 #define FUNC_VCD_MAX_PES 16
 #define FUNC_VCD_SIGNALS 5
-#define FUNC_VCD_CHANGE_BYTES 12
+#define FUNC_VCD_CHANGE_BYTES 16
 #define FUNC_VCD_MAX_BYTES (INT64_C(1) << 30)
 
 /*

@@ -406,27 +406,110 @@ static int plot_dir(const char *dir, bool check, char *p1, char *p2, size_t size
 }
 
 /*
- * --save-outputs DIR: every GEMM op's result as DIR/<op>.npy (int32 for int8
- * operands, else float32), each file written atomically; DIR is made when
- * missing. A '/' in an op's name becomes '_'.
+ * --save-outputs DIR: makes DIR (when missing) and checks that a file can be
+ * created there. Before the run (check), a DIR made only for the check is
+ * removed again, so that a run that fails leaves nothing.
  */
-static int save_outputs(const char *dir, const struct run *r, struct err *e)
+static int save_dir(const char *dir, bool check, struct err *e)
 {
 	char path[4200];
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+	bool made = mkdir(dir, 0755) == 0;
+	int fd, er;
+	if (!made && errno != EEXIST)
 		return err_input(e, "--save-outputs: expected a directory that can be created, found \"%s\" (%s)",
 				 shown(0, dir), strerror(errno));
+	if (snprintf(path, sizeof path, "%s/.tpusim-checkXXXXXX", dir) >= (int)sizeof path)
+		return err_input(e, "--save-outputs: expected a path of at most 4000 bytes, found %zu", strlen(dir));
+	if ((fd = mkstemp(path)) >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	er = errno;
+	if (made && (check || fd < 0))
+		rmdir(dir);
+	if (fd < 0)
+		return err_input(e, "--save-outputs: expected a directory where files can be written, found \"%s\" (%s)",
+				 shown(0, dir), strerror(er));
+	return 0;
+}
+
+struct saved {
+	char name[OP_NAME_MAX + 24];    /* the file's name without .npy */
+	size_t at;                      /* the output's index */
+};
+
+static int saved_cmp(const void *x, const void *y)
+{
+	const struct saved *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+	return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+/*
+ * Each output's file name: the op's name with '/' as '_', and, for ops whose
+ * names give the same file name, the op's index in the run after a '.'
+ * ("mm.0", "mm.3"). A name that ends in such an index is unique (the index
+ * is), so a plain name that meets one gets its index too, until none meet.
+ */
+static struct saved *save_names(const struct run *r, struct err *e)
+{
+	size_t n = r->noutputs;
+	struct saved *v = malloc((n ? n : 1) * sizeof *v), *w = malloc((n ? n : 1) * sizeof *w);
+	bool *idx = calloc(n ? n : 1, sizeof *idx), again = true;
+	if (!v || !w || !idx) {
+		free(v);
+		free(w);
+		free(idx);
+		err_nomem(e, "--save-outputs");
+		return NULL;
+	}
+	while (again) {
+		again = false;
+		for (size_t i = 0; i < n; i++) {
+			char *p = v[i].name;
+			snprintf(p, sizeof v[i].name, "%s", r->outputs[i].name);
+			for (; *p; p++)
+				if (*p == '/')
+					*p = '_';
+			if (idx[i])
+				snprintf(p, sizeof v[i].name - (size_t)(p - v[i].name), ".%zu", r->outputs[i].op);
+			v[i].at = i;
+		}
+		memcpy(w, v, n * sizeof *w);
+		qsort(w, n, sizeof *w, saved_cmp);
+		for (size_t i = 0; i + 1 < n; i++)
+			if (!strcmp(w[i].name, w[i + 1].name))
+				for (size_t k = i; k < i + 2; k++)
+					if (!idx[w[k].at])
+						idx[w[k].at] = again = true;
+	}
+	free(w);
+	free(idx);
+	return v;
+}
+
+/*
+ * --save-outputs DIR: every GEMM op's result as DIR/<file>.npy (save_names;
+ * int32 for int8 operands, else float32), each file written atomically; DIR
+ * is made when missing. *written: the files written.
+ */
+static int save_outputs(const char *dir, const struct run *r, size_t *written, struct err *e)
+{
+	char path[4200];
+	struct saved *names;
+	*written = 0;
+	if (save_dir(dir, false, e) < 0 || !(names = save_names(r, e)))
+		return -1;
 	for (size_t i = 0; i < r->noutputs; i++) {
 		const struct run_output *o = &r->outputs[i];
-		char name[OP_NAME_MAX];
-		snprintf(name, sizeof name, "%s", o->name);
-		for (char *p = name; *p; p++)
-			if (*p == '/')
-				*p = '_';
-		snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-		if (npy_write(path, o->c, o->m, o->n, o->ints, e) < 0)
+		snprintf(path, sizeof path, "%s/%s.npy", dir, names[i].name);
+		if (npy_write(path, o->c, o->m, o->n, o->ints, e) < 0) {
+			free(names);
 			return -1;
+		}
+		++*written;
 	}
+	free(names);
 	return 0;
 }
 
@@ -434,12 +517,15 @@ static int cmd_run(const struct args *a, struct err *e)
 {
 	struct sim *s;
 	char p1[4200], p2[4200];
+	size_t nsaved = 0;
 	int rc = -1;
 
 	if (a->save && a->model != MODEL_FUNCTIONAL)
 		return err_input(e, "--save-outputs: expected --model functional (only it computes values), found --model %s",
 				 run_model_names[a->model]);
 	if (a->plot && plot_dir(a->plot, true, p1, p2, sizeof p1, e) < 0)
+		return -1;
+	if (a->save && save_dir(a->save, true, e) < 0)
 		return -1;
 	if (!(s = calloc(1, sizeof *s)))
 		return err_nomem(e, NULL);
@@ -453,7 +539,7 @@ static int cmd_run(const struct args *a, struct err *e)
 		    plot_roofline(p2, &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
 			goto out;
 	}
-	if (a->save && save_outputs(a->save, &s->run, e) < 0)
+	if (a->save && save_outputs(a->save, &s->run, &nsaved, e) < 0)
 		goto out;
 	if (a->out && report_write(a->out, &ctx, e) < 0)
 		goto out;
@@ -463,7 +549,7 @@ static int cmd_run(const struct args *a, struct err *e)
 	if (a->plot)
 		printf("wrote %s and %s\n", shown(0, p1), shown(1, p2));
 	if (a->save)
-		printf("wrote %zu result%s in %s\n", s->run.noutputs, s->run.noutputs == 1 ? "" : "s", shown(0, a->save));
+		printf("wrote %zu result%s in %s\n", nsaved, nsaved == 1 ? "" : "s", shown(0, a->save));
 	if (a->timing) {
 		struct timespec t1;
 		struct rusage ru;

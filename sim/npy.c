@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NPY_HEADER_MAX 65536
@@ -196,7 +197,11 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 		return err_input(e, "--save-outputs: expected a writable file, found \"%s\" (%s)",
 				 err_quote(q, sizeof q, path, 4096), strerror(errno));
 	}
-	ok = fwrite("\x93NUMPY\x01\x00", 1, 8, f) == 8 && fputc(len & 0xff, f) != EOF && fputc(len >> 8, f) != EOF &&
+	/* mkstemp makes the file 0600: readable by others as any output, as the umask allows */
+	mode_t um = umask(0);
+	umask(um);
+	ok = fchmod(fd, 0666 & ~um) == 0;
+	ok = ok && fwrite("\x93NUMPY\x01\x00", 1, 8, f) == 8 && fputc(len & 0xff, f) != EOF && fputc(len >> 8, f) != EOF &&
 	     fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
 	for (int64_t i = 0; ok && i < rows * cols; i++) {
 		unsigned char b[4];

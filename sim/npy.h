@@ -7,7 +7,8 @@
  * placed where the file was named (at, key), with the file's name and what
  * was found. Write: version 1.0, '<i4' or '<f4', atomically (a temporary
  * file in the same directory, then a rename), so a reader never sees half
- * a file and a failed write leaves nothing.
+ * a file and a failed write leaves nothing; the file's mode is 0666 less
+ * the umask, as fopen would make it.
  */
 #ifndef TPUSIM_NPY_H
 #define TPUSIM_NPY_H

@@ -424,6 +424,11 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 	}
 	if (run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
 		goto out;
+	if (cfg->arch.array.scalesim_compat) {
+		err_at(e, config_origin(cfg, "array.scalesim_compat"), "array.scalesim_compat", "expected false for --model "
+		       "functional (it times folds by the register rules, not SCALE-Sim's), found true");
+		goto out;
+	}
 	if (!(out->checks = calloc(w->n ? w->n : 1, sizeof *out->checks)))
 		goto nomem;
 	for (size_t i = 0; i < ops->n; i++) {
@@ -439,9 +444,19 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 		goto nomem;
 	if (o->vcd) {
 		char path[4200];
+		int64_t pes = cfg->arch.array.rows * cfg->arch.array.cols, bytes;
 		snprintf(path, sizeof path, "%s.vcd", o->vcd);
 		if (!(fr.vcd = func_vcd_open(cfg, o->dataflow, path, e)))
 			goto out;
+		/* the GEMMs' cycles: only they change the signals */
+		if ((bytes = func_vcd_bytes(cfg, updates / pes)) > FUNC_VCD_MAX_BYTES) {
+			err_input(e, "--vcd: expected per-PE signals of at most %lld bytes (1 GiB), found an estimated %s bytes (%lld "
+				  "cycles of GEMMs x (%lld x %lld PEs x %d signals + 3) x %d bytes); use a smaller GEMM, or "
+				  "tpusim lab", (long long)FUNC_VCD_MAX_BYTES, shown(found, sizeof found, bytes),
+				  (long long)(updates / pes), (long long)cfg->arch.array.rows, (long long)cfg->arch.array.cols,
+				  FUNC_VCD_SIGNALS, FUNC_VCD_CHANGE_BYTES);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
@@ -464,6 +479,7 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 			if (o->keep_outputs) {
 				struct run_output *ro = &out->outputs[out->noutputs];
 				op_name(op, ro->name, sizeof ro->name);
+				ro->op = i;
 				ro->m = op->m, ro->n = op->n;
 				ro->ints = cfg->arch.array.dtype == DT_INT8;
 				if (!(c = ro->c = malloc((size_t)(op->m * op->n) * sizeof *c)))

@@ -72,6 +72,7 @@ struct run_check {
 
 struct run_output {
 	char name[OP_NAME_MAX];         /* the op's name (op_name) */
+	size_t op;                      /* the op's index in the run's ops */
 	int64_t m, n;
 	bool ints;                      /* int8 operands: int32 results */
 	double *c;                      /* owned: m x n, row-major */

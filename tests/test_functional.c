@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analytic.h"
@@ -758,6 +759,92 @@ START_TEST(cli_failed_run_leaves_no_vcd)
 }
 END_TEST
 
+/*
+ * --save-outputs: ops whose names give one file name each get their index
+ * (layers mm, mm and mm.1, ops 0, 1, 2: mm.0, mm.1 and, meeting op 1's,
+ * mm.1.2), so every result has its file and the count is the files'; each
+ * file 0666 less the umask. A DIR that cannot take files is refused before
+ * anything runs or is written.
+ */
+START_TEST(cli_save_outputs)
+{
+	char *dir = th_tmpdir(), wl[4200], save[4200], p[4200], odir[4200], *out, *err, want[4400];
+	double a[3][6], b[3][6], *c;
+	int64_t r, cc;
+	struct err e = { 0 };
+	struct stat st;
+	const char *files[3] = { "mm.0", "mm.1", "mm.1.2" };
+	for (int l = 0; l < 3; l++) {
+		for (int i = 0; i < 6; i++)
+			a[l][i] = (l + 1) * (i + 1), b[l][i] = (i % 3) - l;
+		snprintf(p, sizeof p, "%s/a%d.npy", dir, l);
+		ck_assert_int_eq(npy_write(p, a[l], 2, 3, true, &e), 0);
+		snprintf(p, sizeof p, "%s/b%d.npy", dir, l);
+		ck_assert_int_eq(npy_write(p, b[l], 3, 2, true, &e), 0);
+	}
+	free(th_write(dir, "w.yaml", "name: g\nlayers:\n"
+		      "  - {name: mm, type: matmul, m: 2, k: 3, n: 2, a_npy: a0.npy, b_npy: b0.npy}\n"
+		      "  - {name: mm, type: matmul, m: 2, k: 3, n: 2, a_npy: a1.npy, b_npy: b1.npy}\n"
+		      "  - {name: mm.1, type: matmul, m: 2, k: 3, n: 2, a_npy: a2.npy, b_npy: b2.npy}\n"));
+	snprintf(wl, sizeof wl, "%s/w.yaml", dir);
+	snprintf(save, sizeof save, "%s/c", dir);
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--save-outputs",
+			       save, NULL };
+	mode_t um = umask(027);
+	int rc = th_cli(".", argv, &out, &err);
+	umask(um);
+	ck_assert_msg(rc == 0, "%s", err);
+	snprintf(want, sizeof want, "wrote 3 results in %s\n", save);
+	ck_assert_msg(strstr(out, want), "%s", out);
+	free(out);
+	free(err);
+	for (int l = 0; l < 3; l++) {
+		snprintf(p, sizeof p, "%s/%s.npy", save, files[l]);
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0640);
+		ck_assert_msg(npy_read(p, (struct pos){ p, 0, 0 }, NULL, &c, &r, &cc, &e) == 0, "%s", e.msg);
+		ck_assert(r == 2 && cc == 2);
+		for (int i = 0; i < 2; i++)
+			for (int j = 0; j < 2; j++) {
+				double ref = 0;
+				for (int k = 0; k < 3; k++)
+					ref += a[l][i * 3 + k] * b[l][k * 2 + j];
+				ck_assert_double_eq(c[i * 2 + j], ref);
+			}
+		free(c);
+	}
+	/* exactly those three files */
+	snprintf(p, sizeof p, "ls -A '%s' | wc -l", save);
+	FILE *ls = popen(p, "r");
+	int nfiles = -1;
+	ck_assert_ptr_nonnull(ls);
+	ck_assert_int_eq(fscanf(ls, "%d", &nfiles), 1);
+	pclose(ls);
+	ck_assert_int_eq(nfiles, 3);
+	/* a DIR under a file, and a file as DIR: exit 2, nothing written (not even -o's directory) */
+	snprintf(odir, sizeof odir, "%s/o", dir);
+	for (int k = 0; k < 2; k++) {
+		snprintf(p, sizeof p, k ? "%s/w.yaml" : "%s/w.yaml/sub", dir);
+		const char *argv2[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional",
+					"--save-outputs", p, "-o", odir, NULL };
+		ck_assert_int_eq(th_cli(".", argv2, &out, &err), 2);
+		if (k)
+			snprintf(want, sizeof want, "--save-outputs: expected a directory where files can be written, found "
+				 "\"%s\" (Not a directory)\n", p);
+		else
+			snprintf(want, sizeof want, "--save-outputs: expected a directory that can be created, found \"%s\" "
+				 "(Not a directory)\n", p);
+		ck_assert_str_eq(err, want);
+		ck_assert_str_eq(out, "");
+		ck_assert_int_ne(access(odir, F_OK), 0);
+		free(out);
+		free(err);
+	}
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* Refusals, each before anything runs or is written. */
 START_TEST(cli_refusals)
 {
@@ -815,6 +902,35 @@ START_TEST(cli_refusals)
 			 "found 17 x 4; use tpusim lab, or a smaller array (--set array.rows=16 --set array.cols=16)\n");
 	free(out);
 	free(err);
+	/*
+	 * a per-PE VCD estimated over 1 GiB: 256^3 on 16 x 16 (ws, pipelined)
+	 * streams 256 folds of 256 rows back to back after the first shift of
+	 * 16, and drains R + Sc - 2 = 30: 65582 cycles, each with up to
+	 * 16 x 16 x 5 + 3 = 1283 changes of 16 bytes: 1346267296 bytes
+	 */
+	free(th_write(dir, "big.yaml", "name: g\nlayers:\n  - {name: mm, type: matmul, m: 256, k: 256, n: 256}\n"));
+	char big[4200], vb[4200];
+	snprintf(big, sizeof big, "%s/big.yaml", dir);
+	snprintf(vb, sizeof vb, "%s/t", dir);
+	const char *argv6[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", big, "--model", "functional", "--set",
+				"array.rows=16", "--set", "array.cols=16", "--vcd", vb, NULL };
+	ck_assert_int_eq(th_cli(".", argv6, &out, &err), 2);
+	ck_assert_str_eq(err, "--vcd: expected per-PE signals of at most 1073741824 bytes (1 GiB), found an estimated "
+			 "1346267296 bytes (65582 cycles of GEMMs x (16 x 16 PEs x 5 signals + 3) x 16 bytes); use a "
+			 "smaller GEMM, or tpusim lab\n");
+	ck_assert_str_eq(out, "");
+	snprintf(vb, sizeof vb, "%s/t.vcd", dir);
+	ck_assert_int_ne(access(vb, F_OK), 0);
+	free(out);
+	free(err);
+	/* SCALE-Sim's timing is not the registers': the key, where it was set */
+	const char *argv7[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--set",
+				"array.scalesim_compat=true", NULL };
+	ck_assert_int_eq(th_cli(".", argv7, &out, &err), 2);
+	ck_assert_str_eq(err, "--set:1:23: array.scalesim_compat: expected false for --model functional (it times folds by "
+			 "the register rules, not SCALE-Sim's), found true\n");
+	free(out);
+	free(err);
 	/* --save-outputs needs values */
 	const char *argv5[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--save-outputs", dir, NULL };
 	ck_assert_int_eq(th_cli(".", argv5, &out, &err), 2);
@@ -846,6 +962,7 @@ Suite *functional_suite(void)
 	tcase_add_test(t, npy_round_trip_and_errors);
 	tcase_add_test(t, cli_end_to_end);
 	tcase_add_test(t, cli_failed_run_leaves_no_vcd);
+	tcase_add_test(t, cli_save_outputs);
 	tcase_add_test(t, cli_refusals);
 	suite_add_tcase(s, t);
 	return s;
