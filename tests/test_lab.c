@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "functional.h"
 #include "lab.h"
 #include "tests.h"
 
@@ -533,11 +534,14 @@ START_TEST(vcd_trace)
 	/*
 	 * 1024^3 on 16 x 16, ws: 64 x 64 folds of T = 1024, 16 rows each:
 	 * 16 + 4096 x 1024 + (16 + 16 - 2) = 4194350 cycles, each up to
-	 * (256 x 5 + 3) x 12 B: 61584 MB, refused before the run.
+	 * 256 x 5 + 3 changes of FUNC_VCD_CHANGE_BYTES: refused before the run.
 	 */
+	char want[512];
+	snprintf(want, sizeof want, "--vcd: expected at most 1024 MB of trace, found up to %lld MB (GEMM 1024x1024x1024: "
+		 "4194350 cycles on 16 x 16 PEs); try a smaller --gemm\n",
+		 (long long)(INT64_C(4194350) * (256 * 5 + 3) * FUNC_VCD_CHANGE_BYTES >> 20));
 	lab(".", big, 2, &out, &err);
-	ck_assert_str_eq(err, "--vcd: expected at most 1024 MB of trace, found up to 61584 MB (GEMM 1024x1024x1024: "
-			      "4194350 cycles on 16 x 16 PEs); try a smaller --gemm\n");
+	ck_assert_str_eq(err, want);
 	ck_assert_int_ne(stat(path, &st), 0);
 	free(out);
 	free(err);
