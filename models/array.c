@@ -10,7 +10,7 @@
 #include "xmath.h"
 
 const char *const array_dataflow_names[] = { "ws", "os", "is", NULL };
-static const char *const dtype_names[] = { "int8", "bf16", "fp16", "fp32", NULL };
+const char *const array_dtype_names[] = { "int8", "bf16", "fp16", "fp32", NULL };
 
 #define F(x) offsetof(struct array_params, x)
 const struct cfg_key array_keys[] = {
@@ -24,7 +24,7 @@ const struct cfg_key array_keys[] = {
 	  "compute cycles exactly as SCALE-Sim v2 counts them (no overlap between folds)" },
 	{ "weight_double_buffer", CFG_BOOL, F(weight_double_buffer), "", "true", 0, 0, NULL,
 	  "a shadow tile in the PEs loads (or drains) while the current fold computes" },
-	{ "dtype", CFG_ENUM, F(dtype), "", "int8", 0, 0, dtype_names,
+	{ "dtype", CFG_ENUM, F(dtype), "", "int8", 0, 0, array_dtype_names,
 	  "operand type; int8 accumulates in int32, bf16/fp16/fp32 in fp32" },
 	CFG_END
 };

@@ -76,6 +76,7 @@ struct array_params {
 
 extern const struct cfg_key array_keys[];
 extern const char *const array_dataflow_names[];   /* "ws", "os", "is" */
+extern const char *const array_dtype_names[];      /* "int8", "bf16", "fp16", "fp32": enum dtype */
 
 /* Bytes of one operand element, and of one accumulator (partial sum) element. */
 int array_elem_bytes(int dtype);

@@ -20,14 +20,18 @@
 static const char request_name[] = "request";
 
 /*
- * Whether the trace base + ".vcd" can be written, checked before the run (the
- * engine opens it only when the cycle model starts). A file made for the check
- * is removed again; a file already there is opened without being changed.
+ * Whether model draws a trace (the analytic model has no cycles to draw) and
+ * the trace base + ".vcd" can be written, checked before the run (the engine
+ * opens it only when the cycle model starts). A file made for the check is
+ * removed again; a file already there is opened without being changed.
  */
-static int check_vcd(const char *base, struct err *e)
+static int check_vcd(const char *base, int model, struct err *e)
 {
 	char path[4200], q[4200];
 	int fd;
+	if (model == MODEL_ANALYTIC)
+		return err_input(e, "--vcd: expected --model cycle or functional (the analytic model has no cycles to trace), "
+				 "found --model analytic");
 	if (!*base)
 		return err_input(e, "--vcd: expected a path, found \"\"");
 	if (strlen(base) > 4000)
@@ -68,7 +72,7 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 	}
 	if (workload_load(&s->w, rq->workload, rq->batch, e) < 0)
 		return -1;
-	if (lower_workload(&s->w, &s->ops, e) < 0 || (rq->vcd && check_vcd(rq->vcd, e) < 0)) {
+	if (lower_workload(&s->w, &s->ops, e) < 0 || (rq->vcd && check_vcd(rq->vcd, rq->model, e) < 0)) {
 		oplist_release(&s->ops);
 		workload_release(&s->w);
 		return -1;

@@ -1,9 +1,11 @@
 /*
- * lab.c - the course lab's views of one GEMM: the terminal grid and the page.
+ * lab.c - the course lab's views of one GEMM: the terminal grid, the page
+ * and the trace.
  *
- * Both views run func_run twice per dataflow: once without an observer, for
- * the counts and the cycles (so that --cycles is checked before anything is
- * printed, and observation stops at the run's last cycle), then with one.
+ * The grid and the page run func_run twice per dataflow: once without an
+ * observer, for the counts and the cycles (so that --cycles is checked before
+ * anything is printed, and observation stops at the run's last cycle), then
+ * with one. The trace runs once, with func_vcd_observe.
  * The page keeps, per cycle, the registers that changed (slot distance,
  * value, fold when it changed) in a text buffer that becomes the page's
  * JSON; a buffer that passes LAB_HTML_MAX stops the run.
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analytic.h"
 #include "functional.h"
 #include "lab.h"
 #include "lower.h"
@@ -279,14 +282,6 @@ static int value_width(int dtype, int64_t k)
 	return (int)strlen(value_text(b, sizeof b, -(double)k * 16384.0, true));
 }
 
-static const char *dtype_name(int dtype)
-{
-	for (const struct cfg_key *k = array_keys; k->name; k++)
-		if (!strcmp(k->name, "dtype"))
-			return k->choices[dtype];
-	return "?";
-}
-
 /* "M 0..9, K 4..5, N 0..3" */
 static const char *block_text(char *buf, size_t size, const struct tile_ins *ins)
 {
@@ -307,10 +302,87 @@ static void print_matrix(FILE *out, const char *title, const double *x, int64_t 
 	}
 }
 
+/* ---- JSON text ---- */
+
+/*
+ * Where JSON goes: a FILE (f; lab_print) or memory (the page), which stops
+ * growing past LAB_HTML_MAX.
+ */
+struct buf {
+	FILE *f;                        /* borrowed, or NULL: into p */
+	char *p;
+	size_t n, cap;
+	bool over;                      /* passed LAB_HTML_MAX, or memory ran out (nomem) */
+	bool nomem;
+};
+
+static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+	if (b->f) {
+		va_start(ap, fmt);
+		vfprintf(b->f, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	if (b->over)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		len = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+		va_end(ap);
+		SIM_ASSERT(len >= 0);
+		if (b->p && b->n + (size_t)len < b->cap)
+			break;
+		size_t cap = b->cap ? b->cap : 1 << 16;
+		while (cap <= b->n + (size_t)len)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q) {
+			b->over = b->nomem = true;
+			return;
+		}
+		b->p = q, b->cap = cap;
+	}
+	b->n += (size_t)len;
+	if (b->n > (size_t)LAB_HTML_MAX)
+		b->over = true;
+}
+
+/* A number for JSON: exact for ints, enough digits for an fp32 value otherwise. */
+static void json_num(struct buf *b, double v, bool ints)
+{
+	if (!isfinite(v))
+		buf_printf(b, "null");
+	else if (ints)
+		buf_printf(b, "%.0f", v);
+	else
+		buf_printf(b, "%.9g", v + 0.0);
+}
+
+/* A rows x cols matrix (row-major) as JSON: an array of rows. */
+static void json_matrix(struct buf *b, const double *x, int64_t rows, int64_t cols, bool ints)
+{
+	buf_printf(b, "[");
+	for (int64_t i = 0; i < rows; i++) {
+		buf_printf(b, i ? ",[" : "[");
+		for (int64_t j = 0; j < cols; j++) {
+			if (j)
+				buf_printf(b, ",");
+			json_num(b, x[i * cols + j], ints);
+		}
+		buf_printf(b, "]");
+	}
+	buf_printf(b, "]");
+}
+
 /* ---- the terminal ---- */
 
 struct printer {
 	FILE *out;
+	struct buf json;                /* into out */
 	const struct lab_opts *o;
 	const struct gemm *g;
 	struct fold_cursor cur, next;   /* the fold in progress, the fold loading */
@@ -398,38 +470,12 @@ static void print_left(struct printer *p, const struct func_view *v)
 	fprintf(p->out, "\n\n");
 }
 
-/* A value for JSON: exact for ints, enough digits for an fp32 value otherwise. */
-static void json_num(FILE *out, double v, bool ints)
-{
-	if (!isfinite(v))
-		fputs("null", out);
-	else if (ints)
-		fprintf(out, "%.0f", v);
-	else
-		fprintf(out, "%.9g", v + 0.0);
-}
-
-static void json_reg(FILE *out, const struct func_reg *r, bool ints)
+static void json_reg(struct buf *b, const struct func_reg *r, bool ints)
 {
 	if (r->fold < 0)
-		fputs("null", out);
+		buf_printf(b, "null");
 	else
-		json_num(out, r->v, ints);
-}
-
-static void json_matrix(FILE *out, const double *x, int64_t rows, int64_t cols, bool ints)
-{
-	fputc('[', out);
-	for (int64_t i = 0; i < rows; i++) {
-		fputs(i ? ",[" : "[", out);
-		for (int64_t j = 0; j < cols; j++) {
-			if (j)
-				fputc(',', out);
-			json_num(out, x[i * cols + j], ints);
-		}
-		fputc(']', out);
-	}
-	fputc(']', out);
+		json_num(b, r->v, ints);
 }
 
 /* One cycle as JSON (see lab.h). */
@@ -463,7 +509,7 @@ static void json_cycle(struct printer *p, const struct func_view *v)
 			fputs(j ? ",{" : "{", out);
 			for (int k = 0; k < 4; k++) {
 				fprintf(out, "%s\"%s\":", k ? "," : "", names[k]);
-				json_reg(out, r[k], p->ints);
+				json_reg(&p->json, r[k], p->ints);
 			}
 			fputs(",\"folds\":{", out);
 			for (int k = 0; k < 4; k++) {
@@ -480,7 +526,7 @@ static void json_cycle(struct printer *p, const struct func_view *v)
 	fputs("],\"leaves\":[", out);
 	for (int k = 0; k < v->nleft; k++) {
 		fprintf(out, "%s{\"m\":%" PRId64 ",\"n\":%" PRId64 ",\"v\":", k ? "," : "", v->left[k].m, v->left[k].n);
-		json_num(out, v->left[k].v, p->ints);
+		json_num(&p->json, v->left[k].v, p->ints);
 		fputc('}', out);
 	}
 	fputs("]}", out);
@@ -539,7 +585,7 @@ static void print_intro(FILE *out, const struct config *cfg, const struct lab_op
 	const struct array_params *ap = &cfg->arch.array;
 	fprintf(out, "lab: GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (A %" PRId64 " x %" PRId64 " times B %" PRId64
 		" x %" PRId64 "), %s, seed %" PRIu64 ", on %s: %" PRId64 " x %" PRId64 " PEs, %s, weight double buffer %s\n",
-		o->m, o->k, o->n, o->m, o->k, o->k, o->n, dtype_name(ap->dtype), o->seed, cfg->arch.name, ap->rows, ap->cols,
+		o->m, o->k, o->n, o->m, o->k, o->k, o->n, array_dtype_names[ap->dtype], o->seed, cfg->arch.name, ap->rows, ap->cols,
 		df_name(o->df), ap->weight_double_buffer ? "on" : "off");
 	fprintf(out, "%s\n", legend[o->df]);
 	fprintf(out, "folds are numbered 0..%" PRId64 ", cycles 0..%" PRId64 "; \".\" is an empty register; a fold is "
@@ -553,12 +599,19 @@ static void print_intro(FILE *out, const struct config *cfg, const struct lab_op
 	}
 }
 
-static void print_summary(FILE *out, const struct lab_summary *s, bool ints)
+void lab_print_counts(FILE *out, const struct lab_summary *s, bool ints)
 {
-	fprintf(out, "summary: %" PRId64 " cycles, %" PRId64 " fold%s, %" PRId64 " outputs checked, %" PRId64 " mismatches",
-		s->cycles, s->folds, s->folds == 1 ? "" : "s", s->outputs, s->mismatches);
+	fprintf(out, "%" PRId64 " cycle%s, %" PRId64 " fold%s, %" PRId64 " output%s checked, %" PRId64 " mismatch%s",
+		s->cycles, s->cycles == 1 ? "" : "s", s->folds, s->folds == 1 ? "" : "s", s->outputs,
+		s->outputs == 1 ? "" : "s", s->mismatches, s->mismatches == 1 ? "" : "es");
 	if (!ints)
 		fprintf(out, ", max abs error %.3g", s->max_abs_error);
+}
+
+static void print_summary(FILE *out, const struct lab_summary *s, bool ints)
+{
+	fprintf(out, "summary: ");
+	lab_print_counts(out, s, ints);
 	fprintf(out, "\n");
 }
 
@@ -581,7 +634,7 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
 		goto out;
 	}
 	memset(&p, 0, sizeof p);
-	p.out = out, p.o = o, p.g = &g, p.cycles = r.cycles, p.ints = ints;
+	p.out = out, p.json.f = out, p.o = o, p.g = &g, p.cycles = r.cycles, p.ints = ints;
 	p.w = value_width(cfg->arch.array.dtype, o->k);
 	p.pt.fold = -1;
 	cursor_init(&p.cur, &g.s);
@@ -589,12 +642,12 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
 	if (o->json) {
 		fprintf(out, "{\"dataflow\":\"%s\",\"dtype\":\"%s\",\"seed\":%" PRIu64 ",\"rows\":%" PRId64 ",\"cols\":%" PRId64
 			",\"gemm\":{\"m\":%" PRId64 ",\"k\":%" PRId64 ",\"n\":%" PRId64 "},\n\"A\":", df_name(o->df),
-			dtype_name(cfg->arch.array.dtype), o->seed, cfg->arch.array.rows, cfg->arch.array.cols, o->m, o->k, o->n);
-		json_matrix(out, g.a, o->m, o->k, ints);
+			array_dtype_names[cfg->arch.array.dtype], o->seed, cfg->arch.array.rows, cfg->arch.array.cols, o->m, o->k, o->n);
+		json_matrix(&p.json, g.a, o->m, o->k, ints);
 		fputs(",\n\"B\":", out);
-		json_matrix(out, g.b, o->k, o->n, ints);
+		json_matrix(&p.json, g.b, o->k, o->n, ints);
 		fputs(",\n\"C\":", out);
-		json_matrix(out, g.c, o->m, o->n, ints);
+		json_matrix(&p.json, g.c, o->m, o->n, ints);
 		fputs(",\n\"cycles\":[", out);
 	} else {
 		print_intro(out, cfg, o, &g, r.cycles, p.w, ints);
@@ -613,54 +666,57 @@ out:
 	return rc;
 }
 
-/* ---- the page ---- */
+/* ---- the trace ---- */
 
-struct buf {
-	char *p;
-	size_t n, cap;
-	bool over;                      /* passed LAB_HTML_MAX, or memory ran out (nomem) */
-	bool nomem;
-};
-
-static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
+int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o, struct lab_summary *s, struct err *e)
 {
-	va_list ap;
-	int len;
-	if (b->over)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		len = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-		va_end(ap);
-		SIM_ASSERT(len >= 0);
-		if (b->p && b->n + (size_t)len < b->cap)
-			break;
-		size_t cap = b->cap ? b->cap : 1 << 16;
-		while (cap <= b->n + (size_t)len)
-			cap *= 2;
-		char *q = realloc(b->p, cap);
-		if (!q) {
-			b->over = b->nomem = true;
-			return;
-		}
-		b->p = q, b->cap = cap;
+	const struct array_params *ap = &cfg->arch.array;
+	struct config *one = NULL;
+	struct gemm g;
+	struct func_result r;
+	func_vcd *fv = NULL;
+	char path[4200];
+	int64_t bytes;
+	int rc = -1;
+
+	if (strlen(base) > 4000)
+		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
+	snprintf(path, sizeof path, "%s.vcd", base);
+	if (lab_check_array(cfg, e) < 0 || gemm_init(&g, cfg, o, e) < 0)
+		return -1;
+	if (gemm_plan(&g, cfg, o->df, e) < 0)
+		goto out;
+	bytes = func_vcd_bytes(cfg, analytic_gemm_cycles(&g.s));
+	if (bytes > FUNC_VCD_MAX_BYTES) {
+		err_input(e, "--vcd: expected at most %lld MB of trace, found up to %" PRId64 " MB (GEMM %" PRId64 "x%" PRId64
+			  "x%" PRId64 ": %" PRId64 " cycles on %" PRId64 " x %" PRId64 " PEs); try a smaller --gemm",
+			  (long long)(FUNC_VCD_MAX_BYTES >> 20), bytes >> 20, o->m, o->k, o->n, analytic_gemm_cycles(&g.s),
+			  ap->rows, ap->cols);
+		goto out;
 	}
-	b->n += (size_t)len;
-	if (b->n > (size_t)LAB_HTML_MAX)
-		b->over = true;
+	/* The lab runs one array, whatever the chip around it. */
+	if (!(one = malloc(sizeof *one))) {
+		err_nomem(e, "--vcd");
+		goto out;
+	}
+	*one = *cfg;
+	one->arch.chip.cores = one->arch.chip.arrays_per_core = 1;
+	if (!(fv = func_vcd_open(one, o->df, path, e)))
+		goto out;
+	func_vcd_set_op(fv, "lab", 0);
+	if (gemm_run(&g, cfg, func_vcd_observe, fv, &r, e) < 0) {
+		func_vcd_abandon(fv);
+		goto out;
+	}
+	summary_of(&g, &r, s);
+	rc = func_vcd_close(fv, s->cycles, e);
+out:
+	free(one);
+	gemm_release(&g);
+	return rc;
 }
 
-/* A number for JSON: exact for ints, enough digits for an fp32 value otherwise. */
-static void buf_num(struct buf *b, double v, bool ints)
-{
-	if (!isfinite(v))
-		buf_printf(b, "null");
-	else if (ints)
-		buf_printf(b, "%.0f", v);
-	else
-		buf_printf(b, "%.9g", v + 0.0);
-}
+/* ---- the page ---- */
 
 /* A JSON string that is also safe inside a <script> element. */
 static void buf_str(struct buf *b, const char *s)
@@ -674,17 +730,6 @@ static void buf_str(struct buf *b, const char *s)
 			buf_printf(b, "%c", c);
 	}
 	buf_printf(b, "\"");
-}
-
-static void buf_matrix(struct buf *b, const double *x, int64_t n, bool ints)
-{
-	buf_printf(b, "[");
-	for (int64_t i = 0; i < n; i++) {
-		if (i)
-			buf_printf(b, ",");
-		buf_num(b, x[i], ints);
-	}
-	buf_printf(b, "]");
 }
 
 /* Register slots of a PE in the page's data: the six registers, then wsel (its value; fold 0). */
@@ -736,7 +781,7 @@ static int record_cycle(const struct func_view *v, void *ctx)
 		   ph.kind, ph.fold, ph.t, ph.T, ph.also, v->loading);
 	for (int i = 0; i < v->nleft; i++) {
 		buf_printf(b, "%s%" PRId64 ",%" PRId64 ",", i ? "," : "", v->left[i].m, v->left[i].n);
-		buf_num(b, v->left[i].v, rc->ints);
+		json_num(b, v->left[i].v, rc->ints);
 	}
 	buf_printf(b, "],[");
 	for (int64_t q = 0; q < v->R * v->C; q++)
@@ -749,7 +794,7 @@ static int record_cycle(const struct func_view *v, void *ctx)
 				continue;
 			*old = r;
 			buf_printf(b, "%s%" PRId64 ",", last < 0 ? "" : ",", (refold ? -1 : 1) * (q * SL_N + s - last));
-			buf_num(b, r.v, rc->ints);
+			json_num(b, r.v, rc->ints);
 			if (refold)
 				buf_printf(b, ",%" PRId64, r.fold);
 			last = q * SL_N + s;
@@ -954,7 +999,7 @@ static const char page_tail[] =
 	"    for (let j = 0; j < cols; j++) {\n"
 	"      const td = tr.insertCell();\n"
 	"      td.id = idp + '-' + i + '-' + j;\n"
-	"      if (vals) td.textContent = fmt(vals[i * cols + j]);\n"
+	"      if (vals) td.textContent = fmt(vals[i][j]);\n"
 	"      row.push(td);\n"
 	"    }\n"
 	"    cells.push(row);\n"
@@ -1160,19 +1205,26 @@ int lab_html(const char *path, const struct config *cfg, const struct lab_opts *
 	bool ints = ap->dtype == DT_INT8;
 	int rc = -1;
 
-	if (lab_check_array(cfg, e) < 0 || check_path(path, e) < 0 || gemm_init(&g, cfg, o, e) < 0)
+	if (lab_check_array(cfg, e) < 0 || check_path(path, e) < 0)
+		return -1;
+	if (o->m * o->k * o->n > LAB_HTML_MAX / (3 * LAB_HTML_MAC_BYTES))
+		return err_input(e, "--html: expected at most %ld MB of register data for the page, found at least %" PRId64
+				 " MB (GEMM %" PRId64 "x%" PRId64 "x%" PRId64 ": %" PRId64 " MACs, %d B each in each of ws, os "
+				 "and is); try a smaller --gemm", LAB_HTML_MAX >> 20, 3 * LAB_HTML_MAC_BYTES * o->m * o->k * o->n >> 20,
+				 o->m, o->k, o->n, o->m * o->k * o->n, LAB_HTML_MAC_BYTES);
+	if (gemm_init(&g, cfg, o, e) < 0)
 		return -1;
 	buf_printf(&b, "{\"name\":");
 	buf_str(&b, cfg->arch.name);
 	buf_printf(&b, ",\"dtype\":\"%s\",\"ints\":%s,\"m\":%" PRId64 ",\"k\":%" PRId64 ",\"n\":%" PRId64 ",\"seed\":\"%" PRIu64
 		   "\",\"R\":%" PRId64 ",\"C\":%" PRId64 ",\"dbuf\":%s,\"slots\":%d,\"matmax\":%d,\"A\":",
-		   dtype_name(ap->dtype), ints ? "true" : "false", o->m, o->k, o->n, o->seed, ap->rows, ap->cols,
+		   array_dtype_names[ap->dtype], ints ? "true" : "false", o->m, o->k, o->n, o->seed, ap->rows, ap->cols,
 		   ap->weight_double_buffer ? "true" : "false", SL_N, LAB_MAT_MAX);
-	buf_matrix(&b, g.a, o->m * o->k, ints);
+	json_matrix(&b, g.a, o->m, o->k, ints);
 	buf_printf(&b, ",\"B\":");
-	buf_matrix(&b, g.b, o->k * o->n, ints);
+	json_matrix(&b, g.b, o->k, o->n, ints);
 	buf_printf(&b, ",\"ref\":");
-	buf_matrix(&b, g.c, o->m * o->n, ints);
+	json_matrix(&b, g.c, o->m, o->n, ints);
 	buf_printf(&b, ",\"runs\":[");
 	for (int df = DF_WS; df <= DF_IS && !b.over; df++) {
 		if (df > DF_WS)

@@ -44,6 +44,7 @@
 #define LAB_MAX_DIM 16                 /* array rows and cols the grid draws */
 #define LAB_GEMM_MAX 1024              /* M, K and N of --gemm */
 #define LAB_HTML_MAX (20L << 20)       /* bytes of embedded data a page may hold */
+#define LAB_HTML_MAC_BYTES 4            /* the least data a MAC adds to a page, per dataflow (lab_html) */
 
 struct lab_opts {
 	int64_t m, k, n;                /* the GEMM */
@@ -61,6 +62,9 @@ struct lab_summary {
 	int64_t cycles, folds, outputs, mismatches;
 	double max_abs_error;
 };
+
+/* The counts of s on one line: "47 cycles, 4 folds, 50 outputs checked, 0 mismatches" (floats: ", max abs error E"). */
+void lab_print_counts(FILE *out, const struct lab_summary *s, bool ints);
 
 /* "MxKxN" -> m, k, n, each in [1, LAB_GEMM_MAX]; else an input error naming --gemm. */
 int lab_parse_gemm(const char *text, int64_t *m, int64_t *k, int64_t *n, struct err *e);
@@ -88,8 +92,24 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
  * beside it, renamed into place; on error nothing is left at path. s receives
  * the three runs' counts, in the order ws, os, is. Returns 0, or -1 with e set
  * (input errors: an unwritable path, more than LAB_HTML_MAX bytes of data).
+ * A GEMM of more than LAB_HTML_MAX / (3 LAB_HTML_MAC_BYTES) MACs is refused
+ * before anything runs: every MAC writes a partial sum (ws, is) or an
+ * accumulator (os), a change of at least 4 bytes in the data ("d,v,": slot
+ * distance, value, commas) unless the value repeats (int8 on 16 x 16 PEs
+ * takes about 18). A smaller GEMM whose data still passes LAB_HTML_MAX is
+ * refused when it does, within a second.
  */
 int lab_html(const char *path, const struct config *cfg, const struct lab_opts *o, struct lab_summary s[3],
 	     struct err *e);
+
+/*
+ * Writes the run of o (dataflow o->df) as a VCD to base + ".vcd": the
+ * functional model's per-PE signals (func_vcd_open, functional.h; op "lab"),
+ * times from the op's cycle 0, the last at the run's cycles (in ps: cycles x
+ * 1000 / clock_ghz). s receives the counts. Refused before the run (an input
+ * error naming --vcd) when func_vcd_bytes of the closed form's cycles passes
+ * FUNC_VCD_MAX_BYTES. Returns 0, or -1 with e set (nothing left at the path).
+ */
+int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o, struct lab_summary *s, struct err *e);
 
 #endif

@@ -10,7 +10,7 @@
  *   tpusim lower -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set ...]
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
- *              [--format text|json] [--html FILE]
+ *              [--format text|json] [--html FILE] [--vcd BASE]
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory.
@@ -46,6 +46,7 @@ struct args {
 	int nsets;
 	int dataflow;              /* -1: the config's */
 	int model;
+	bool model_set, seed_set;  /* --model, --seed given */
 	bool ideal, csv, dump, timing;
 	int64_t batch;
 	uint64_t seed;             /* functional, lab: random operands */
@@ -80,10 +81,11 @@ static const char usage[] =
 	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
 	"          print every config key with its resolved value, unit and doc\n"
 	"  lab     -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]\n"
-	"          [--format text|json] [--html FILE] [--set key.path=value]...\n"
+	"          [--format text|json] [--html FILE | --vcd BASE] [--set key.path=value]...\n"
 	"          watch a GEMM with seeded values move through the PE registers cycle by cycle\n"
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
-	"          one page that animates ws, os and is side by side\n"
+	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
+	"          register of the one dataflow to BASE.vcd instead of the grid\n"
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
@@ -219,6 +221,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 				a->model = MODEL_FUNCTIONAL;
 			else
 				return bad_arg(e, o, "expected analytic, cycle or functional", v);
+			a->model_set = true;
 		} else if (!strcmp(o, "--seed")) {
 			char *end;
 			errno = 0;
@@ -226,6 +229,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			if (!isdigit((unsigned char)*v) || *end || errno)
 				return bad_arg(e, o, "expected an integer in [0, 2^64)", v);
 			a->seed = sd;
+			a->seed_set = true;
 		} else if (!strcmp(o, "--batch")) {
 			char *end;
 			errno = 0;
@@ -627,6 +631,14 @@ static int compare_check_args(const struct args *a, struct err *e)
 		return err_input(e, not_ours, "--timing", "run", "time one dataflow with tpusim run --dataflow DF --timing");
 	if (a->dump)
 		return err_input(e, not_ours, "--dump", "config", "print the config with tpusim config --dump");
+	if (a->seed_set)
+		return err_input(e, not_ours, "--seed", "run", "seeds pick the operands of tpusim run --model functional");
+	if (a->save)
+		return err_input(e, not_ours, "--save-outputs", "run",
+				 "save results with tpusim run --model functional --save-outputs DIR");
+	if (a->model == MODEL_FUNCTIONAL)
+		return err_input(e, "--model: expected cycle or analytic for tpusim compare, found functional; check values "
+				 "with tpusim run --model functional");
 	if (a->out && stat(a->out, &st) == 0 && S_ISDIR(st.st_mode))
 		return err_input(e, "-o: expected FILE.png or FILE.svg for compare's chart, found the directory \"%s\"",
 				 shown(0, a->out));
@@ -688,15 +700,36 @@ static int cmd_lab(const struct args *a, struct err *e)
 	struct lab_opts o;
 	struct lab_summary s[3];
 
-	if (a->workload || a->out || a->vcd || a->plot || a->dataflows || a->batch || a->ideal || a->csv || a->dump ||
-	    a->timing || a->save || a->model != MODEL_CYCLE)
-		return err_input(e, "lab: expected only -c, --set, --gemm, --dataflow, --seed, --cycles, --step, --format and "
-				 "--html, found an option of another command (lab times one GEMM with ideal memory)");
+	const struct {
+		bool given;
+		const char *opt, *cmd;
+	} other[] = {
+		{ a->workload != NULL, "-w", "run" }, { a->out != NULL, "-o", "run" }, { a->plot != NULL, "--plot", "run" },
+		{ a->dataflows != NULL, "--dataflows", "compare" }, { a->batch != 0, "--batch", "run" },
+		{ a->ideal, "--ideal-memory", "run" }, { a->csv, "--csv", "run" }, { a->dump, "--dump", "config" },
+		{ a->timing, "--timing", "run" }, { a->save != NULL, "--save-outputs", "run" },
+		{ a->model_set, "--model", "run" },
+	};
+
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+		if (other[i].given)
+			return err_input(e, "%s: expected an option of tpusim lab (see tpusim --help), found an option of "
+					 "tpusim %s; lab runs one GEMM on the functional model with ideal memory",
+					 other[i].opt, other[i].cmd);
 	if (!a->gemm)
 		return err_input(e, "lab: expected --gemm MxKxN, found none");
 	if (a->html && (a->cycles || a->step || a->format))
 		return err_input(e, "--html: expected without --cycles, --step and --format (the page shows every cycle), "
 				 "found them");
+	if (a->vcd && a->html)
+		return err_input(e, "--vcd: expected without --html (a trace holds one dataflow, the page all three), found "
+				 "--html; write them with two commands");
+	if (a->vcd && (a->cycles || a->step || a->format))
+		return err_input(e, "--vcd: expected without --cycles, --step and --format (the trace holds every cycle), "
+				 "found them");
+	if (a->html && a->dataflow >= 0)
+		return err_input(e, "--dataflow: expected without --html (the page shows ws, os and is side by side), found "
+				 "--dataflow %s; drop --dataflow with --html", array_dataflow_names[a->dataflow]);
 	if (a->step && a->format && !strcmp(a->format, "json"))
 		return err_input(e, "--step: expected with --format text, found --format json");
 	memset(&o, 0, sizeof o);
@@ -712,14 +745,23 @@ static int cmd_lab(const struct args *a, struct err *e)
 	o.json = a->format && !strcmp(a->format, "json");
 	o.in = stdin;
 	o.prompt = a->step && isatty(STDIN_FILENO);
+	if (a->vcd) {
+		if (lab_vcd(a->vcd, &c, &o, &s[0], e) < 0)
+			return -1;
+		printf("wrote %s.vcd (%s): ", shown(0, a->vcd), array_dataflow_names[o.df]);
+		lab_print_counts(stdout, &s[0], c.arch.array.dtype == DT_INT8);
+		printf("\n");
+		return 0;
+	}
 	if (!a->html)
 		return lab_print(stdout, &c, &o, &s[0], e);
 	if (lab_html(a->html, &c, &o, s, e) < 0)
 		return -1;
 	printf("wrote %s: ", shown(0, a->html));
 	for (int d = 0; d < 3; d++)
-		printf("%s%s %lld cycles, %lld outputs checked, %lld mismatches", d ? "; " : "", array_dataflow_names[d],
-		       (long long)s[d].cycles, (long long)s[d].outputs, (long long)s[d].mismatches);
+		printf("%s%s %lld cycle%s, %lld output%s checked, %lld mismatch%s", d ? "; " : "", array_dataflow_names[d],
+		       (long long)s[d].cycles, s[d].cycles == 1 ? "" : "s", (long long)s[d].outputs,
+		       s[d].outputs == 1 ? "" : "s", (long long)s[d].mismatches, s[d].mismatches == 1 ? "" : "es");
 	printf("\n");
 	return 0;
 }

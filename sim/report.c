@@ -80,11 +80,10 @@ void report_summary(FILE *out, const struct report_ctx *c)
 	const struct run *r = c->run;
 	double peak = 2 * arch_peak_macs_per_s(a);
 	struct metrics m;
-	static const char *const dtypes[] = { "int8", "bf16", "fp16", "fp32" };
 
 	fprintf(out, "%s (batch %lld) on %s: %lldx%lld %s %s at %.3g GHz, %.4g GB/s; %s model%s\n", w->name,
 		(long long)w->batch, a->name, (long long)a->array.rows, (long long)a->array.cols,
-		array_dataflow_names[c->opts->dataflow], dtypes[a->array.dtype], a->clock_ghz, a->hbm.gbps,
+		array_dataflow_names[c->opts->dataflow], array_dtype_names[a->array.dtype], a->clock_ghz, a->hbm.gbps,
 		run_model_names[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
 	fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12, a->hbm.gbps,
 		peak / arch_hbm_bytes_per_s(a));
@@ -856,8 +855,6 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 		    const struct compare *c, bool csv)
 {
 	const struct arch *a = &cfg->arch;
-	static const char *const models[] = { "analytic", "cycle" };
-	static const char *const dtypes[] = { "int8", "bf16", "fp16", "fp32" };
 	const char *base = array_dataflow_names[c->df[c->base]];
 
 	if (csv) {
@@ -871,8 +868,8 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 	} else {
 		fprintf(out, "%s (batch %lld) on %s: %lldx%lld array, %s, %.3g GHz, %.4g GB/s; %s model%s\n", w->name,
 			(long long)w->batch, a->name, (long long)a->array.rows, (long long)a->array.cols,
-			dtypes[a->array.dtype], a->clock_ghz, a->hbm.gbps,
-			o->model >= 0 && o->model < 2 ? models[o->model] : "another", o->ideal_memory ? ", ideal memory" : "");
+			array_dtype_names[a->array.dtype], a->clock_ghz, a->hbm.gbps,
+			run_model_names[o->model], o->ideal_memory ? ", ideal memory" : "");
 		fprintf(out, "dataflows compared:");
 		for (int j = 0; j < c->n; j++)
 			fprintf(out, " %s (%s)%s", array_dataflow_names[c->df[j]], df_text[c->df[j]].name,
@@ -911,7 +908,7 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 				fprintf(out, "%-20.20s %-2s %10lld %7.2f %13lld", j ? "" : name, df, (long long)r->folds,
 					100 * m.utilization, (long long)r->cycles);
 				term_num(out, 7, 4, ratio_of(r, b));
-				fprintf(out, " %13lld %13.7g\n", (long long)(r->hbm_read_bytes + r->hbm_write_bytes), m.energy_pj);
+				fprintf(out, " %13lld %13.1f\n", (long long)(r->hbm_read_bytes + r->hbm_write_bytes), m.energy_pj);
 				continue;
 			}
 			double f[3];

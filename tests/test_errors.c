@@ -146,6 +146,8 @@ static const struct bad cases[] = {
 	{ NULL, NULL, NULL, { RUN, "--vcd", "no\ndir/t" },
 	  "--vcd: expected a writable path, found \"no\\x0adir/t.vcd\" (No such file or directory)" },
 	{ NULL, NULL, NULL, { RUN, "--vcd", "" }, "--vcd: expected a path, found \"\"" },
+	{ NULL, NULL, NULL, { RUN, "--model", "analytic", "--vcd", "t" },
+	  "--vcd: expected --model cycle or functional (the analytic model has no cycles to trace), found --model analytic" },
 	{ NULL, NULL, NULL, { RUN, "--plot", "nodir/p" },
 	  "--plot: expected a directory that can be created, found \"nodir/p\" (No such file or directory)" },
 	{ NULL, NULL, NULL, { RUN, "--plot", "c.yaml" },
@@ -315,7 +317,7 @@ START_TEST(out_of_memory_class)
 }
 END_TEST
 
-/* The checks made before a run leave nothing: the trace of an analytic run (which draws none) is not there. */
+/* The checks made before a run leave nothing: a trace the analytic model cannot draw is refused, and not there. */
 START_TEST(checks_leave_nothing)
 {
 	char *dir = th_tmpdir(), *out, *err, path[4200];
@@ -323,8 +325,9 @@ START_TEST(checks_leave_nothing)
 	struct stat st;
 	free(th_write(dir, "c.yaml", CFG_OK));
 	free(th_write(dir, "w.yaml", WL_OK));
-	ck_assert_int_eq(th_cli(dir, argv, &out, &err), 0);
-	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+	ck_assert_str_eq(out, "");
+	ck_assert_ptr_nonnull(strstr(err, "found --model analytic\n"));
 	snprintf(path, sizeof path, "%s/t.vcd", dir);
 	ck_assert_int_ne(stat(path, &st), 0);
 	free(out);

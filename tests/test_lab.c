@@ -36,8 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "functional.h"
 #include "lab.h"
 #include "tests.h"
 
@@ -283,6 +285,17 @@ START_TEST(errors)
 		{ { "--gemm", "10x6x5", "--format", "xml", NULL }, "--format: expected text or json, found \"xml\"\n" },
 		{ { "--gemm", "10x6x5", "--format", "json", "--step", NULL },
 		  "--step: expected with --format text, found --format json\n" },
+		/* Options of other commands, each named; --model even at run's default. */
+		{ { "--gemm", "10x6x5", "--model", "cycle", NULL }, "--model: expected an option of tpusim lab (see tpusim "
+		  "--help), found an option of tpusim run; lab runs one GEMM on the functional model with ideal memory\n" },
+		{ { "--gemm", "10x6x5", "-w", "w.yaml", NULL }, "-w: expected an option of tpusim lab (see tpusim --help), found "
+		  "an option of tpusim run; lab runs one GEMM on the functional model with ideal memory\n" },
+		{ { "--gemm", "10x6x5", "--dataflows", "ws,os", NULL }, "--dataflows: expected an option of tpusim lab (see "
+		  "tpusim --help), found an option of tpusim compare; lab runs one GEMM on the functional model with ideal "
+		  "memory\n" },
+		{ { "--gemm", "10x6x5", "--dataflow", "os", "--html", "p.html", NULL },
+		  "--dataflow: expected without --html (the page shows ws, os and is side by side), found --dataflow os; drop "
+		  "--dataflow with --html\n" },
 	};
 	char *dir = th_tmpdir(), *big = th_write(dir, "big.yaml", "array: {rows: 4, cols: 32}\n");
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -313,6 +326,9 @@ START_TEST(html_page)
 	const char *nodir[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--html", bad, NULL };
 	const char *big[] = { "lab", "-c", preset(), "--set", "array.rows=16", "--set", "array.cols=16", "--gemm",
 			      "1024x1024x1024", "--html", path, NULL };
+	const char *fp32[] = { "lab", "-c", preset(), "--set", "array.rows=16", "--set", "array.cols=16", "--set",
+			       "array.dtype=fp32", "--gemm", "64x64x64", "--html", path, NULL };
+	struct timespec t0, t1;
 
 	lab(".", nodir, 2, &out, &err);
 	ck_assert_ptr_nonnull(strstr(err, "--html: expected a writable path, found \""));
@@ -320,9 +336,21 @@ START_TEST(html_page)
 	free(out);
 	free(err);
 
+	/* 2^30 MACs, at least 4 B each per dataflow: 12 GB, refused before anything runs. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	lab(".", big, 2, &out, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_str_eq(err, "--html: expected at most 20 MB of register data for the page, found at least 12288 MB (GEMM "
+			      "1024x1024x1024: 1073741824 MACs, 4 B each in each of ws, os and is); try a smaller --gemm\n");
+	ck_assert_msg((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) < 1.0, "refused late");
+	ck_assert_int_ne(stat(path, &st), 0);
+	free(out);
+	free(err);
+
+	/* 64^3 MACs pass the estimate (3 MB); fp32 values make more than 20 MB, refused while recording. */
+	lab(".", fp32, 2, &out, &err);
 	ck_assert_str_eq(err, "--html: expected at most 20 MB of register data for the page, found more (GEMM "
-			      "1024x1024x1024 on 16 x 16 PEs); try a smaller --gemm\n");
+			      "64x64x64 on 16 x 16 PEs); try a smaller --gemm\n");
 	ck_assert_int_ne(stat(path, &st), 0);
 	free(out);
 	free(err);
@@ -358,6 +386,170 @@ START_TEST(html_page)
 }
 END_TEST
 
+/*
+ * One of each: 1x1x1 on the 4 x 4 array is one fold of one row of K (Sr = 1),
+ * one step (T = 1) and one column (Sc = 1): ws and is take Sr + T + (R + Sc
+ * - 2) = 1 + 1 + 3 = 5 cycles; os T + (Sr + Sc - 2 + R) = 1 + 4 = 5.
+ */
+START_TEST(singular_counts)
+{
+	char *dir = th_tmpdir(), path[4200], *out, *err;
+	snprintf(path, sizeof path, "%s/one.html", dir);
+	const char *term[] = { "lab", "-c", preset(), "--gemm", "1x1x1", NULL };
+	const char *page[] = { "lab", "-c", preset(), "--gemm", "1x1x1", "--html", path, NULL };
+	lab(".", term, 0, &out, &err);
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 5 cycles, 1 fold, 1 output checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+	lab(".", page, 0, &out, &err);
+	ck_assert_ptr_nonnull(strstr(out, "one.html: ws 5 cycles, 1 output checked, 0 mismatches; os 5 cycles, 1 output "
+				     "checked, 0 mismatches; is 5 cycles, 1 output checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The id of signal scope.name in VCD text (the scope the innermost, e.g. "pe_0_1", "weight"), or "" when absent. */
+static void vcd_id(const char *text, const char *scope, const char *name, char *id, size_t size)
+{
+	char cur[64] = "", sc[64], nm[64], code[16];
+	const char *p = text;
+	id[0] = '\0';
+	while ((p = strchr(p, '$'))) {
+		if (sscanf(p, "$scope module %63s $end", sc) == 1)
+			snprintf(cur, sizeof cur, "%s", sc);
+		else if (sscanf(p, "$var %*s %*d %15s %63s $end", code, nm) == 2 && !strcmp(cur, scope) && !strcmp(nm, name))
+			snprintf(id, size, "%s", code);
+		else if (!strncmp(p, "$enddefinitions", 15))
+			return;
+		p++;
+	}
+}
+
+/*
+ * The value of integer signal id at time t (ps): its last change at or before
+ * t, read as a bits-wide two's complement number. *last receives the file's
+ * last time.
+ */
+static int64_t vcd_value_at(const char *text, const char *id, int bits, int64_t t, int64_t *last)
+{
+	const char *p = strstr(text, "$enddefinitions");
+	int64_t now = 0, v = 0;
+	bool seen = false;
+	ck_assert_ptr_nonnull(p);
+	for (p = strchr(p, '\n'); p && *++p; p = strchr(p, '\n')) {
+		if (*p == '#') {
+			now = strtoll(p + 1, NULL, 10);
+			*last = now;
+		} else if (*p == 'b' && now <= t) {
+			const char *sp = strchr(p, ' ');
+			size_t n = strcspn(sp + 1, "\n");
+			if (strlen(id) == n && !strncmp(sp + 1, id, n)) {
+				uint64_t u = 0;
+				int nb = (int)(sp - p - 1);
+				for (const char *q = p + 1; q < sp; q++)
+					u = u << 1 | (uint64_t)(*q == '1');
+				/* Sign from the leftmost bit of a full-width vector (VCD drops leading zeros). */
+				if (nb == bits && bits < 64 && (u >> (bits - 1) & 1))
+					u |= ~UINT64_C(0) << bits;
+				v = (int64_t)u;
+				seen = true;
+			}
+		}
+	}
+	ck_assert_msg(seen, "no value of %s by %lld ps", id, (long long)t);
+	return v;
+}
+
+/*
+ * --vcd BASE: the ws run of the hand case (seed 3) at 0.8 GHz, 1250 ps a
+ * cycle. The file ends at 47 cycles x 1250 = 58750 ps. At cycle 22 (27500
+ * ps) the header's derivation holds: PE(i, j) uses fold 1's weight B[4 + i][j]
+ * (i < 2, j < 4); column 0 holds fold 2's tile B[i][4], in the other bank in
+ * rows 0 and 1 (their inputs use fold 1's) and in the bank in use in rows 2
+ * and 3 (their last input was fold 0's, bank 0 = fold 2's).
+ */
+START_TEST(vcd_trace)
+{
+	char *dir = th_tmpdir(), base[4200], path[4300], bad[4200], *out, *err, *text, id[16], scope[32];
+	double a[60], b[30];
+	int64_t last = -1;
+	struct stat st;
+	snprintf(base, sizeof base, "%s/t", dir);
+	snprintf(path, sizeof path, "%s.vcd", base);
+	snprintf(bad, sizeof bad, "%s/missing/t", dir);
+	const char *argv[] = { "lab", "-c", preset(), "--set", "clock_ghz=0.8", "--gemm", "10x6x5", "--dataflow", "ws",
+			       "--seed", "3", "--vcd", base, NULL };
+	const char *nodir[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--vcd", bad, NULL };
+	const char *html[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--vcd", base, "--html", "p.html", NULL };
+	const char *cycles[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--vcd", base, "--cycles", "1..2", NULL };
+	const char *big[] = { "lab", "-c", preset(), "--set", "array.rows=16", "--set", "array.cols=16", "--gemm",
+			      "1024x1024x1024", "--vcd", base, NULL };
+
+	lab(".", argv, 0, &out, &err);
+	ck_assert_str_eq(err, "");
+	ck_assert_ptr_nonnull(strstr(out, "t.vcd (ws): 47 cycles, 4 folds, 50 outputs checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+	text = th_slurp(path);
+	lab_operands(DT_INT8, 3, 10, 6, 5, a, b);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++) {
+			const char *sig = j == 0 && i < 2 ? "shadow" : "weight";
+			int kk = j == 0 ? i : 4 + i;
+			int n = j == 0 ? 4 : j;
+			if (j > 0 && i >= 2)
+				continue;
+			snprintf(scope, sizeof scope, "pe_%d_%d", i, j);
+			vcd_id(text, scope, sig, id, sizeof id);
+			ck_assert_msg(id[0], "no %s.%s", scope, sig);
+			int64_t v = vcd_value_at(text, id, 32, 22 * 1250, &last);
+			ck_assert_msg(v == (int64_t)b[kk * 5 + n], "%s.%s at 27500 ps: %lld, B[%d][%d] = %.0f", scope, sig,
+				      (long long)v, kk, n, b[kk * 5 + n]);
+			if (j == 1 && i == 0) {
+				/* Fold 1 until cycle 22 at least: its weight there since it was in place (cycle 14 + 0 + 2). */
+				ck_assert_int_eq(vcd_value_at(text, id, 32, 16 * 1250, &last), (int64_t)b[4 * 5 + 1]);
+			}
+		}
+	ck_assert_int_eq(last, 47 * 1250);
+	free(text);
+
+	lab(".", nodir, 2, &out, &err);
+	ck_assert_ptr_nonnull(strstr(err, "missing/t.vcd: expected a writable trace file, found No such file or directory\n"));
+	free(out);
+	free(err);
+	lab(".", html, 2, &out, &err);
+	ck_assert_str_eq(err, "--vcd: expected without --html (a trace holds one dataflow, the page all three), found "
+			      "--html; write them with two commands\n");
+	free(out);
+	free(err);
+	lab(".", cycles, 2, &out, &err);
+	ck_assert_str_eq(err, "--vcd: expected without --cycles, --step and --format (the trace holds every cycle), "
+			      "found them\n");
+	free(out);
+	free(err);
+	ck_assert_int_eq(unlink(path), 0);
+	/*
+	 * 1024^3 on 16 x 16, ws: 64 x 64 folds of T = 1024, 16 rows each:
+	 * 16 + 4096 x 1024 + (16 + 16 - 2) = 4194350 cycles, each up to
+	 * 256 x 5 + 3 changes of FUNC_VCD_CHANGE_BYTES: refused before the run.
+	 */
+	char want[512];
+	snprintf(want, sizeof want, "--vcd: expected at most 1024 MB of trace, found up to %lld MB (GEMM 1024x1024x1024: "
+		 "4194350 cycles on 16 x 16 PEs); try a smaller --gemm\n",
+		 (long long)(INT64_C(4194350) * (256 * 5 + 3) * FUNC_VCD_CHANGE_BYTES >> 20));
+	lab(".", big, 2, &out, &err);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_ne(stat(path, &st), 0);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *lab_suite(void)
 {
 	Suite *s = suite_create("lab");
@@ -370,6 +562,8 @@ Suite *lab_suite(void)
 	tcase_add_test(t, step_reads_lines);
 	tcase_add_test(t, errors);
 	tcase_add_test(t, html_page);
+	tcase_add_test(t, singular_counts);
+	tcase_add_test(t, vcd_trace);
 	suite_add_tcase(s, t);
 	return s;
 }
