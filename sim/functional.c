@@ -127,7 +127,6 @@ static double round_fp16(double x)
 	return fabs(r) > 65504 ? copysign(INFINITY, x) : r;
 }
 
-static const char *const dtype_names[] = { "int8", "bf16", "fp16", "fp32" };
 
 bool func_representable(int dtype, double v)
 {
@@ -821,7 +820,7 @@ static int operands(struct fm *m, const struct func_opts *opt)
 			v[q] = given ? given[q] : random_value(m->dtype, &st);
 			if (!func_representable(m->dtype, v[q])) {
 				err_input(m->e, "%c[%lld][%lld]: expected a value representable in %s, found %.17g", w ? 'B' : 'A',
-					  (long long)(q / cols), (long long)(q % cols), dtype_names[m->dtype], v[q]);
+					  (long long)(q / cols), (long long)(q % cols), array_dtype_names[m->dtype], v[q]);
 				goto out;
 			}
 			put(m, w ? m->B : m->A, q, v[q]);

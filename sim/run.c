@@ -226,12 +226,11 @@ struct frun {
 static int file_values(const struct layer_file *f, int dtype, const double *v, int64_t rows, int64_t cols,
 		       const char *key, struct err *e)
 {
-	static const char *const dts[] = { "int8", "bf16", "fp16", "fp32" };
 	char q[4200];
 	for (int64_t i = 0; i < rows * cols; i++)
 		if (!func_representable(dtype, v[i]))
 			return err_at(e, f->at, key, "expected values representable in %s (array.dtype), found %.17g at [%lld][%lld] "
-				      "in \"%s\"", dts[dtype], v[i], (long long)(i / cols), (long long)(i % cols),
+				      "in \"%s\"", array_dtype_names[dtype], v[i], (long long)(i / cols), (long long)(i % cols),
 				      err_quote(q, sizeof q, f->path, 4096));
 	return 0;
 }
