@@ -219,6 +219,7 @@ static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err
 	memset(rq, 0, sizeof *rq);
 	rq->model = MODEL_CYCLE;
 	rq->dataflow = -1;
+	rq->seed = RUN_DEFAULT_SEED;
 	if (!r)
 		return err_input(e, "%s: expected a JSON object, found an empty request", request_name);
 	if (r->kind != Y_MAP)

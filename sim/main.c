@@ -141,7 +141,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	clock_gettime(CLOCK_MONOTONIC, &a->start);
 	a->dataflow = -1;
 	a->model = MODEL_CYCLE;
-	a->seed = 1;
+	a->seed = RUN_DEFAULT_SEED;
 	if (argc < 2)
 		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab), found none; try tpusim --help");
 	a->cmd = argv[1];

@@ -42,6 +42,9 @@ extern const char *const run_model_names[];     /* "analytic", "cycle", "functio
 #define RUN_MAX_CYCLES (INT64_C(1) << 62)       /* so that every sum of a run's counts fits in int64 */
 #define RUN_MAX_EST_CYCLES (INT64_C(1) << 58)   /* RUN_MAX_CYCLES / 16 */
 
+/* The functional model's operands when none is given: the command line's --seed and the library's "seed" default. */
+#define RUN_DEFAULT_SEED 1
+
 struct run_opts {
 	int dataflow;                   /* enum dataflow */
 	int model;                      /* enum model */
