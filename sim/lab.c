@@ -98,7 +98,8 @@ int lab_check_array(const struct config *cfg, struct err *e)
 	const char *key = ap->rows > LAB_MAX_DIM ? "array.rows" : "array.cols";
 	if (ap->rows > LAB_MAX_DIM || ap->cols > LAB_MAX_DIM)
 		return err_at(e, config_origin(cfg, key), key,
-			      "expected at most %d for the lab's grid (arrays up to %d x %d PEs), found %" PRId64, LAB_MAX_DIM,
+			      "expected at most %d for the lab's grid (arrays up to %d x %d PEs), found %" PRId64
+			      "; configs/lab_4x4.yaml is a 4 x 4 array for labs", LAB_MAX_DIM,
 			      LAB_MAX_DIM, LAB_MAX_DIM, ap->rows > LAB_MAX_DIM ? ap->rows : ap->cols);
 	return 0;
 }

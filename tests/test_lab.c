@@ -271,9 +271,11 @@ START_TEST(errors)
 		{ { "--gemm", "10x6x5x", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10x6x5x\"\n" },
 		{ { "--gemm", "10X6X5", NULL }, "--gemm: expected MxKxN with each in [1, 1024], found \"10X6X5\"\n" },
 		{ { "--gemm", "10x6x5", "--set", "array.rows=17", NULL },
-		  "--set:1:12: array.rows: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 17\n" },
+		  "--set:1:12: array.rows: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 17; "
+		  "configs/lab_4x4.yaml is a 4 x 4 array for labs\n" },
 		{ { "--gemm", "10x6x5", "-c", "big.yaml", NULL },
-		  "big.yaml:1:24: array.cols: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 32\n" },
+		  "big.yaml:1:24: array.cols: expected at most 16 for the lab's grid (arrays up to 16 x 16 PEs), found 32; "
+		  "configs/lab_4x4.yaml is a 4 x 4 array for labs\n" },
 		{ { "--gemm", "10x6x5", "--cycles", "5..3", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5..3\"\n" },
 		{ { "--gemm", "10x6x5", "--cycles", "5", NULL }, "--cycles: expected A..B with 0 <= A <= B, found \"5\"\n" },
 		/* 47 cycles: the last is 46. */
