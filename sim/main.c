@@ -11,6 +11,7 @@
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
  *              [--format text|json] [--html FILE] [--vcd BASE]
+ *   tpusim sweep SPEC.yaml -o DIR [-j N]
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory.
@@ -34,6 +35,7 @@
 #include "plot.h"
 #include "report.h"
 #include "run.h"
+#include "sweep.h"
 #include "tpusim.h"
 #include "workload.h"
 
@@ -86,6 +88,10 @@ static const char usage[] =
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
 	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
 	"          register of the one dataflow to BASE.vcd instead of the grid\n"
+	"  sweep   SPEC.yaml -o DIR [-j N]\n"
+	"          run every point of a sweep spec (configs, workloads, axes, zip) in N worker\n"
+	"          processes (default 1): DIR/points/<hash>.json each, then DIR/sweep.csv; run\n"
+	"          again, it skips the points already done\n"
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
@@ -96,6 +102,7 @@ static int fail(const struct err *e)
 	fprintf(stderr, "%s\n", e->msg);
 	return err_status(e);
 }
+
 
 /* Whether everything printed reached standard output: 0, or 1 with a message. */
 static int flush_stdout(void)
@@ -143,7 +150,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	a->model = MODEL_CYCLE;
 	a->seed = RUN_DEFAULT_SEED;
 	if (argc < 2)
-		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab), found none; try tpusim --help");
+		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found none; try tpusim --help");
 	a->cmd = argv[1];
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i];
@@ -766,6 +773,85 @@ static int cmd_lab(const struct args *a, struct err *e)
 	return 0;
 }
 
+struct sweep_view {
+	bool tty;
+	double last;    /* when the TTY line was last drawn */
+};
+
+/* Progress: one line redrawn on a terminal, else one line per finished point. */
+static void sweep_progress(void *ctx, const struct sweep_progress *p)
+{
+	struct sweep_view *v = ctx;
+	size_t ran = p->done - p->resumed, left = p->total - p->done;
+	double rate = p->elapsed > 0 ? (double)ran / p->elapsed : 0;
+	if (p->point < 0) {
+		printf("sweep: %zu points, %zu already done\n", p->total, p->resumed);
+	} else if (!v->tty) {
+		printf("%zu/%zu %s %s\n", p->done, p->total, p->point_failed ? "failed" : "ok", p->hash);
+	} else if (left == 0 || p->elapsed - v->last >= 0.1) {
+		v->last = p->elapsed;
+		printf("\r%zu/%zu points, %.1f points/s, ETA %.0f s, %zu failed\033[K", p->done, p->total, rate,
+		       rate > 0 ? (double)left / rate : 0.0, p->failed);
+		if (left == 0)
+			putchar('\n');
+	}
+	fflush(stdout);
+}
+
+/* tpusim sweep SPEC.yaml -o DIR [-j N]. */
+static int cmd_sweep(int argc, char **argv, struct err *e)
+{
+	const char *spec = NULL, *dir = NULL;
+	long jobs = 1;
+	struct sweep *sw;
+	struct sweep_view view = { isatty(STDOUT_FILENO), 0 };
+	int rc;
+
+	for (int i = 2; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char q[300];
+		if (!strcmp(o, "-o") || !strcmp(o, "--out") || !strcmp(o, "-j") || !strcmp(o, "--jobs")) {
+			if (!v)
+				return err_input(e, "%s: expected a value after it, found the end of the command line", o);
+			i++;
+			if (o[1] == 'o' || o[2] == 'o') {
+				if (!*v)
+					return bad_arg(e, o, "expected a path", v);
+				dir = v;
+			} else {
+				char *end;
+				errno = 0;
+				jobs = strtol(v, &end, 10);
+				if (!isdigit((unsigned char)*v) || *end || errno || jobs < 1 || jobs > SWEEP_MAX_JOBS)
+					return bad_arg(e, o, "expected an integer in [1, 64]", v);
+			}
+		} else if (o[0] == '-' && o[1]) {
+			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N), found an unknown option",
+					 err_quote(q, sizeof q, o, 60));
+		} else if (spec) {
+			return err_input(e, "sweep: expected one SPEC.yaml, found another, \"%s\"", err_quote(q, sizeof q, o, 60));
+		} else {
+			spec = o;
+		}
+	}
+	if (!spec)
+		return err_input(e, "sweep: expected SPEC.yaml, found none");
+	if (!dir)
+		return err_input(e, "sweep: expected -o DIR, found none");
+	if (!(sw = calloc(1, sizeof *sw)))
+		return err_nomem(e, NULL);
+	if (sweep_load(sw, spec, e) < 0) {
+		free(sw);
+		return -1;
+	}
+	rc = sweep_run(sw, dir, (int)jobs, sweep_progress, &view, e);
+	if (rc == 0)
+		printf("wrote %s/sweep.csv (%zu points)\n", shown(0, dir), sw->npoints);
+	sweep_release(sw);
+	free(sw);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -778,6 +864,11 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {
 		puts("tpusim " TPUSIM_VERSION);
+		return flush_stdout();
+	}
+	if (argc >= 2 && !strcmp(argv[1], "sweep")) {
+		if (cmd_sweep(argc, argv, &e) < 0)
+			return fail(&e);
 		return flush_stdout();
 	}
 	if (parse_args(argc, argv, &a, &e) < 0)
@@ -796,7 +887,7 @@ int main(int argc, char **argv)
 		rc = cmd_lab(&a, &e);
 	else {
 		char q[300];
-		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab), found \"%s\"; try tpusim --help",
+		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found \"%s\"; try tpusim --help",
 			       err_quote(q, sizeof q, a.cmd, 60));
 	}
 	if (rc < 0)
