@@ -1,0 +1,430 @@
+/*
+ * test_sweep.c - tpusim sweep, through the command line: spec errors with
+ * their positions (counted by hand in the specs below), rows equal to single
+ * `tpusim run`s (separate processes, summary.json parsed), zip groups, a
+ * failing point among good ones, point names that follow the design point,
+ * and a sweep killed with SIGKILL again and again that ends with the same
+ * sweep.csv as one run straight through.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "ydoc.h"
+
+/* A workload small enough for the cycle model in milliseconds: 4 x 8 x 12, then a relu. */
+static const char tiny[] = "name: tiny\nbatch: 4\nlayers:\n"
+			   "  - {name: fc, type: fc, in_features: 8, out_features: 12}\n"
+			   "  - {name: act, type: relu, elements: 12}\n";
+
+/* Runs tpusim sweep on spec (written to dir/s.yaml) with -o dir/out; returns the status. */
+static int sweep(const char *dir, const char *spec, const char *jobs, char **out, char **err)
+{
+	char *path = th_write(dir, "s.yaml", spec), o[4200];
+	snprintf(o, sizeof o, "%s/out", dir);
+	const char *argv[] = { "sweep", path, "-o", o, "-j", jobs, NULL };
+	int rc = th_cli(".", argv, out, err);
+	free(path);
+	return rc;
+}
+
+static char *csv_of(const char *dir)
+{
+	char p[4200];
+	snprintf(p, sizeof p, "%s/out/sweep.csv", dir);
+	return th_slurp(p);
+}
+
+/* Splits a text into lines in place; returns how many (at most max). */
+static int lines(char *text, char **v, int max)
+{
+	int n = 0;
+	for (char *s = text; *s && n < max; n++) {
+		char *nl = strchr(s, '\n');
+		v[n] = s;
+		if (!nl)
+			return n + 1;
+		*nl = 0;
+		s = nl + 1;
+	}
+	return n;
+}
+
+/* Splits a CSV line with no quoted fields in place. */
+static int fields(char *line, char **v, int max)
+{
+	int n = 0;
+	v[n++] = line;
+	for (char *s = line; *s && n < max; s++)
+		if (*s == ',') {
+			*s = 0;
+			v[n++] = s + 1;
+		}
+	return n;
+}
+
+/* The names of the files in dir/out/points, sorted, joined by spaces (owned). */
+static char *point_names(const char *dir)
+{
+	char p[4200], *names[256], *all;
+	int n = 0;
+	size_t len = 1;
+	snprintf(p, sizeof p, "%s/out/points", dir);
+	DIR *d = opendir(p);
+	ck_assert(d);
+	for (struct dirent *de; (de = readdir(d)) && n < 256;)
+		if (de->d_name[0] != '.') {
+			names[n++] = strdup(de->d_name);
+			len += strlen(de->d_name) + 1;
+		}
+	closedir(d);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				char *t = names[i];
+				names[i] = names[j];
+				names[j] = t;
+			}
+	all = calloc(1, len);
+	for (int i = 0; i < n; i++) {
+		strcat(all, names[i]);
+		strcat(all, i + 1 < n ? " " : "");
+		free(names[i]);
+	}
+	return all;
+}
+
+static const char head[] = "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n";
+
+START_TEST(spec_errors)
+{
+	static const struct {
+		const char *spec, *msg;     /* msg follows "<path>:" */
+	} cases[] = {
+		{ "axes:\n  array.rwos: [4]\n", "4:3: axes.array.rwos: expected a config key, dataflow, model or batch, "
+						 "found an unknown key (did you mean array.rows?)" },
+		{ "axes:\n  array.rows: [4, 0]\n", "4:19: array.rows: expected an integer in [1, 4096], found \"0\"" },
+		{ "axes:\n  array.rows: []\n", "4:15: axes.array.rows: expected a list of values or a range {from, to, "
+					       "times or step}, found an empty list" },
+		{ "axes:\n  array.rows: [4, 8]\n  array.cols: [4]\nzip: [[array.rows, array.cols]]\n",
+		  "6:20: zip[0][1]: expected 2 values as array.rows has, found 1 in array.cols" },
+		{ "axes:\n  array.rows: [4]\nzip: [[array.rows, array.colz]]\n",
+		  "5:20: zip[0][1]: expected an axis named under axes, found \"array.colz\"" },
+		{ "axes:\n  dataflow: [ws, xs]\n", "4:18: axes.dataflow: expected ws, os or is, found \"xs\"" },
+		{ "axes:\n  model: [functional]\n", "4:11: axes.model: expected cycle or analytic, found \"functional\"" },
+		{ "axes:\n  batch: {from: 1, to: 4}\n", "4:10: axes.batch: expected a range with one of times or step, "
+							"found neither" },
+		{ "axes:\n  batch: {from: 8, to: 4, step: 1}\n", "4:24: axes.batch.to: expected at least from (8), found 4" },
+		{ "axis:\n  batch: [1]\n", "3:1: axis: expected configs, workloads, axes or zip, found an unknown key" },
+	};
+	char *dir = th_tmpdir(), *out, *err, spec[512], want[600], o[4200];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(spec, sizeof spec, "%s%s", head, cases[i].spec);
+		ck_assert_int_eq(sweep(dir, spec, "1", &out, &err), 2);
+		snprintf(want, sizeof want, "%s/s.yaml:%s\n", dir, cases[i].msg);
+		ck_assert_str_eq(err, want);
+		free(out);
+		free(err);
+	}
+	/* Nothing ran: no output directory. */
+	snprintf(o, sizeof o, "%s/out", dir);
+	ck_assert_int_ne(access(o, F_OK), 0);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The summary.json total of a separate tpusim run, as the csv's 7 numbers would show it. */
+static void run_total(const char *dir, const char *wl, const char *rows, const char *df, const char *model,
+		      char got[7][64])
+{
+	char o[4200], set[64], *out, *err;
+	snprintf(o, sizeof o, "%s/single", dir);
+	snprintf(set, sizeof set, "array.rows=%s", rows);
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--set", set, "--dataflow", df, "--model",
+			       model, "-o", o, NULL };
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	free(out);
+	free(err);
+	snprintf(o, sizeof o, "%s/single/summary.json", dir);
+	char *text = th_slurp(o);
+	struct err e;
+	struct ydoc *d = ydoc_parse_json(o, text, &e);
+	ck_assert(d);
+	const struct ynode *t = ynode_get(d->root, "total");
+	static const char *const keys[] = { "cycles", "utilization", "achieved_ops_per_s", "hbm_read_bytes",
+					    "hbm_write_bytes", "energy_pj", "pj_per_mac" };
+	for (int k = 0; k < 7; k++) {
+		const struct ynode *v = ynode_get(t, keys[k]);
+		ck_assert(v);
+		if (k == 2)     /* TOPS: ops/s over 1e12 */
+			snprintf(got[k], 64, "%.17g", strtod(v->str, NULL) / 1e12);
+		else
+			snprintf(got[k], 64, "%s", v->str);
+	}
+	ydoc_free(d);
+	free(text);
+}
+
+START_TEST(rows_match_single_runs)
+{
+	char *dir = th_tmpdir(), *wl = th_write(dir, "tiny.yaml", tiny), spec[1024], *out, *err, *v[16], *f[16];
+	snprintf(spec, sizeof spec,
+		 "configs: [configs/lab_4x4.yaml]\nworkloads: [%s]\naxes:\n  array.rows: [4, 8]\n  dataflow: [ws, os]\n"
+		 "  model: [analytic, cycle]\n", wl);
+	ck_assert_msg(sweep(dir, spec, "2", &out, &err) == 0, "%s", err);
+	free(out);
+	free(err);
+	char *csv = csv_of(dir);
+	ck_assert_int_eq(lines(csv, v, 16), 9);
+	ck_assert_str_eq(v[0], "workload,array.rows,dataflow,model,cycles,utilization,tops,hbm_read_bytes,"
+			       "hbm_write_bytes,energy_pj,pj_per_mac,status");
+	/* Spec order: rows outermost, model fastest. */
+	static const char *const order[8][3] = { { "4", "ws", "analytic" }, { "4", "ws", "cycle" }, { "4", "os", "analytic" },
+						 { "4", "os", "cycle" }, { "8", "ws", "analytic" }, { "8", "ws", "cycle" },
+						 { "8", "os", "analytic" }, { "8", "os", "cycle" } };
+	char cycles[8][64];
+	for (int i = 0; i < 8; i++) {
+		char want[7][64];
+		ck_assert_int_eq(fields(v[i + 1], f, 16), 12);
+		ck_assert_str_eq(f[0], wl);
+		for (int k = 0; k < 3; k++)
+			ck_assert_str_eq(f[1 + k], order[i][k]);
+		run_total(dir, wl, order[i][0], order[i][1], order[i][2], want);
+		for (int k = 0; k < 7; k++)
+			ck_assert_str_eq(f[4 + k], want[k]);
+		ck_assert_str_eq(f[11], "ok");
+		snprintf(cycles[i], sizeof cycles[i], "%s", f[4]);
+	}
+	/* The rows are not alike by accident: 8 rows halve the folds of 4 (12 outputs: 3 row tiles, then 2). */
+	ck_assert_str_ne(cycles[0], cycles[4]);
+	free(csv);
+	free(wl);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(zip_moves_together)
+{
+	char *dir = th_tmpdir(), spec[1024], *out, *err, *v[64], *f[16];
+	snprintf(spec, sizeof spec, "%saxes:\n  array.rows: [4, 8, 16]\n  dataflow: [ws, os]\n"
+		 "  array.cols: {from: 4, to: 16, times: 2}\n  model: [analytic]\nzip: [[array.rows, array.cols]]\n", head);
+	ck_assert_msg(sweep(dir, spec, "1", &out, &err) == 0, "%s", err);
+	free(out);
+	free(err);
+	char *csv = csv_of(dir);
+	/* 3 zipped sizes x 2 dataflows = 6 points, not 3 x 2 x 3 = 18; the group sits at array.rows's place. */
+	ck_assert_int_eq(lines(csv, v, 64), 7);
+	static const char *const want[6][3] = { { "4", "ws", "4" }, { "4", "os", "4" }, { "8", "ws", "8" },
+						{ "8", "os", "8" }, { "16", "ws", "16" }, { "16", "os", "16" } };
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(fields(v[i + 1], f, 16), 13);
+		for (int k = 0; k < 3; k++)
+			ck_assert_str_eq(f[1 + k], want[i][k]);
+	}
+	char *names = point_names(dir);
+	ck_assert_int_eq((int)strlen(names), 6 * 21 + 5);    /* six "<16 hex>.json", spaced */
+	free(names);
+	free(csv);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(failing_point_recorded)
+{
+	char *dir = th_tmpdir(), *wl = th_write(dir, "tiny.yaml", tiny), spec[1024], *out, *err, *v[8], *q;
+	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [%s]\naxes:\n"
+		 "  sim.max_folds: [1, 1000000]\n", wl);
+	ck_assert_msg(sweep(dir, spec, "1", &out, &err) == 0, "%s", err);
+	free(out);
+	free(err);
+	/* The same point alone: tpusim run fails with the error the csv must hold. */
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--set", "sim.max_folds=1", NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "expected at most 1 folds for the cycle model (sim.max_folds)"));
+	char *csv = csv_of(dir);
+	ck_assert_int_eq(lines(csv, v, 8), 3);
+	/* Row 1: seven empty numbers, then the message quoted (it holds commas). */
+	char want[9000];
+	err[strcspn(err, "\n")] = 0;
+	q = want + snprintf(want, sizeof want, "%s,1,,,,,,,,\"", wl);
+	for (const char *s = err; *s; s++) {
+		if (*s == '"')
+			*q++ = '"';
+		*q++ = *s;
+	}
+	strcpy(q, "\"");
+	ck_assert_str_eq(v[1], want);
+	/* Row 2 ran: ok, after the failure. */
+	ck_assert_int_eq(strncmp(v[2] + strlen(v[2]) - 3, ",ok", 3), 0);
+	char *names = point_names(dir);
+	ck_assert_ptr_nonnull(strstr(names, ".err"));
+	ck_assert_ptr_nonnull(strstr(names, ".json"));
+	free(names);
+	free(out);
+	free(err);
+	free(csv);
+	free(wl);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The point file names of a one-workload sweep with these axes. */
+static char *names_for(const char *wl, const char *axes)
+{
+	char *dir = th_tmpdir(), spec[1024], *out, *err;
+	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [%s]\n%s", wl, axes);
+	ck_assert_msg(sweep(dir, spec, "1", &out, &err) == 0, "%s", err);
+	char *names = point_names(dir);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+	return names;
+}
+
+START_TEST(names_follow_the_point)
+{
+	char *dir = th_tmpdir(), *wl = th_write(dir, "tiny.yaml", tiny);
+	char *a = names_for(wl, "axes:\n  array.rows: [8]\n  model: [analytic]\n");
+	/* The same point written otherwise: a range, and a key set to the preset's own value (lab_4x4 has 4 columns). */
+	char *b = names_for(wl, "axes:\n  model: [analytic]\n  array.rows: {from: 8, to: 8, step: 1}\n  array.cols: [4]\n");
+	char *c = names_for(wl, "axes:\n  array.rows: [16]\n  model: [analytic]\n");
+	char *d = names_for(wl, "axes:\n  array.rows: [8]\n  model: [cycle]\n");
+	char *g = names_for(wl, "axes:\n  array.rows: [8]\n  model: [analytic]\n  dataflow: [os]\n");
+	ck_assert_int_eq((int)strlen(a), 21);
+	ck_assert_str_eq(a, b);
+	ck_assert_str_ne(a, c);
+	ck_assert_str_ne(a, d);
+	ck_assert_str_ne(a, g);
+	/* The workload's content counts, not its name. */
+	char *wl2 = th_write(dir, "other.yaml", tiny), *e = names_for(wl2, "axes:\n  array.rows: [8]\n  model: [analytic]\n");
+	ck_assert_str_eq(a, e);
+	free(wl2);
+	wl2 = th_write(dir, "other.yaml", "name: tiny\nbatch: 5\nlayers:\n"
+		       "  - {name: fc, type: fc, in_features: 8, out_features: 12}\n"
+		       "  - {name: act, type: relu, elements: 12}\n");
+	char *h = names_for(wl2, "axes:\n  array.rows: [8]\n  model: [analytic]\n");
+	ck_assert_str_ne(a, h);
+	free(a), free(b), free(c), free(d), free(e), free(g), free(h), free(wl), free(wl2);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Starts tpusim sweep in the background, output to /dev/null; returns its pid. */
+static pid_t start(const char *spec, const char *out)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(th_tpusim(), th_tpusim(), "sweep", spec, "-o", out, "-j", "2", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+START_TEST(kill_and_resume)
+{
+	char *dir = th_tmpdir(), spec[1024], *out, *err, o[4200], p[4200];
+	/* 10 x 2 x 2 = 40 analytic points of the MLP. */
+	snprintf(spec, sizeof spec, "%saxes:\n  array.rows: {from: 1, to: 10, step: 1}\n  array.cols: [4, 8]\n"
+		 "  dataflow: [ws, os]\n  model: [analytic]\n", head);
+	double t0 = now();
+	ck_assert_msg(sweep(dir, spec, "2", &out, &err) == 0, "%s", err);
+	double whole = now() - t0;
+	free(out);
+	free(err);
+	char *want = csv_of(dir);
+	ck_assert_int_eq((int)strlen(want) > 0, 1);
+
+	char *spec_path = th_write(dir, "s.yaml", spec);
+	snprintf(o, sizeof o, "%s/killed", dir);
+	uint64_t seed = (uint64_t)getpid() * 2654435761u + 7;
+	int partial = 0;
+	for (int round = 0; round < 8; round++) {
+		pid_t pid = start(spec_path, o);
+		int status;
+		usleep((useconds_t)th_rnd(&seed, 0, (int64_t)(whole * 1e6)));
+		kill(pid, SIGKILL);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		snprintf(p, sizeof p, "%s/sweep.csv", o);
+		partial += WIFSIGNALED(status) && access(p, F_OK) != 0;
+	}
+	/* Finish it. */
+	const char *argv[] = { "sweep", spec_path, "-o", o, "-j", "2", NULL };
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	free(out);
+	free(err);
+	snprintf(p, sizeof p, "%s/sweep.csv", o);
+	char *got = th_slurp(p);
+	ck_assert_str_eq(got, want);
+	/* Now corrupt one point (cut short) and run again: it is run again, and the csv is unchanged. */
+	{
+		char *n1 = NULL;
+		snprintf(p, sizeof p, "%s/killed/points", dir);
+		DIR *d = opendir(p);
+		for (struct dirent *de; d && (de = readdir(d));)
+			if (de->d_name[0] != '.' && !n1)
+				n1 = strdup(de->d_name);
+		closedir(d);
+		ck_assert_ptr_nonnull(n1);
+		char f[4400];
+		snprintf(f, sizeof f, "%s/%s", p, n1);
+		FILE *fp = fopen(f, "w");
+		fputs("{\"total\": {\"cyc", fp);
+		fclose(fp);
+		free(n1);
+	}
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(strstr(out, "40 points, 39 already done"));
+	free(out);
+	free(err);
+	free(got);
+	snprintf(p, sizeof p, "%s/sweep.csv", o);
+	got = th_slurp(p);
+	ck_assert_str_eq(got, want);
+	/* At least one round was killed before the csv was written. */
+	ck_assert_int_gt(partial, 0);
+	free(got);
+	free(want);
+	free(spec_path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *sweep_suite(void)
+{
+	Suite *s = suite_create("sweep");
+	TCase *t = tcase_create("sweep");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, spec_errors);
+	tcase_add_test(t, rows_match_single_runs);
+	tcase_add_test(t, zip_moves_together);
+	tcase_add_test(t, failing_point_recorded);
+	tcase_add_test(t, names_follow_the_point);
+	tcase_add_test(t, kill_and_resume);
+	suite_add_tcase(s, t);
+	return s;
+}
