@@ -3,6 +3,7 @@
  */
 #include "sweep.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -459,12 +460,16 @@ void sweep_release(struct sweep *sw)
 
 /* ---- running ---- */
 
-/* Writes text to path through a temporary file in the same directory and a rename. */
+/*
+ * Writes text to path through a temporary file in the same directory, named
+ * ".<name>.tmp.<pid>", and a rename.
+ */
 static int write_atomic(const char *path, const char *text, size_t len)
 {
-	char tmp[4300];
+	char tmp[4400];
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 	int fd;
-	snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+	snprintf(tmp, sizeof tmp, "%.*s.%s.tmp.%ld", (int)(name - path), path, name, (long)getpid());
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return -1;
 	for (size_t off = 0; off < len;) {
@@ -679,6 +684,26 @@ static int make_dir(const char *path, struct err *e)
 			 err_quote(q, sizeof q, path, 4096), strerror(errno ? errno : ENOTDIR));
 }
 
+/* Removes the temporary files of writers no longer running (a sweep killed mid-write) from dir. */
+static void clean_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		const char *t = strstr(de->d_name, ".tmp.");
+		char *end, path[4400];
+		long pid;
+		if (de->d_name[0] != '.' || !t)
+			continue;
+		pid = strtol(t + 5, &end, 10);
+		if (*end || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
 {
@@ -697,6 +722,8 @@ int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 	snprintf(pdir, sizeof pdir, "%s/points", dir);
 	if (make_dir(dir, e) < 0 || make_dir(pdir, e) < 0)
 		return -1;
+	clean_tmp(dir);
+	clean_tmp(pdir);
 	done = calloc(sw->npoints ? sw->npoints : 1, sizeof *done);
 	row = malloc(sizeof *row);
 	if (!done || !row) {
