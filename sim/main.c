@@ -150,7 +150,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	a->model = MODEL_CYCLE;
 	a->seed = RUN_DEFAULT_SEED;
 	if (argc < 2)
-		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab), found none; try tpusim --help");
+		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found none; try tpusim --help");
 	a->cmd = argv[1];
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i];
@@ -887,7 +887,7 @@ int main(int argc, char **argv)
 		rc = cmd_lab(&a, &e);
 	else {
 		char q[300];
-		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab), found \"%s\"; try tpusim --help",
+		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found \"%s\"; try tpusim --help",
 			       err_quote(q, sizeof q, a.cmd, 60));
 	}
 	if (rc < 0)
