@@ -26,6 +26,7 @@ struct engine {
 	struct sram_params asram;   /* one array's share of its core's buffers (chip_array_sram) */
 	bool ideal;
 	mem *mem;                   /* off-chip memory */
+	int64_t mem_t0;             /* the memory's cycle 0 on the kernel's clock: a layer-by-layer pass's start */
 	sram *sram;
 	scw_kernel *kernel;         /* owned: this engine's simulation */
 	etrace *tr;                 /* owned: the VCD trace, or NULL */
@@ -242,11 +243,12 @@ static void trace_gap(struct pass *p, int df, int64_t prev_end, const struct arr
 static int64_t transfer(engine *en, struct opstate *os, uint64_t addr, int64_t bytes, bool write)
 {
 	uint64_t ticket;
-	int64_t at, done;
-	while (!mem_issue(en->mem, scw_now(), addr, bytes, write, &ticket, &at))
-		scw_wait_until(at);
-	while ((done = mem_done(en->mem, ticket, scw_now(), &at)) == MEM_NOT_YET)
-		scw_wait_until(at);
+	int64_t at, done, t0 = en->mem_t0;
+	while (!mem_issue(en->mem, scw_now() - t0, addr, bytes, write, &ticket, &at))
+		scw_wait_until(at + t0);
+	while ((done = mem_done(en->mem, ticket, scw_now() - t0, &at)) == MEM_NOT_YET)
+		scw_wait_until(at + t0);
+	done = done > INT64_MAX - t0 ? INT64_MAX : done + t0;
 	if (write)
 		os->r->hbm_write_bytes += bytes;
 	else
@@ -876,6 +878,13 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		if (chip && make_pools(lane[q]) < 0)
 			goto nomem;
 	}
+	/*
+	 * Layer by layer, each pass starts from a quiet machine, and the memory
+	 * counts from the pass's start: an op's result is then the same wherever
+	 * it runs (run.c reuses it for identical ops). A chip's passes go on from
+	 * one another on the kernel's clock.
+	 */
+	en->mem_t0 = chip ? 0 : t0;
 	if (!chip) {
 		mem_reset(en->mem);
 		sram_reset(en->sram);
