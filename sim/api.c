@@ -77,9 +77,10 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 		workload_release(&s->w);
 		return -1;
 	}
-	s->opts = (struct run_opts){ rq->dataflow >= 0 ? rq->dataflow : s->cfg.arch.array.dataflow, rq->model,
-				     rq->ideal_memory || rq->model == MODEL_FUNCTIONAL, rq->vcd, rq->seed,
-				     rq->keep_outputs };
+	s->opts = (struct run_opts){ .dataflow = rq->dataflow >= 0 ? rq->dataflow : s->cfg.arch.array.dataflow,
+				     .model = rq->model, .ideal_memory = rq->ideal_memory || rq->model == MODEL_FUNCTIONAL,
+				     .vcd = rq->vcd, .seed = rq->seed, .keep_outputs = rq->keep_outputs,
+				     .no_reuse = rq->no_reuse, .cache = rq->cache };
 	return 0;
 }
 
@@ -246,12 +247,16 @@ static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err
 			rc = v->quoted ? expected(e, v, k, "true or false") :
 			     req_choice(v, k, bools, "true or false", &choice, e);
 			rq->ideal_memory = choice;
+		} else if (!strcmp(k, "reuse")) {
+			rc = v->quoted ? expected(e, v, k, "true or false") :
+			     req_choice(v, k, bools, "true or false", &choice, e);
+			rq->no_reuse = !choice;
 		} else {
 			struct pos at = r->keys[i]->pos;
 			at.file = request_name;
 			return err_at(e, at, err_quote(buf, sizeof buf, k, 60),
 				      "expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, "
-				      "seed), found an unknown key");
+				      "seed, reuse), found an unknown key");
 		}
 		if (rc < 0)
 			return -1;

@@ -41,6 +41,8 @@ struct sim_request {
 	const char *vcd;            /* borrowed; trace to vcd + ".vcd" (cycle: the engine's, functional: every PE), or NULL */
 	uint64_t seed;              /* functional: random operands */
 	bool keep_outputs;          /* functional: keep every GEMM op's result (run.h) */
+	bool no_reuse;              /* simulate every op, also one identical to an op already simulated (run.h) */
+	struct opcache *cache;      /* borrowed: results to reuse across runs (opcache.h), or NULL */
 };
 
 struct ydoc;

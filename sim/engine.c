@@ -31,7 +31,15 @@ struct engine {
 	scw_kernel *kernel;         /* owned: this engine's simulation */
 	etrace *tr;                 /* owned: the VCD trace, or NULL */
 	bool tr_failed;             /* a pass failed: the trace is of a failed run */
+	void (*on_folds)(void *ctx, size_t op, int64_t folds);     /* engine_on_folds */
+	void *on_folds_ctx;
 };
+
+void engine_on_folds(engine *en, void (*fn)(void *ctx, size_t op, int64_t folds), void *ctx)
+{
+	en->on_folds = fn;
+	en->on_folds_ctx = ctx;
+}
 
 int engine_trace(engine *en, const char *path, struct err *e)
 {
@@ -532,6 +540,8 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			trace(p, ET_FOLDED, st.end, os->o, 0, nfold, NULL);
 		}
 		nfold++;
+		if (en->on_folds && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
+			en->on_folds(en->on_folds_ctx, p->i0 + (size_t)(os - p->st), nfold);
 		scw_wait_until(st.end);
 		prev_end = st.end;
 		trace_mark(p, prev_end);

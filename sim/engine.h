@@ -118,6 +118,15 @@ int engine_run(engine *en, const struct oplist *ops, size_t i0, size_t n, const 
 #define ENGINE_VEC_CHUNK_ROWS 1024
 int64_t engine_op_folds(const struct config *cfg, const struct op *o, const struct sched *s);
 
+/*
+ * Calls fn(ctx, op, folds) from the first array's matrix thread every
+ * ENGINE_FOLDS_TICK folds of a GEMM op: op is its index in the pass's
+ * oplist, folds the fold instructions it has run so far. For progress
+ * reports of long runs; fn must not touch the engine. NULL turns it off.
+ */
+#define ENGINE_FOLDS_TICK 65536
+void engine_on_folds(engine *en, void (*fn)(void *ctx, size_t op, int64_t folds), void *ctx);
+
 /* Replaces the engine's off-chip memory with m (takes ownership): a model outside hbm.model's table. */
 void engine_use_memory(engine *en, mem *m);
 

@@ -2,7 +2,7 @@
  * main.c - the tpusim command line.
  *
  *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic|functional]
- *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--set key.path=value ...]
+ *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--no-reuse] [--set key.path=value ...]
  *              [--seed N] [--save-outputs DIR]
  *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
  *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]
@@ -49,7 +49,7 @@ struct args {
 	int dataflow;              /* -1: the config's */
 	int model;
 	bool model_set, seed_set;  /* --model, --seed given */
-	bool ideal, csv, dump, timing;
+	bool ideal, csv, dump, timing, no_reuse;
 	int64_t batch;
 	uint64_t seed;             /* functional, lab: random operands */
 	const char *gemm, *cycles, *html, *format;   /* lab */
@@ -62,7 +62,7 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic|functional]\n"
-	"          [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--set key.path=value]...\n"
+	"          [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--no-reuse] [--set key.path=value]...\n"
 	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
 	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json (links\n"
 	"          into DIR/.tpusim/current, so that the two always come from one run)\n"
@@ -164,6 +164,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->dump = true, takes = false;
 		else if (!strcmp(o, "--timing"))
 			a->timing = true, takes = false;
+		else if (!strcmp(o, "--no-reuse"))
+			a->no_reuse = true, takes = false;
 		else if (!strcmp(o, "--step"))
 			a->step = true, takes = false;
 		if (!takes)
@@ -359,6 +361,38 @@ static void request_for(const struct args *a, int dataflow, struct sim_request *
 	rq->vcd = a->vcd;
 	rq->seed = a->seed;
 	rq->keep_outputs = a->save != NULL;
+	rq->no_reuse = a->no_reuse;
+}
+
+/* A long run's progress on a terminal (stderr), from its second second on, five times a second at most. */
+struct run_view {
+	struct timespec t0;
+	double last;
+	bool shown;
+	const struct oplist *ops;
+};
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static void run_progress(void *ctx, const struct run_progress *p)
+{
+	struct run_view *v = ctx;
+	double t = seconds_since(&v->t0);
+	char name[OP_NAME_MAX], part[64] = "";
+	if (t < 1.0 || t - v->last < 0.2 || p->done >= p->ops)
+		return;
+	v->last = t;
+	v->shown = true;
+	if (p->op_folds > 0)
+		snprintf(part, sizeof part, " %.0f%% of its folds,", 100.0 * (double)p->op_folds_done / (double)p->op_folds);
+	fprintf(stderr, "\r\033[Ksimulating: %zu of %zu ops done; op %zu (%s)%s %.0f s", p->done, p->ops, p->op + 1,
+		op_name(&v->ops->v[p->op < p->ops ? p->op : p->ops - 1], name, sizeof name), part, t);
+	fflush(stderr);
 }
 
 /* The config's warnings, once per run, on stderr. */
@@ -383,7 +417,17 @@ static int simulate(const struct args *a, const char *cmd, struct sim *s, struct
 	if (rc < 0)
 		return -1;
 	warn(&s->cfg);
-	return sim_run(s, e);
+	struct run_view view = { .ops = &s->ops };
+	if (isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &view.t0);
+		s->opts.progress = run_progress;
+		s->opts.progress_ctx = &view;
+	}
+	rc = sim_run(s, e);
+	s->opts.progress = NULL;
+	if (view.shown)
+		fprintf(stderr, "\r\033[K");
+	return rc;
 }
 
 /* DIR/name, in buf. */
@@ -715,7 +759,7 @@ static int cmd_lab(const struct args *a, struct err *e)
 		{ a->dataflows != NULL, "--dataflows", "compare" }, { a->batch != 0, "--batch", "run" },
 		{ a->ideal, "--ideal-memory", "run" }, { a->csv, "--csv", "run" }, { a->dump, "--dump", "config" },
 		{ a->timing, "--timing", "run" }, { a->save != NULL, "--save-outputs", "run" },
-		{ a->model_set, "--model", "run" },
+		{ a->model_set, "--model", "run" }, { a->no_reuse, "--no-reuse", "run" },
 	};
 
 	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "functional.h"
 #include "npy.h"
+#include "opcache.h"
 #include "schedule.h"
 #include "xmath.h"
 
@@ -558,13 +559,60 @@ static int64_t spill_of(const struct config *cfg, const struct op *op, const str
 	return bytes;
 }
 
+/* Reuse in one run (opcache.h): the cache and the run's key parts; cache NULL: none. */
+struct reuse {
+	struct opcache *cache;
+	uint64_t cfg;
+	const struct run_opts *o;
+};
+
+/* Op's cached result into *r: true when there was one. */
+static bool reused(const struct reuse *ru, const struct op *op, struct opkey *k, struct result *r)
+{
+	const struct result *got;
+	if (!ru->cache)
+		return false;
+	opcache_key(k, ru->cfg, ru->o->model, ru->o->dataflow, ru->o->ideal_memory, op);
+	if (!(got = opcache_get(ru->cache, k)))
+		return false;
+	*r = *got;
+	return true;
+}
+
+/* What the engine's fold ticks need to report the run's progress (run_opts.progress). */
+struct ticker {
+	const struct run_opts *o;
+	struct run_progress p;
+	const struct config *cfg;       /* the lane-0 array's */
+	const struct chip_part *cp;     /* the pass's parts */
+	size_t i0;
+	int arrays;
+};
+
+static void tick(void *ctx, size_t op, int64_t folds)
+{
+	struct ticker *t = ctx;
+	const struct chip_part *pt = &t->cp[(op - t->i0) * (size_t)t->arrays];
+	t->p.op = op;
+	t->p.op_folds_done = folds;
+	t->p.op_folds = pt->op ? engine_op_folds(t->cfg, pt->op, pt->s) : 0;
+	t->o->progress(t->o->progress_ctx, &t->p);
+}
+
+static void ops_done(const struct run_opts *o, size_t done, size_t ops)
+{
+	if (o->progress)
+		o->progress(o->progress_ctx, &(struct run_progress){ done, ops, done, 0, 0 });
+}
+
 /*
  * The cycle model on the chip: passes of ops through engine_run (chip:
  * several ops a pass, up to RUN_KEEP_PLANS plans in all; else one op a
- * pass). plans: every op's plan on a one-array chip, or NULL.
+ * pass, each looked up in ru first). plans: every op's plan on a one-array
+ * chip, or NULL.
  */
 static int run_engine(engine *en, struct chip_run *c, const struct workload *w, const struct oplist *ops,
-		      const struct sched *plans, bool chip, struct run *out, struct err *e)
+		      const struct sched *plans, bool chip, const struct reuse *ru, struct run *out, struct err *e)
 {
 	const struct config *cfg = c->cfg;
 	int arrays = c->arrays;
@@ -578,12 +626,24 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 	struct result *ana = calloc(most, sizeof *ana);   /* the closed form's: compute and splits */
 	int rc = -1;
 
+	struct ticker tk = { c->o, { 0, ops->n, 0, 0, 0 }, arrays > 1 ? &c->acfg : cfg, cp, 0, arrays };
+	struct opkey key;
+
 	if (!part || !plan || !cp || !res || !ana) {
 		err_nomem(e, NULL);
 		goto out;
 	}
+	if (c->o->progress)
+		engine_on_folds(en, tick, &tk);
 	for (size_t i0 = 0; i0 < ops->n; i0 += most) {
 		size_t n = ops->n - i0 < most ? ops->n - i0 : most;
+		tk.i0 = i0;
+		if (!chip && reused(ru, &ops->v[i0], &key, &res[0])) {
+			if (add_result(w, &ops->v[i0], &res[0], out, e) < 0)
+				goto out;
+			ops_done(c->o, tk.p.done = i0 + 1, ops->n);
+			continue;
+		}
 		for (size_t k = 0; k < n; k++) {
 			const struct op *op = &ops->v[i0 + k];
 			size_t at = k * (size_t)arrays;
@@ -615,10 +675,14 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 						      arrays);
 			if (add_result(w, op, &res[k], out, e) < 0)
 				goto out;
+			if (!chip && ru->cache)
+				opcache_put(ru->cache, &key, &res[k]);
 		}
+		ops_done(c->o, tk.p.done = i0 + n, ops->n);
 	}
 	rc = 0;
 out:
+	engine_on_folds(en, NULL, NULL);
 	free(part);
 	free(plan);
 	free(cp);
@@ -661,7 +725,15 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	int64_t folds, cycles = 0;
 	int arrays = (int)arch_arrays(&cfg->arch);
 	bool chip = cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
+	struct reuse ru = { NULL, 0, o };
+	struct opcache *own = NULL;
 	memset(out, 0, sizeof *out);
+	if (!o->no_reuse && !o->vcd && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
+		/* Out of memory for the run's own cache: no reuse, the same results. */
+		ru.cache = o->cache ? o->cache : (own = opcache_new());
+		if (ru.cache)
+			ru.cfg = opcache_config_hash(cfg);
+	}
 	if (w->nfiles && o->model != MODEL_FUNCTIONAL) {
 		const struct layer_file *f = &w->files[0];
 		char key[64];
@@ -701,7 +773,7 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 			goto fail;
 		if (o->vcd && engine_trace(en, o->vcd, e) < 0)
 			goto fail;
-		if (run_engine(en, c, w, ops, plans, chip, out, e) < 0)
+		if (run_engine(en, c, w, ops, plans, chip, &ru, out, e) < 0)
 			goto fail;
 		goto done;
 	}
@@ -710,8 +782,11 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		const struct sched *s = NULL;
 		struct result r;
 		struct sched plan;
+		struct opkey key;
 		int64_t compute;
-		if (arrays > 1) {
+		if (reused(&ru, op, &key, &r)) {
+			;
+		} else if (arrays > 1) {
 			struct op part[CHIP_MAX_ARRAYS];
 			struct sched pl[CHIP_MAX_ARRAYS];
 			struct chip_part cp[CHIP_MAX_ARRAYS];
@@ -724,6 +799,8 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 				goto fail;
 			r.spill_bytes = chip_spill_bytes(cfg, op, s);
 		}
+		if (ru.cache)
+			opcache_put(ru.cache, &key, &r);
 		cycles = sat_add(cycles, r.cycles);
 		if (cycles > RUN_MAX_EST_CYCLES)
 			continue;       /* refused below, once the whole sum is known */
@@ -737,12 +814,14 @@ done:
 	free(plans);
 	free(placed.v);
 	free(c);
+	opcache_free(own);
 	return 0;
 fail:
 	engine_free(en);
 	free(plans);
 	free(placed.v);
 	free(c);
+	opcache_free(own);
 	run_release(out);
 	return -1;
 }

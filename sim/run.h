@@ -45,6 +45,15 @@ extern const char *const run_model_names[];     /* "analytic", "cycle", "functio
 /* The functional model's operands when none is given: the command line's --seed and the library's "seed" default. */
 #define RUN_DEFAULT_SEED 1
 
+/* How far a run has got: ops done of ops, and of the op running now, its fold instructions done of folds. */
+struct run_progress {
+	size_t done, ops;
+	size_t op;                      /* the op running now (done, when between ops) */
+	int64_t op_folds_done, op_folds;        /* 0 of 0 when not known */
+};
+
+struct opcache;
+
 struct run_opts {
 	int dataflow;                   /* enum dataflow */
 	int model;                      /* enum model */
@@ -52,6 +61,17 @@ struct run_opts {
 	const char *vcd;                /* trace to this path + ".vcd", or NULL (cycle: the engine's; functional: every PE) */
 	uint64_t seed;                  /* functional: random operands (those not read from .npy files) */
 	bool keep_outputs;              /* functional: keep every GEMM op's result in run.outputs */
+	/*
+	 * Reuse (opcache.h): an op identical to one already simulated takes its
+	 * result, when ops are independent: the analytic model, and the cycle
+	 * model layer by layer (not chip.prefetch_across_ops) without a trace.
+	 * cache: a caller's cache, kept across runs; NULL: the run's own.
+	 */
+	bool no_reuse;                  /* simulate every op */
+	struct opcache *cache;
+	/* Called after each op and within long GEMM ops (cycle model), from the running thread; may be NULL. */
+	void (*progress)(void *ctx, const struct run_progress *p);
+	void *progress_ctx;
 };
 
 /*

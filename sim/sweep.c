@@ -517,7 +517,9 @@ static int point_read(const char *dir, uint64_t h, struct point_row *row)
 	sweep_hash_text(h, stem);
 	snprintf(path, sizeof path, "%s/points/%s.json", dir, stem);
 	if (access(path, F_OK) == 0 && (text = slurp(path, &len, none, NULL, &e))) {
-		struct ydoc *d = ydoc_parse_json(path, text, &e);
+		/* The totals come before the layers in summary.json: the parse ends there. */
+		const struct ydoc_stream upto = { "layers", NULL, NULL, true };
+		struct ydoc *d = ydoc_parse_json_stream(path, text, &upto, &e);
 		const struct ynode *t = d && d->root && d->root->kind == Y_MAP ? ynode_get(d->root, "total") : NULL;
 		char ops[40];
 		int ok = t && t->kind == Y_MAP && !total_num(t, "cycles", row->cycles, 40) &&

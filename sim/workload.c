@@ -606,7 +606,7 @@ static int load_yaml(struct workload *w, const char *path, struct err *e)
 {
 	const struct cfg_schema *ts = top_schema();
 	struct loader ld = { .w = w };
-	const struct ydoc_stream st = { "layers", stream_layer, &ld };
+	const struct ydoc_stream st = { "layers", stream_layer, &ld, false };
 	struct ydoc *d = ydoc_load_stream(path, &st, e);
 	const struct ynode *layers = NULL;
 	char buf[96];

@@ -108,6 +108,7 @@ struct builder {
 	const struct ydoc_stream *st;   /* NULL, or the list to hand out item by item */
 	struct slot *stack;     /* children of the containers being read, innermost last */
 	size_t top, cap;
+	bool stopped;           /* st->stop: the root map ended at st->key */
 };
 
 static char empty[1];
@@ -338,6 +339,10 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 				yaml_event_delete(&kev);
 				if (!k)
 					goto fail;
+				if (depth == 0 && b->st && b->st->stop && !strcmp(k->str, b->st->key)) {
+					b->stopped = true;
+					break;
+				}
 				snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->str);
 				first = keyset_find_add(&ks, b->top > base ? b->stack + base : NULL, b->top - base, k->str);
 				if (first == -2)
@@ -357,7 +362,7 @@ static struct ynode *read_node(struct builder *b, yaml_parser_t *p, yaml_event_t
 				vev = kev;
 				snprintf(sub, sizeof sub, "%s[%zu]", path, b->top - base);
 			}
-			if (map && depth == 0 && b->st && vev.type == YAML_SEQUENCE_START_EVENT && !tag_of(&vev) &&
+			if (map && depth == 0 && b->st && !b->st->stop && vev.type == YAML_SEQUENCE_START_EVENT && !tag_of(&vev) &&
 			    strcmp(k->str, b->st->key) == 0)
 				v = read_stream(b, p, &vev, depth + 1, sub);
 			else
@@ -404,7 +409,7 @@ static struct ydoc *parse(const char *name, yaml_parser_t *p, const char *text, 
 			  const struct ydoc_stream *st, struct err *e)
 {
 	struct ydoc *d = calloc(1, sizeof *d);
-	struct builder b = { d, e, text, len, lang, st, NULL, 0, 0 };
+	struct builder b = { d, e, text, len, lang, st, NULL, 0, 0, false };
 	yaml_event_t ev;
 	int docs = 0;
 
@@ -437,6 +442,8 @@ static struct ydoc *parse(const char *name, yaml_parser_t *p, const char *text, 
 			if (!r)
 				goto fail;
 			d->root = r;
+			if (b.stopped)
+				break;
 			continue;
 		}
 		yaml_event_delete(&ev);
@@ -484,6 +491,11 @@ struct ydoc *ydoc_parse(const char *name, const char *text, size_t len, struct e
 struct ydoc *ydoc_parse_json(const char *name, const char *text, struct err *e)
 {
 	return parse_text(name, text, strlen(text), "JSON", NULL, e);
+}
+
+struct ydoc *ydoc_parse_json_stream(const char *name, const char *text, const struct ydoc_stream *st, struct err *e)
+{
+	return parse_text(name, text, strlen(text), "JSON", st, e);
 }
 
 /* Inputs larger than this are not configs or workloads. */

@@ -68,10 +68,15 @@ struct ydoc_stream {
 	const char *key;
 	int (*fn)(void *ctx, const struct ynode *item, size_t idx, struct err *e);
 	void *ctx;
+	bool stop;              /* instead: the load ends at the root map's key `key`, whatever its value; the
+				   document holds the keys before it (a summary's totals without its layers) */
 };
 
 /* As ydoc_load, handing the items of one list to st (borrowed). */
 struct ydoc *ydoc_load_stream(const char *path, const struct ydoc_stream *st, struct err *e);
+
+/* As ydoc_parse_json, with st (borrowed) as ydoc_load_stream takes it. */
+struct ydoc *ydoc_parse_json_stream(const char *name, const char *text, const struct ydoc_stream *st, struct err *e);
 
 /* Frees the document and every node; NULL is a no-op. */
 void ydoc_free(struct ydoc *d);

@@ -1,0 +1,151 @@
+/*
+ * opcache.c - an open-addressing table of op results (see opcache.h).
+ */
+#include "opcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+
+struct entry {
+	bool used;
+	struct opkey k;
+	struct result r;
+};
+
+struct opcache {
+	struct entry *v;
+	size_t cap;                     /* a power of two; at most half used */
+	size_t n;
+	struct opcache_stats st;
+};
+
+static void fnv(uint64_t *h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n; i++) {
+		*h ^= p[i];
+		*h *= 0x100000001b3ULL;
+	}
+}
+
+struct opcache *opcache_new(void)
+{
+	return calloc(1, sizeof(struct opcache));
+}
+
+void opcache_free(struct opcache *c)
+{
+	if (!c)
+		return;
+	free(c->v);
+	free(c);
+}
+
+uint64_t opcache_config_hash(const struct config *cfg)
+{
+	const struct cfg_schema *s = config_schema();
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *name = s->e[i].name;
+		char val[128];
+		if (!strcmp(name, "name") || !strncmp(name, "energy.", 7) || !strncmp(name, "sim.", 4))
+			continue;
+		cfg_format(s, (int)i, &cfg->arch, val, sizeof val);
+		fnv(&h, name, strlen(name) + 1);
+		fnv(&h, val, strlen(val) + 1);
+	}
+	return h;
+}
+
+void opcache_key(struct opkey *k, uint64_t cfg_hash, int model, int dataflow, bool ideal, const struct op *op)
+{
+	memset(k, 0, sizeof *k);        /* padding too: keys are compared and hashed as bytes */
+	k->cfg = cfg_hash;
+	k->model = model;
+	k->dataflow = dataflow;
+	k->ideal = ideal;
+	k->kind = (int32_t)op->kind;
+	k->a_weight = op->a_weight;
+	k->b_weight = op->b_weight;
+	k->onchip = op->onchip;
+	k->spill = op->spill;
+	if (op->kind == OP_GEMM) {
+		k->m = op->m;
+		k->k = op->k;
+		k->n = op->n;
+		k->repeat = op->repeat;
+		k->a_elems = op->a_elems;
+	} else {
+		k->vec = op->vec;
+		k->in_elems = op->in_elems;
+		k->out_elems = op->out_elems;
+		k->lane_ops = op->lane_ops;
+		k->onchip_elems = op->onchip_elems;
+		k->spill_elems = op->spill_elems;
+	}
+}
+
+static size_t slot(const struct opcache *c, const struct opkey *k)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	fnv(&h, k, sizeof *k);
+	size_t i = (size_t)h & (c->cap - 1);
+	while (c->v[i].used && memcmp(&c->v[i].k, k, sizeof *k))
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+const struct result *opcache_get(struct opcache *c, const struct opkey *k)
+{
+	if (c->cap) {
+		size_t i = slot(c, k);
+		if (c->v[i].used) {
+			c->st.hits++;
+			return &c->v[i].r;
+		}
+	}
+	c->st.misses++;
+	return NULL;
+}
+
+/* Doubles the table (from 256 slots); false when memory ran out. */
+static bool grow(struct opcache *c)
+{
+	size_t cap = c->cap ? 2 * c->cap : 256;
+	struct entry *old = c->v, *v = calloc(cap, sizeof *v);
+	size_t ocap = c->cap;
+	if (!v)
+		return false;
+	c->v = v;
+	c->cap = cap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].used)
+			c->v[slot(c, &old[i].k)] = old[i];
+	free(old);
+	return true;
+}
+
+void opcache_put(struct opcache *c, const struct opkey *k, const struct result *r)
+{
+	if (c->n >= OPCACHE_MAX) {
+		memset(c->v, 0, c->cap * sizeof *c->v);
+		c->st.forgotten += (int64_t)c->n;
+		c->n = 0;
+	}
+	if (2 * (c->n + 1) > c->cap && !grow(c))
+		return;
+	size_t i = slot(c, k);
+	if (!c->v[i].used) {
+		c->v[i].used = true;
+		c->v[i].k = *k;
+		c->n++;
+	}
+	c->v[i].r = *r;
+}
+
+struct opcache_stats opcache_stats(const struct opcache *c)
+{
+	return c->st;
+}
