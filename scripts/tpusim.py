@@ -80,19 +80,21 @@ def run_json(request):
     return status, text
 
 
-def run(configs, workload, set=None, model=None, dataflow=None, batch=None, ideal_memory=None, seed=None):
+def run(configs, workload, set=None, model=None, dataflow=None, batch=None, ideal_memory=None, seed=None,
+        reuse=None):
     """One simulation; returns summary.json as a dict, or raises Error.
 
     model: "cycle" (the default), "analytic" or "functional" (every PE register
     with real values, ideal memory; summary["functional"] has outputs,
-    mismatches and max_abs_error); seed: the functional model's random operands."""
+    mismatches and max_abs_error); seed: the functional model's random operands;
+    reuse=False simulates every op, also one identical to an op already simulated."""
     if isinstance(configs, str):
         configs = [configs]
     request = {"configs": [str(c) for c in configs], "workload": str(workload)}
     if set:
         request["set"] = dict(set)
     for key, value in (("model", model), ("dataflow", dataflow), ("batch", batch),
-                       ("ideal_memory", ideal_memory), ("seed", seed)):
+                       ("ideal_memory", ideal_memory), ("seed", seed), ("reuse", reuse)):
         if value is not None:
             request[key] = value
     status, text = run_json(json.dumps(request))

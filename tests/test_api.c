@@ -181,7 +181,7 @@ static const struct {
 	  "request:1:13: configs: expected a list of config file paths, found \"configs/lab_4x4.yaml\"" },
 	{ "{\"configs\": [[1]], \"workload\": \"w\"}", "request:1:14: configs[0]: expected a string, found a sequence" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"modle\": \"cycle\"}",
-	  "request:1:81: modle: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed), "
+	  "request:1:81: modle: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed, reuse), "
 	  "found an unknown key" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"fast\"}",
 	  "request:1:90: model: expected \"cycle\", \"analytic\" or \"functional\", found \"fast\"" },
