@@ -833,8 +833,13 @@ static void sweep_progress(void *ctx, const struct sweep_progress *p)
 	} else if (!v->tty) {
 		printf("%zu/%zu %s %s\n", p->done, p->total, p->point_failed ? "failed" : "ok", p->hash);
 	} else if (left == 0 || p->elapsed - v->last >= 0.1) {
+		char bar[31];
+		size_t full = p->total ? p->done * 30 / p->total : 30;
+		memset(bar, '#', full);
+		memset(bar + full, '.', 30 - full);
+		bar[30] = 0;
 		v->last = p->elapsed;
-		printf("\r%zu/%zu points, %.1f points/s, ETA %.0f s, %zu failed\033[K", p->done, p->total, rate,
+		printf("\r[%s] %zu/%zu points, %.1f points/s, ETA %.0f s, %zu failed\033[K", bar, p->done, p->total, rate,
 		       rate > 0 ? (double)left / rate : 0.0, p->failed);
 		if (left == 0)
 			putchar('\n');
