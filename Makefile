@@ -24,7 +24,7 @@ FUZZ_SHORT   ?= 12
 FUZZ_TIME    ?= 3600
 FUZZ_JOBS    ?= 1
 
-DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang libclang-rt-14-dev locales python3-numpy chromium gtkwave
+DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang libclang-rt-14-dev locales python3-numpy chromium gtkwave parallel slurm-wlm munge
 
 PYTHON  := /usr/bin/python3
 CC      ?= cc
@@ -114,6 +114,8 @@ test: $(BIN) $(LIB) $(TEST_BIN) fuzz
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_vcd_gtkwave.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_lab_page.py
+	TPUSIM=./$(BIN) $(PYTHON) tests/test_cluster.py parallel
+	TPUSIM=./$(BIN) $(PYTHON) tests/test_cluster.py slurm
 	$(FUZZ_RUN) --time $(FUZZ_SHORT) --short $(FUZZ_TARGETS)
 
 bench: $(BIN) $(BENCH_LIB)

@@ -11,10 +11,12 @@
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
  *              [--format text|json] [--html FILE] [--vcd BASE]
- *   tpusim sweep SPEC.yaml -o DIR [-j N]
+ *   tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J]
+ *   tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C]
+ *   tpusim sweep --merge DIR
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
- * error, 2 bad input, 3 out of memory.
+ * error, 2 bad input, 3 out of memory, 4 sweep --merge with points missing.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -88,14 +90,22 @@ static const char usage[] =
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
 	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
 	"          register of the one dataflow to BASE.vcd instead of the grid\n"
-	"  sweep   SPEC.yaml -o DIR [-j N]\n"
+	"  sweep   SPEC.yaml -o DIR [-j N] [--points I-J]\n"
 	"          run every point of a sweep spec (configs, workloads, axes, zip) in N worker\n"
 	"          processes (default 1): DIR/points/<hash>.json each, then DIR/sweep.csv; run\n"
-	"          again, it skips the points already done\n"
+	"          again, it skips the points already done. --points I-J: only points I to J\n"
+	"          (from 0, in sweep.csv's row order), and no sweep.csv: one job of many\n"
+	"  sweep   SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C]\n"
+	"          check the spec, run nothing, write the jobs of C points each (default 10):\n"
+	"          DIR/jobs.txt for GNU parallel, or DIR/sweep.sbatch, a Slurm job array\n"
+	"  sweep   --merge DIR\n"
+	"          build DIR/sweep.csv from the point files there and list the points missing\n"
+	"          (exit status 4 if any)\n"
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
-	"exit status: 0 ok, 1 simulation error, 2 bad input, 3 out of memory\n";
+	"exit status: 0 ok, 1 simulation error, 2 bad input, 3 out of memory, 4 sweep --merge with\n"
+	"points missing\n";
 
 static int fail(const struct err *e)
 {
@@ -847,55 +857,115 @@ static void sweep_progress(void *ctx, const struct sweep_progress *p)
 	fflush(stdout);
 }
 
-/* tpusim sweep SPEC.yaml -o DIR [-j N]. */
+/* The number in [lo, hi] that all of v is, or -1. */
+static long long whole_number(const char *v, long long lo, long long hi)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	return isdigit((unsigned char)*v) && !*end && !errno && x >= lo && x <= hi ? x : -1;
+}
+
+/*
+ * tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J]
+ * tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C]
+ * tpusim sweep --merge DIR
+ * Returns the exit status (4: merged with points missing), or -1 with e set.
+ */
 static int cmd_sweep(int argc, char **argv, struct err *e)
 {
-	const char *spec = NULL, *dir = NULL;
-	long jobs = 1;
+	const char *spec = NULL, *dir = NULL, *emit = NULL, *merge = NULL, *points = NULL, *chunk = NULL;
+	long long jobs = 1, first = 0, last = 0;
+	bool have_j = false;
 	struct sweep *sw;
 	struct sweep_view view = { isatty(STDOUT_FILENO), 0 };
+	char *text = NULL;
+	size_t missing = 0;
 	int rc;
 
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char **slot = !strcmp(o, "-o") || !strcmp(o, "--out") ? &dir : !strcmp(o, "--emit") ? &emit :
+				    !strcmp(o, "--merge") ? &merge : !strcmp(o, "--points") ? &points :
+				    !strcmp(o, "--chunk-size") ? &chunk : NULL;
 		char q[300];
-		if (!strcmp(o, "-o") || !strcmp(o, "--out") || !strcmp(o, "-j") || !strcmp(o, "--jobs")) {
+		if (slot || !strcmp(o, "-j") || !strcmp(o, "--jobs")) {
 			if (!v)
 				return err_input(e, "%s: expected a value after it, found the end of the command line", o);
 			i++;
-			if (o[1] == 'o' || o[2] == 'o') {
-				if (!*v)
-					return bad_arg(e, o, "expected a path", v);
-				dir = v;
-			} else {
-				char *end;
-				errno = 0;
-				jobs = strtol(v, &end, 10);
-				if (!isdigit((unsigned char)*v) || *end || errno || jobs < 1 || jobs > SWEEP_MAX_JOBS)
-					return bad_arg(e, o, "expected an integer in [1, 64]", v);
+			if (slot && (slot == &dir || slot == &merge) && !*v)
+				return bad_arg(e, o, "expected a path", v);
+			if (slot) {
+				*slot = v;
+				continue;
 			}
+			have_j = true;
+			if ((jobs = whole_number(v, 1, SWEEP_MAX_JOBS)) < 0)
+				return bad_arg(e, o, "expected an integer in [1, 64]", v);
 		} else if (o[0] == '-' && o[1]) {
-			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N), found an unknown option",
-					 err_quote(q, sizeof q, o, 60));
+			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N, --points I-J, --emit parallel|slurm, "
+					 "--chunk-size C, --merge DIR), found an unknown option", err_quote(q, sizeof q, o, 60));
 		} else if (spec) {
 			return err_input(e, "sweep: expected one SPEC.yaml, found another, \"%s\"", err_quote(q, sizeof q, o, 60));
 		} else {
 			spec = o;
 		}
 	}
-	if (!spec)
-		return err_input(e, "sweep: expected SPEC.yaml, found none");
-	if (!dir)
+	if (merge && (spec || dir || have_j || points || emit || chunk))
+		return err_input(e, "--merge: expected only the directory of a sweep (tpusim sweep --merge DIR), found %s too",
+				 spec ? "SPEC.yaml" : dir ? "-o" : have_j ? "-j" : points ? "--points" : emit ? "--emit" : "--chunk-size");
+	if (emit && strcmp(emit, "parallel") && strcmp(emit, "slurm"))
+		return bad_arg(e, "--emit", "expected parallel or slurm", emit);
+	if (emit && (have_j || points))
+		return err_input(e, "--emit: expected no %s (the jobs run their points one at a time; parallel -j or Slurm "
+				 "sets how many run at once), found one", have_j ? "-j" : "--points");
+	if (chunk && !emit)
+		return err_input(e, "--chunk-size: expected --emit parallel|slurm with it, found none");
+	long long c = chunk ? whole_number(chunk, 1, SWEEP_MAX_POINTS) : 0;
+	if (c < 0)
+		return bad_arg(e, "--chunk-size", "expected an integer in [1, 1000000]", chunk);
+	if (points) {
+		const char *dash = strchr(points, '-');
+		char a[32] = "";
+		if (dash && dash - points < (long)sizeof a)
+			memcpy(a, points, (size_t)(dash - points));
+		if (!dash || (first = whole_number(a, 0, SWEEP_MAX_POINTS)) < 0 ||
+		    (last = whole_number(dash + 1, 0, SWEEP_MAX_POINTS)) < 0)
+			return bad_arg(e, "--points", "expected I-J, the points from I to J (numbered from 0)", points);
+	}
+	if (!merge && !spec)
+		return err_input(e, "sweep: expected SPEC.yaml (or --merge DIR), found none");
+	if (!merge && !dir)
 		return err_input(e, "sweep: expected -o DIR, found none");
 	if (!(sw = calloc(1, sizeof *sw)))
 		return err_nomem(e, NULL);
-	if (sweep_load(sw, spec, e) < 0) {
+	if ((merge ? sweep_open(sw, merge, e) : points ? sweep_load_points(sw, spec, (size_t)first, (size_t)last, e)
+						       : sweep_load(sw, spec, e)) < 0) {
 		free(sw);
 		return -1;
 	}
-	rc = sweep_run(sw, dir, (int)jobs, sweep_progress, &view, e);
-	if (rc == 0)
+	if (merge)
+		rc = sweep_merge(sw, merge, &text, &missing, e);
+	else if (emit)
+		rc = sweep_emit(sw, dir, !strcmp(emit, "slurm") ? SWEEP_SLURM : SWEEP_PARALLEL, (size_t)c, &text, e);
+	else if (points)
+		rc = sweep_run_points(sw, dir, (int)jobs, sweep_progress, &view, e);
+	else
+		rc = sweep_run(sw, dir, (int)jobs, sweep_progress, &view, e);
+	if (rc == 0 && text)
+		fputs(text, stdout);
+	else if (rc == 0 && points)
+		printf("ran points %lld-%lld of %zu into %s/points; tpusim sweep --merge %s builds sweep.csv\n", first, last,
+		       sw->npoints, shown(0, dir), shown(1, dir));
+	else if (rc == 0)
 		printf("wrote %s/sweep.csv (%zu points)\n", shown(0, dir), sw->npoints);
+	if (rc == 0 && missing) {
+		fflush(stdout);
+		fprintf(stderr, "sweep: expected every point to have a result, found %zu of %zu missing (run their jobs, "
+			"then merge again)\n", missing, sw->npoints);
+		rc = 4;
+	}
+	free(text);
 	sweep_release(sw);
 	free(sw);
 	return rc;
@@ -916,9 +986,9 @@ int main(int argc, char **argv)
 		return flush_stdout();
 	}
 	if (argc >= 2 && !strcmp(argv[1], "sweep")) {
-		if (cmd_sweep(argc, argv, &e) < 0)
+		if ((rc = cmd_sweep(argc, argv, &e)) < 0)
 			return fail(&e);
-		return flush_stdout();
+		return flush_stdout() ? 1 : rc;
 	}
 	if (parse_args(argc, argv, &a, &e) < 0)
 		return fail(&e);

@@ -317,9 +317,9 @@ static int point_request(const struct sweep *sw, size_t p, struct sim_request *r
 	sweep_point(sw, p, widx, vidx);
 	memset(rq, 0, sizeof *rq);
 	for (int i = 0; i < sw->nconfigs; i++)
-		rq->configs[i] = sw->configs[i];
+		rq->configs[i] = sw->cpath[i];
 	rq->nconfigs = sw->nconfigs;
-	rq->workload = sw->workloads[*widx];
+	rq->workload = sw->wpath[*widx];
 	rq->model = MODEL_CYCLE;
 	rq->dataflow = -1;
 	rq->seed = RUN_DEFAULT_SEED;
@@ -402,17 +402,45 @@ static int point_hash(const struct sweep *sw, const struct sim *s, const struct 
 	return 0;
 }
 
-int sweep_load(struct sweep *sw, const char *path, struct err *e)
+/* file as opened: under base when relative and base is not NULL (owned), or NULL with e set. */
+static char *opened(const char *base, const char *file, struct err *e)
+{
+	char *p = NULL;
+	if (base && file[0] != '/' ? asprintf(&p, "%s/%s", base, file) < 0 : !(p = strdup(file)))
+		err_nomem(e, NULL), p = NULL;
+	return p;
+}
+
+/*
+ * Reads the spec at path (its relative files under base, or the working
+ * directory when base is NULL) and loads points first..last (SIZE_MAX: all).
+ */
+static int load(struct sweep *sw, const char *path, const char *base, size_t first, size_t last, struct err *e)
 {
 	struct sim_request *rq = NULL;
 	struct sim *s = NULL;
+	struct pos whole = { path, 0, 0 };
 	memset(sw, 0, sizeof *sw);
-	if (!(sw->doc = ydoc_load(path, e)) || spec_read(sw, sw->doc, e) < 0)
+	if (!(sw->doc = ydoc_load(path, e)) || spec_read(sw, sw->doc, e) < 0 ||
+	    !(sw->text = slurp(path, &sw->text_len, whole, NULL, e)))
 		goto fail;
+	if (first == SIZE_MAX)
+		first = 0, last = sw->npoints - 1;
+	if (first > last || last >= sw->npoints) {
+		err_input(e, "--points: expected I-J with I <= J < %zu (the spec's points), found %zu-%zu", sw->npoints,
+			  first, last);
+		goto fail;
+	}
+	sw->first = first;
+	sw->last = last;
+	for (int i = 0; i < sw->nconfigs; i++)
+		if (!(sw->cpath[i] = opened(base, sw->configs[i], e)))
+			goto fail;
 	for (int w = 0; w < sw->nworkloads; w++) {
 		char k[64];
 		snprintf(k, sizeof k, "workloads[%d]", w);
-		if (!(sw->wtext[w] = slurp(sw->workloads[w], &sw->wlen[w], sw->doc->root->pos, k, e)))
+		if (!(sw->wpath[w] = opened(base, sw->workloads[w], e)) ||
+		    !(sw->wtext[w] = slurp(sw->wpath[w], &sw->wlen[w], sw->doc->root->pos, k, e)))
 			goto fail;
 	}
 	rq = malloc(sizeof *rq);
@@ -422,7 +450,7 @@ int sweep_load(struct sweep *sw, const char *path, struct err *e)
 		err_nomem(e, NULL);
 		goto fail;
 	}
-	for (size_t p = 0; p < sw->npoints; p++) {
+	for (size_t p = first; p <= last; p++) {
 		int widx, rc;
 		if (point_request(sw, p, rq, &widx, e) < 0 || sim_load(s, rq, "sweep", e) < 0)
 			goto fail;
@@ -441,6 +469,18 @@ fail:
 	return -1;
 }
 
+int sweep_load(struct sweep *sw, const char *path, struct err *e)
+{
+	return load(sw, path, NULL, SIZE_MAX, SIZE_MAX, e);
+}
+
+int sweep_load_points(struct sweep *sw, const char *path, size_t first, size_t last, struct err *e)
+{
+	if (first == SIZE_MAX)
+		return err_input(e, "--points: expected I-J with I <= J, found %zu-%zu", first, last);
+	return load(sw, path, NULL, first, last, e);
+}
+
 void sweep_release(struct sweep *sw)
 {
 	for (int i = 0; i < sw->naxes; i++) {
@@ -451,8 +491,14 @@ void sweep_release(struct sweep *sw)
 		free(a->quoted);
 		free(a->at);
 	}
-	for (int w = 0; w < sw->nworkloads; w++)
+	for (int w = 0; w < sw->nworkloads; w++) {
 		free(sw->wtext[w]);
+		free(sw->wpath[w]);
+	}
+	for (int i = 0; i < sw->nconfigs; i++)
+		free(sw->cpath[i]);
+	free(sw->text);
+	free(sw->base);
 	free(sw->hash);
 	ydoc_free(sw->doc);
 	memset(sw, 0, sizeof *sw);
@@ -460,16 +506,34 @@ void sweep_release(struct sweep *sw)
 
 /* ---- running ---- */
 
+/* This host's name as it appears in temporary file names: [A-Za-z0-9._-], at most 64 bytes. */
+static const char *host_tag(void)
+{
+	static char tag[65];
+	if (!tag[0]) {
+		char h[256] = "";
+		if (gethostname(h, sizeof h - 1) != 0 || !h[0])
+			snprintf(h, sizeof h, "localhost");
+		for (size_t i = 0; h[i] && i < sizeof tag - 1; i++) {
+			char c = h[i];
+			tag[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+				 c == '-' || c == '_' ? c : '_';
+		}
+	}
+	return tag;
+}
+
 /*
  * Writes text to path through a temporary file in the same directory, named
- * ".<name>.tmp.<pid>", and a rename.
+ * ".<name>.tmp.<host>.<pid>" (unique among the processes of all hosts that
+ * share the directory), and a rename.
  */
 static int write_atomic(const char *path, const char *text, size_t len)
 {
 	char tmp[4400];
 	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 	int fd;
-	snprintf(tmp, sizeof tmp, "%.*s.%s.tmp.%ld", (int)(name - path), path, name, (long)getpid());
+	snprintf(tmp, sizeof tmp, "%.*s.%s.tmp.%s.%ld", (int)(name - path), path, name, host_tag(), (long)getpid());
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return -1;
 	for (size_t off = 0; off < len;) {
@@ -582,13 +646,16 @@ struct done_msg {
 	uint32_t failed;
 };
 
-/* A worker: points i with i % jobs == w that are not done; each finished point reported on fd. */
+/*
+ * A worker: the loaded points first + w, first + w + jobs, ... that are not
+ * done; each finished point reported on fd.
+ */
 static void worker(const struct sweep *sw, const char *dir, int jobs, int w, const bool *done, int fd, pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
-	for (size_t p = (size_t)w; p < sw->npoints; p += (size_t)jobs) {
+	for (size_t p = sw->first + (size_t)w; p <= sw->last; p += (size_t)jobs) {
 		if (done[p])
 			continue;
 		int rc = point_run(sw, p, dir);
@@ -625,10 +692,11 @@ static void csv_field(FILE *f, const char *s, bool last)
 	fputc(last ? '\n' : ',', f);
 }
 
-static int write_csv(const struct sweep *sw, const char *dir, struct err *e)
+/* Writes DIR/sweep.csv; each point's P_ status in st (NULL, or npoints entries). */
+static int write_csv(const struct sweep *sw, const char *dir, unsigned char *st_out, struct err *e)
 {
 	char *text = NULL, path[4300], q[4200];
-	size_t len = 0, missing = 0;
+	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	struct point_row *row = malloc(sizeof *row);
 	if (!f || !row) {
@@ -645,6 +713,8 @@ static int write_csv(const struct sweep *sw, const char *dir, struct err *e)
 	for (size_t p = 0; p < sw->npoints; p++) {
 		size_t vidx[SWEEP_MAX_AXES];
 		int widx, st = point_read(dir, sw->hash[p], row);
+		if (st_out)
+			st_out[p] = (unsigned char)st;
 		sweep_point(sw, p, &widx, vidx);
 		csv_field(f, sw->workloads[widx], false);
 		for (int i = 0; i < sw->naxes; i++)
@@ -655,7 +725,6 @@ static int write_csv(const struct sweep *sw, const char *dir, struct err *e)
 		else {
 			fputs(",,,,,,,", f);
 			csv_field(f, st == P_FAILED ? row->err : "missing", true);
-			missing += st == P_MISSING;
 		}
 	}
 	free(row);
@@ -668,8 +737,6 @@ static int write_csv(const struct sweep *sw, const char *dir, struct err *e)
 	free(text);
 	if (rc < 0)
 		return err_sim(e, "-o: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096), strerror(errno));
-	if (missing)
-		return err_sim(e, "sweep: expected every point to have a result, found %zu without one", missing);
 	return 0;
 }
 
@@ -686,17 +753,21 @@ static int make_dir(const char *path, struct err *e)
 			 err_quote(q, sizeof q, path, 4096), strerror(errno ? errno : ENOTDIR));
 }
 
-/* Removes the temporary files of writers no longer running (a sweep killed mid-write) from dir. */
+/*
+ * Removes from dir the temporary files of this host's writers that are no
+ * longer running (a sweep killed mid-write); other hosts' are left alone.
+ */
 static void clean_tmp(const char *dir)
 {
 	DIR *d = opendir(dir);
+	size_t hl = strlen(host_tag());
 	for (struct dirent *de; d && (de = readdir(d));) {
-		const char *t = strstr(de->d_name, ".tmp.");
+		const char *t = strstr(de->d_name, ".tmp."), *dot = strrchr(de->d_name, '.');
 		char *end, path[4400];
 		long pid;
-		if (de->d_name[0] != '.' || !t)
+		if (de->d_name[0] != '.' || !t || dot != t + 5 + hl || strncmp(t + 5, host_tag(), hl))
 			continue;
-		pid = strtol(t + 5, &end, 10);
+		pid = strtol(dot + 1, &end, 10);
 		if (*end || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
@@ -706,10 +777,43 @@ static void clean_tmp(const char *dir)
 		closedir(d);
 }
 
-int sweep_run(const struct sweep *sw, const char *dir, int jobs,
-	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
+/* Writes the record (see sweep.h) in dir. */
+static int record_write(const struct sweep *sw, const char *dir, struct err *e)
 {
-	char pdir[4300], stem[17];
+	char path[4300], cwd[4200], q[4200];
+	if (sw->base)
+		snprintf(cwd, sizeof cwd, "%s", sw->base);
+	else if (!getcwd(cwd, sizeof cwd - 1))
+		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
+	strcat(cwd, "\n");
+	snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+	if (write_atomic(path, sw->text, sw->text_len) == 0) {
+		snprintf(path, sizeof path, "%s/sweep.cwd", dir);
+		if (write_atomic(path, cwd, strlen(cwd)) == 0)
+			return 0;
+	}
+	return err_sim(e, "-o: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096), strerror(errno));
+}
+
+/* Creates dir and dir/points, then writes the record. */
+static int dir_prepare(const struct sweep *sw, const char *dir, struct err *e)
+{
+	char pdir[4300];
+	if (strlen(dir) > 4000)
+		return err_input(e, "-o: expected a path of at most 4000 bytes, found %zu", strlen(dir));
+	snprintf(pdir, sizeof pdir, "%s/points", dir);
+	if (make_dir(dir, e) < 0 || make_dir(pdir, e) < 0 || record_write(sw, dir, e) < 0)
+		return -1;
+	clean_tmp(dir);
+	clean_tmp(pdir);
+	return 0;
+}
+
+/* Runs the loaded points not done yet (see sweep_run). */
+static int run_points(const struct sweep *sw, const char *dir, int jobs,
+		      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
+{
+	char stem[17];
 	struct timespec t0;
 	struct sweep_progress pr = { 0 };
 	struct point_row *row;
@@ -719,13 +823,8 @@ int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 
 	SIM_ASSERT(jobs >= 1 && jobs <= SWEEP_MAX_JOBS);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (strlen(dir) > 4000)
-		return err_input(e, "-o: expected a path of at most 4000 bytes, found %zu", strlen(dir));
-	snprintf(pdir, sizeof pdir, "%s/points", dir);
-	if (make_dir(dir, e) < 0 || make_dir(pdir, e) < 0)
+	if (dir_prepare(sw, dir, e) < 0)
 		return -1;
-	clean_tmp(dir);
-	clean_tmp(pdir);
 	done = calloc(sw->npoints ? sw->npoints : 1, sizeof *done);
 	row = malloc(sizeof *row);
 	if (!done || !row) {
@@ -733,9 +832,9 @@ int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 		free(row);
 		return err_nomem(e, NULL);
 	}
-	pr.total = sw->npoints;
+	pr.total = sw->last - sw->first + 1;
 	pr.point = -1;
-	for (size_t p = 0; p < sw->npoints; p++) {
+	for (size_t p = sw->first; p <= sw->last; p++) {
 		int st = point_read(dir, sw->hash[p], row);
 		done[p] = st != P_MISSING;
 		pr.resumed += done[p];
@@ -793,5 +892,299 @@ int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 	if (dead)
 		return err_sim(e, "sweep: expected every worker to finish, found %d that did not (a point file that cannot "
 			       "be written?)", dead);
-	return write_csv(sw, dir, e);
+	return 0;
+}
+
+int sweep_run(const struct sweep *sw, const char *dir, int jobs,
+	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
+{
+	size_t missing = 0;
+	unsigned char *st;
+	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
+	if (run_points(sw, dir, jobs, progress, ctx, e) < 0)
+		return -1;
+	if (!(st = malloc(sw->npoints)))
+		return err_nomem(e, NULL);
+	int rc = write_csv(sw, dir, st, e);
+	for (size_t p = 0; p < sw->npoints; p++)
+		missing += st[p] == P_MISSING;
+	free(st);
+	if (rc == 0 && missing)
+		return err_sim(e, "sweep: expected every point to have a result, found %zu without one", missing);
+	return rc;
+}
+
+int sweep_run_points(const struct sweep *sw, const char *dir, int jobs,
+		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
+{
+	return run_points(sw, dir, jobs, progress, ctx, e);
+}
+
+/* ---- clusters ---- */
+
+/* s as one shell word: in single quotes, each ' written '\''. */
+static void sh_word(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+/* s in a command shown to the user: bare when the shell takes it as it is. */
+static void sh_shown(FILE *f, const char *s)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,:=+@%";
+	if (*s && strspn(s, plain) == strlen(s))
+		fputs(s, f);
+	else
+		sh_word(f, s);
+}
+
+/* dir + "/" + name, shown (see sh_shown). */
+static void sh_shown_in(FILE *f, const char *dir, const char *name)
+{
+	char p[4400];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	sh_shown(f, p);
+}
+
+/* A job's command up to its range of points: '<exe>' sweep '<dir>/sweep.yaml' -o '<dir>' --points */
+static void job_command(FILE *f, const char *exe, const char *absdir)
+{
+	char spec[4400];
+	snprintf(spec, sizeof spec, "%s/sweep.yaml", absdir);
+	sh_word(f, exe);
+	fputs(" sweep ", f);
+	sh_word(f, spec);
+	fputs(" -o ", f);
+	sh_word(f, absdir);
+	fputs(" --points ", f);
+}
+
+/* A text built in memory: the stream, then its buffer (owned) once closed. */
+struct mtext {
+	FILE *f;
+	char *text;
+	size_t len;
+};
+
+static int mtext_close(struct mtext *m, struct err *e)
+{
+	if (ferror(m->f) | (fclose(m->f) != 0)) {
+		free(m->text);
+		m->text = NULL;
+		return err_nomem(e, NULL);
+	}
+	return 0;
+}
+
+/* Whether Slurm can take dir in #SBATCH --output: the lines are split at blanks, and % starts a pattern. */
+static int slurm_path_check(const char *dir, struct err *e)
+{
+	char q[4200];
+	for (const char *c = dir; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f || strchr("%\\\"'", *c))
+			return err_input(e, "-o: expected a directory Slurm can log under (no blanks, quotes, %% or \\ in its "
+					 "absolute path), found \"%s\"", err_quote(q, sizeof q, dir, 4096));
+	return 0;
+}
+
+int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine, size_t chunk, char **howto,
+	       struct err *e)
+{
+	char absdir[4200], exe[4200], cwd[4200], path[4400], q[4200];
+	struct mtext job = { 0 }, how = { 0 };
+	ssize_t n;
+	size_t nchunks, last = sw->npoints - 1;
+
+	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
+	*howto = NULL;
+	if (!chunk) {
+		chunk = SWEEP_CHUNK_DEFAULT;
+		if ((sw->npoints + chunk - 1) / chunk > SWEEP_MAX_CHUNKS)
+			chunk = (sw->npoints + SWEEP_MAX_CHUNKS - 1) / SWEEP_MAX_CHUNKS;
+	}
+	nchunks = (sw->npoints + chunk - 1) / chunk;
+	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0 || (size_t)n >= sizeof exe - 1)
+		return err_sim(e, "sweep: expected the path of this program in /proc/self/exe, found %s",
+			       n < 0 ? strerror(errno) : "none");
+	exe[n] = 0;
+	if (sw->base)
+		snprintf(cwd, sizeof cwd, "%s", sw->base);
+	else if (!getcwd(cwd, sizeof cwd))
+		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
+	/* Before anything is created, as DIR will be seen from the working directory; then as it is. */
+	snprintf(absdir, sizeof absdir, "%s%s%s", dir[0] == '/' ? "" : cwd, dir[0] == '/' ? "" : "/", dir);
+	if (engine == SWEEP_SLURM && slurm_path_check(absdir, e) < 0)
+		return -1;
+	if (dir_prepare(sw, dir, e) < 0)
+		return -1;
+	if (!realpath(dir, absdir) || strlen(absdir) > 4000)
+		return err_input(e, "-o: expected a directory with an absolute path of at most 4000 bytes, found \"%s\" "
+				 "(%s)", err_quote(q, sizeof q, dir, 4096), strerror(errno ? errno : ENAMETOOLONG));
+	if (engine == SWEEP_SLURM) {
+		snprintf(path, sizeof path, "%s/logs", absdir);
+		if (slurm_path_check(absdir, e) < 0 || make_dir(path, e) < 0)
+			return -1;
+	}
+	if (!(job.f = open_memstream(&job.text, &job.len)))
+		return err_nomem(e, NULL);
+	if (engine == SWEEP_SLURM) {
+		fprintf(job.f, "#!/bin/sh\n"
+			"# A tpusim sweep as a Slurm job array: %zu points in %zu chunks of up to %zu; array task K runs\n"
+			"# points K*%zu to K*%zu+%zu (at most %zu), numbered from 0 as the rows of sweep.csv. Submit with\n"
+			"# sbatch; when every task is done, tpusim sweep --merge builds sweep.csv and lists what is missing.\n"
+			"#SBATCH --job-name=tpusim-sweep\n#SBATCH --array=0-%zu\n#SBATCH --ntasks=1\n"
+			"#SBATCH --cpus-per-task=1\n#SBATCH --output=%s/logs/%%A_%%a.out\n"
+			": \"${SLURM_ARRAY_TASK_ID:?expected a task of the job array: submit this with sbatch}\"\n"
+			"first=$((SLURM_ARRAY_TASK_ID * %zu))\nlast=$((first + %zu))\n"
+			"if [ \"$last\" -gt %zu ]; then last=%zu; fi\ncd ", sw->npoints, nchunks, chunk, chunk, chunk,
+			chunk - 1, last, nchunks - 1, absdir, chunk, chunk - 1, last, last);
+		sh_word(job.f, cwd);
+		fputs(" || exit 1\nexec ", job.f);
+		job_command(job.f, exe, absdir);
+		fputs("\"$first-$last\"\n", job.f);
+	} else {
+		for (size_t c = 0; c < nchunks; c++) {
+			fputs("cd ", job.f);
+			sh_word(job.f, cwd);
+			fputs(" && ", job.f);
+			job_command(job.f, exe, absdir);
+			fprintf(job.f, "%zu-%zu\n", c * chunk, c * chunk + chunk - 1 < last ? c * chunk + chunk - 1 : last);
+		}
+	}
+	if (mtext_close(&job, e) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/%s", dir, engine == SWEEP_SLURM ? "sweep.sbatch" : "jobs.txt");
+	int rc = write_atomic(path, job.text, job.len);
+	free(job.text);
+	if (rc < 0 || (engine == SWEEP_SLURM && chmod(path, 0755) < 0))
+		return err_sim(e, "-o: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096), strerror(errno));
+
+	if (!(how.f = open_memstream(&how.text, &how.len)))
+		return err_nomem(e, NULL);
+	fputs("wrote ", how.f);
+	if (engine == SWEEP_SLURM) {
+		sh_shown_in(how.f, dir, "sweep.sbatch");
+		fprintf(how.f, ": %zu points in %zu array tasks of up to %zu points, logs in ", sw->npoints, nchunks, chunk);
+		sh_shown_in(how.f, dir, "logs/");
+		fputs("\nsubmit it:\n  sbatch ", how.f);
+		sh_shown_in(how.f, dir, "sweep.sbatch");
+		if (nchunks > SWEEP_SLURM_MAX_ARRAY)
+			fprintf(how.f, "\n(%zu tasks: Slurm refuses arrays larger than its MaxArraySize, 1001 by default; a larger "
+				"--chunk-size makes fewer)", nchunks);
+		fputs("\nwhen its tasks are done, build ", how.f);
+	} else {
+		sh_shown_in(how.f, dir, "jobs.txt");
+		fprintf(how.f, ": %zu points in %zu jobs of up to %zu points\n"
+			"run them here, %ld at a time (the same command again resumes after a stop):\n"
+			"  parallel --joblog ", sw->npoints, nchunks, chunk, sysconf(_SC_NPROCESSORS_ONLN));
+		sh_shown_in(how.f, dir, "joblog");
+		fprintf(how.f, " --resume -j %ld < ", sysconf(_SC_NPROCESSORS_ONLN));
+		sh_shown_in(how.f, dir, "jobs.txt");
+		fputs("\nor on many hosts, one ssh login a line in hosts.txt (each seeing this directory, the working\n"
+		      "directory and tpusim at the same paths):\n  parallel --joblog ", how.f);
+		sh_shown_in(how.f, dir, "joblog");
+		fputs(" --resume --sshloginfile hosts.txt < ", how.f);
+		sh_shown_in(how.f, dir, "jobs.txt");
+		fputs("\nthen build ", how.f);
+	}
+	sh_shown_in(how.f, dir, "sweep.csv");
+	fputs(" from the point files, listing any missing:\n  ", how.f);
+	sh_shown(how.f, exe);
+	fputs(" sweep --merge ", how.f);
+	sh_shown(how.f, dir);
+	fputc('\n', how.f);
+	if (mtext_close(&how, e) < 0)
+		return -1;
+	*howto = how.text;
+	return 0;
+}
+
+int sweep_open(struct sweep *sw, const char *dir, struct err *e)
+{
+	char path[4300], q[4200], *cwd;
+	size_t len;
+	struct pos whole;
+	memset(sw, 0, sizeof *sw);
+	if (strlen(dir) > 4000)
+		return err_input(e, "--merge: expected a path of at most 4000 bytes, found %zu", strlen(dir));
+	static const char *const names[] = { "sweep.cwd", "sweep.yaml" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		if (access(path, R_OK) != 0)
+			return err_input(e, "--merge: expected a directory with a sweep's record (sweep.yaml and sweep.cwd, "
+					 "written by tpusim sweep -o DIR), found no \"%s\" (%s)",
+					 err_quote(q, sizeof q, path, 4096), strerror(errno));
+	}
+	snprintf(path, sizeof path, "%s/sweep.cwd", dir);
+	whole = (struct pos){ path, 0, 0 };
+	if (!(cwd = slurp(path, &len, whole, NULL, e)))
+		return -1;
+	if (len && cwd[len - 1] == '\n')
+		cwd[--len] = 0;
+	if (cwd[0] != '/' || strlen(cwd) != len) {
+		err_at(e, whole, NULL, "expected an absolute directory, found \"%s\"", err_quote(q, sizeof q, cwd, 4096));
+		free(cwd);
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+	int rc = load(sw, path, cwd, SIZE_MAX, SIZE_MAX, e);
+	if (rc == 0)
+		sw->base = cwd;
+	else
+		free(cwd);
+	return rc;
+}
+
+int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *missing, struct err *e)
+{
+	struct mtext r = { 0 };
+	size_t nst[3] = { 0 }, listed = 0;
+	unsigned char *st;
+	char q[4200];
+
+	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
+	*report = NULL;
+	*missing = 0;
+	if (!(st = malloc(sw->npoints)))
+		return err_nomem(e, NULL);
+	if (write_csv(sw, dir, st, e) < 0 || !(r.f = open_memstream(&r.text, &r.len))) {
+		free(st);
+		return e->kind != ERR_NONE ? -1 : err_nomem(e, NULL);
+	}
+	for (size_t p = 0; p < sw->npoints; p++)
+		nst[st[p]]++;
+	fprintf(r.f, "wrote %s/sweep.csv: %zu points, %zu ok, %zu failed, %zu missing\n", err_quote(q, sizeof q, dir, 4096),
+		sw->npoints, nst[P_OK], nst[P_FAILED], nst[P_MISSING]);
+	if (nst[P_MISSING])
+		fputs("missing (index from 0, as the rows of sweep.csv: workload and axes, point file):\n", r.f);
+	for (size_t p = 0; p < sw->npoints && listed < SWEEP_MERGE_LIST; p++) {
+		size_t vidx[SWEEP_MAX_AXES];
+		char stem[17];
+		int widx;
+		if (st[p] != P_MISSING)
+			continue;
+		listed++;
+		sweep_point(sw, p, &widx, vidx);
+		sweep_hash_text(sw->hash[p], stem);
+		fprintf(r.f, "  %zu: workload=%s", p, err_quote(q, sizeof q, sw->workloads[widx], 200));
+		for (int i = 0; i < sw->naxes; i++) {
+			fprintf(r.f, " %s=", err_quote(q, sizeof q, sw->axes[i].name, 200));
+			fputs(err_quote(q, sizeof q, sw->axes[i].values[vidx[i]], 200), r.f);
+		}
+		fprintf(r.f, " (%s)\n", stem);
+	}
+	if (nst[P_MISSING] > listed)
+		fprintf(r.f, "  ... and %zu more\n", nst[P_MISSING] - listed);
+	free(st);
+	if (mtext_close(&r, e) < 0)
+		return -1;
+	*report = r.text;
+	*missing = nst[P_MISSING];
+	return 0;
 }

@@ -21,8 +21,33 @@
  * before anything runs, so that bad input is a positioned error up front.
  * sweep_run runs the points in worker processes; each point's summary.json
  * text lands atomically in DIR/points/<hash>.json (or its one-line error in
- * <hash>.err), named by sweep_point_hash; points already there are not run
+ * <hash>.err), named by sweep_hash_text; points already there are not run
  * again. Then DIR/sweep.csv is built, atomically, from the point files only.
+ *
+ * On a cluster, many processes on many hosts share one DIR: each runs a range
+ * of points (sweep_load_points, sweep_run_points) and writes point files only,
+ * never sweep.csv. Points are numbered from 0 in the order of sweep.csv's rows.
+ * Every file is written to a temporary name in its directory, unique per host
+ * and process (".<name>.tmp.<host>.<pid>"), then renamed; a run removes only
+ * the temporary files of its own host's processes that are gone. sweep_emit
+ * writes the jobs (one per chunk of points) for GNU parallel or a Slurm job
+ * array; sweep_merge builds sweep.csv from whatever point files exist and lists
+ * the points without one.
+ *
+ * The record. Every run and every emit writes, in DIR, what a later merge (and
+ * the emitted jobs) need to find the same points without the user naming the
+ * spec again:
+ *
+ *     DIR/sweep.yaml   the spec, byte for byte as it was read
+ *     DIR/sweep.cwd    the absolute working directory the spec's relative
+ *                      paths (configs, workloads) are resolved from, then a
+ *                      line break
+ *
+ * A copy, not the spec's path: jobs waiting in a queue and a merge later all
+ * see the spec that was checked, whatever happens to the original. The config
+ * and workload files are read again from their places, and must not change
+ * in between (a point's name covers their content: a changed file shows its
+ * points as missing).
  */
 #ifndef TPUSIM_SWEEP_H
 #define TPUSIM_SWEEP_H
@@ -38,6 +63,10 @@
 #define SWEEP_MAX_WORKLOADS 256
 #define SWEEP_MAX_POINTS 1000000
 #define SWEEP_MAX_JOBS 64
+#define SWEEP_CHUNK_DEFAULT 10      /* points per emitted job, raised so that there are at most SWEEP_MAX_CHUNKS */
+#define SWEEP_MAX_CHUNKS 1000       /* jobs an emit makes unless --chunk-size says otherwise */
+#define SWEEP_SLURM_MAX_ARRAY 1001  /* Slurm's MaxArraySize by default (array indices 0..1000): more tasks get a note */
+#define SWEEP_MERGE_LIST 20         /* missing points sweep_merge lists one by one */
 
 enum sweep_axis_kind { SWEEP_CONFIG, SWEEP_DATAFLOW, SWEEP_MODEL, SWEEP_BATCH };
 
@@ -67,11 +96,27 @@ struct sweep {
 	size_t factor_n[SWEEP_MAX_AXES];
 	int nfactors;
 	size_t npoints;
+	size_t first, last;             /* the points loaded: hash[first..last] are set */
 	uint64_t *hash;                 /* npoints */
+	char *text;                     /* the spec file's bytes, as read (owned; the record's copy) */
+	size_t text_len;
+	char *cpath[8];                 /* each config file as opened (owned): under the base directory when relative */
+	char *wpath[SWEEP_MAX_WORKLOADS];   /* each workload file as opened (owned); workloads[] keep the spec's text */
+	char *base;                     /* the directory relative files are under (owned), or NULL: the working one */
 };
 
 /* Reads the spec at path and loads every point. On error sw holds nothing to release. */
 int sweep_load(struct sweep *sw, const char *path, struct err *e);
+
+/*
+ * As sweep_load, but loads (and checks) only points first..last, numbered from
+ * 0; the spec itself is read and checked whole. A range outside the spec's
+ * points is an input error naming --points.
+ */
+int sweep_load_points(struct sweep *sw, const char *path, size_t first, size_t last, struct err *e);
+
+/* Loads every point of the sweep recorded in dir (see the record, above). */
+int sweep_open(struct sweep *sw, const char *dir, struct err *e);
 
 void sweep_release(struct sweep *sw);
 
@@ -99,10 +144,50 @@ struct sweep_progress {
  * Runs the points not done yet in jobs worker processes (1..64), calling
  * progress (may be NULL) in this process, then writes DIR/sweep.csv. A point
  * that fails is recorded in its .err file and in the csv; that is not an
- * error of the sweep. Returns 0, or -1 with e set (an output that cannot be
- * written, a worker that died).
+ * error of the sweep. Writes the record first. Needs every point loaded.
+ * Returns 0, or -1 with e set (an output that cannot be written, a worker
+ * that died).
  */
 int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e);
+
+/*
+ * As sweep_run for the points loaded (sw->first..sw->last), and without
+ * sweep.csv: what one job of many runs. progress counts those points only.
+ */
+int sweep_run_points(const struct sweep *sw, const char *dir, int jobs,
+		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e);
+
+enum sweep_engine { SWEEP_PARALLEL, SWEEP_SLURM };
+
+/*
+ * Writes the jobs of a sweep with every point loaded, runs nothing: creates
+ * DIR and DIR/points, writes the record, then chunks of `chunk` points
+ * (0: SWEEP_CHUNK_DEFAULT, raised so that there are at most SWEEP_MAX_CHUNKS),
+ * each one command
+ *
+ *     cd '<working directory>' && '<this tpusim>' sweep '<DIR>/sweep.yaml' -o '<DIR>' --points I-J
+ *
+ * with absolute paths (the binary is /proc/self/exe), so that a job runs the
+ * same from any directory or host that sees the same paths.
+ * SWEEP_PARALLEL: DIR/jobs.txt, one command a line, for GNU parallel.
+ * SWEEP_SLURM: DIR/sweep.sbatch, a job array (task K runs chunk K) logging to
+ * DIR/logs/%A_%a.out; DIR/logs is created.
+ * *howto (owned) gets the lines to print: what was written and the commands
+ * to run it and then merge. Returns 0, or -1 with e set.
+ */
+int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine, size_t chunk, char **howto,
+	       struct err *e);
+
+/*
+ * Writes DIR/sweep.csv from the point files there (a point without one has
+ * status "missing") for a sweep with every point loaded (sweep_open). *report
+ * (owned) gets the lines to print: the counts, then the first
+ * SWEEP_MERGE_LIST missing points (index, the workload and axis values, the
+ * point file's stem) and "... and N more". *missing gets their number.
+ * Returns 0 (missing points are not an error here: the caller decides), or
+ * -1 with e set.
+ */
+int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *missing, struct err *e);
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,6 +415,294 @@ START_TEST(kill_and_resume)
 }
 END_TEST
 
+/* ---- clusters: --points, --emit, --merge ---- */
+
+/* 10 x 2 x 2 = 40 analytic points of the MLP: point p is rows p / 4 + 1, cols (4, 8)[p / 2 % 2], (ws, os)[p % 2]. */
+static const char forty[] = "axes:\n  array.rows: {from: 1, to: 10, step: 1}\n  array.cols: [4, 8]\n"
+			    "  dataflow: [ws, os]\n  model: [analytic]\n";
+
+/* tpusim sweep with these arguments (NULL-terminated, at most 12) in cwd; returns the status. */
+static int sweep_args(const char *cwd, char **out, char **err, ...)
+{
+	const char *argv[16] = { "sweep" };
+	int n = 1;
+	va_list ap;
+	va_start(ap, err);
+	for (const char *a; n < 15 && (a = va_arg(ap, const char *));)
+		argv[n++] = a;
+	va_end(ap);
+	return th_cli(cwd, argv, out, err);
+}
+
+/* The point index of a summary.json of the forty-point spec, worked out from its values. */
+static int forty_index(const char *path)
+{
+	char *text = th_slurp(path);
+	struct err e;
+	struct ydoc *d = ydoc_parse_json(path, text, &e);
+	ck_assert_ptr_nonnull(d);
+	const struct ynode *set = ynode_get(d->root, "set"), *df = ynode_get(d->root, "dataflow");
+	int rows = atoi(ynode_get(set, "array.rows")->str), cols = atoi(ynode_get(set, "array.cols")->str);
+	int i = (rows - 1) * 4 + (cols == 8) * 2 + !strcmp(df->str, "os");
+	ydoc_free(d);
+	free(text);
+	return i;
+}
+
+/* The stems of dir's point files by index (stem[i][0] == 0: no file); returns how many there are. */
+static int forty_stems(const char *dir, char stem[40][17])
+{
+	char p[4200];
+	int n = 0;
+	memset(stem, 0, 40 * 17);
+	snprintf(p, sizeof p, "%s/points", dir);
+	DIR *d = opendir(p);
+	ck_assert(d);
+	for (struct dirent *de; (de = readdir(d));) {
+		char f[4400];
+		if (de->d_name[0] == '.')
+			continue;
+		ck_assert_int_eq((int)strlen(de->d_name), 21);
+		snprintf(f, sizeof f, "%s/%s", p, de->d_name);
+		int i = forty_index(f);
+		ck_assert(i >= 0 && i < 40 && !stem[i][0]);
+		memcpy(stem[i], de->d_name, 16);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(cluster_errors)
+{
+	char *dir = th_tmpdir(), spec[1024], *out, *err, want[9000], o[4200], rec[4200], bad[4200];
+	snprintf(spec, sizeof spec, "%s%s", head, forty);
+	char *good = th_write(dir, "good.yaml", spec);
+	snprintf(spec, sizeof spec, "%saxes:\n  array.rwos: [4]\n", head);
+	char *wrong = th_write(dir, "bad.yaml", spec);
+	snprintf(o, sizeof o, "%s/out", dir);
+	static const char rwos[] = "4:3: axes.array.rwos: expected a config key, dataflow, model or batch, found an "
+				   "unknown key (did you mean array.rows?)";
+	/* A bad spec: the positioned error, exit 2, and no DIR (emit creates it only after the check). */
+	static const char *const engines[] = { "parallel", "slurm" };
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(sweep_args(".", &out, &err, wrong, "-o", o, "--emit", engines[k], NULL), 2);
+		snprintf(want, sizeof want, "%s:%s\n", wrong, rwos);
+		ck_assert_str_eq(err, want);
+		ck_assert_str_eq(out, "");
+		free(out), free(err);
+		ck_assert_int_ne(access(o, F_OK), 0);
+	}
+	/* Options. */
+	static const struct {
+		const char *a[6], *msg;
+	} opts[] = {
+		{ { "--emit", "pbs" }, "--emit: expected parallel or slurm, found \"pbs\"" },
+		{ { "--emit", "parallel", "-j", "2" }, "--emit: expected no -j (the jobs run their points one at a time; "
+						       "parallel -j or Slurm sets how many run at once), found one" },
+		{ { "--emit", "slurm", "--points", "0-3" }, "--emit: expected no --points (the jobs run their points one "
+							    "at a time; parallel -j or Slurm sets how many run at once), found one" },
+		{ { "--chunk-size", "5" }, "--chunk-size: expected --emit parallel|slurm with it, found none" },
+		{ { "--emit", "slurm", "--chunk-size", "0" }, "--chunk-size: expected an integer in [1, 1000000], found \"0\"" },
+		{ { "--points", "5" }, "--points: expected I-J, the points from I to J (numbered from 0), found \"5\"" },
+		{ { "--points", "-1-3" }, "--points: expected I-J, the points from I to J (numbered from 0), found \"-1-3\"" },
+		{ { "--points", "3-40" }, "--points: expected I-J with I <= J < 40 (the spec's points), found 3-40" },
+		{ { "--points", "5-4" }, "--points: expected I-J with I <= J < 40 (the spec's points), found 5-4" },
+	};
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		const char *const *a = opts[i].a;
+		ck_assert_int_eq(sweep_args(".", &out, &err, good, "-o", o, a[0], a[1], a[2], a[3], NULL), 2);
+		snprintf(want, sizeof want, "%s\n", opts[i].msg);
+		ck_assert_str_eq(err, want);
+		free(out), free(err);
+		ck_assert_int_ne(access(o, F_OK), 0);
+	}
+	/* Slurm cannot log under a directory with % in its path: refused before anything is made. */
+	snprintf(bad, sizeof bad, "%s/50%%", dir);
+	ck_assert_int_eq(sweep_args(".", &out, &err, good, "-o", bad, "--emit", "slurm", NULL), 2);
+	snprintf(want, sizeof want, "-o: expected a directory Slurm can log under (no blanks, quotes, %% or \\ in its "
+		 "absolute path), found \"%s\"\n", bad);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	ck_assert_int_ne(access(bad, F_OK), 0);
+	/* --merge: alone, and on a directory with the record. */
+	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", dir, good, NULL), 2);
+	ck_assert_str_eq(err, "--merge: expected only the directory of a sweep (tpusim sweep --merge DIR), found SPEC.yaml "
+			      "too\n");
+	free(out), free(err);
+	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", dir, NULL), 2);
+	snprintf(want, sizeof want, "--merge: expected a directory with a sweep's record (sweep.yaml and sweep.cwd, "
+		 "written by tpusim sweep -o DIR), found no \"%s/sweep.cwd\" (No such file or directory)\n", dir);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	/* The record made by an emit, then spoilt: the spec copy, then the directory. */
+	ck_assert_int_eq(sweep_args(".", &out, &err, good, "-o", o, "--emit", "parallel", NULL), 0);
+	free(out), free(err);
+	snprintf(spec, sizeof spec, "%saxes:\n  array.rwos: [4]\n", head);
+	free(th_write(o, "sweep.yaml", spec));
+	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	snprintf(want, sizeof want, "%s/sweep.yaml:%s\n", o, rwos);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	free(th_write(o, "sweep.cwd", "configs\n"));
+	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	snprintf(want, sizeof want, "%s/sweep.cwd: expected an absolute directory, found \"configs\"\n", o);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	/* A working directory where the spec's files are not: the workload, named as opened. */
+	snprintf(rec, sizeof rec, "%s\n", dir);
+	free(th_write(o, "sweep.cwd", rec));
+	snprintf(spec, sizeof spec, "%s%s", head, forty);
+	free(th_write(o, "sweep.yaml", spec));
+	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	snprintf(want, sizeof want, "%s/sweep.yaml:1:1: workloads[0]: expected a readable file, found "
+		 "\"%s/configs/workloads/mlp.yaml\" (No such file or directory)\n", o, dir);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	free(good), free(wrong);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(points_then_merge)
+{
+	char *dir = th_tmpdir(), spec[1024], *out, *err, o[4200], p[4400], cwd[4200], want[4300], stem[40][17];
+	snprintf(spec, sizeof spec, "%s%s", head, forty);
+	char *path = th_write(dir, "s.yaml", spec);
+	snprintf(o, sizeof o, "%s/jobs", dir);
+	/* Points 3 to 5 only: three files, for (1, 8, os), (2, 4, ws), (2, 4, os); no sweep.csv. */
+	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", o, "--points", "3-5", NULL), 0);
+	snprintf(want, sizeof want, "ran points 3-5 of 40 into %s/points; tpusim sweep --merge %s builds sweep.csv\n", o, o);
+	ck_assert_ptr_nonnull(strstr(out, want));
+	free(out), free(err);
+	ck_assert_int_eq(forty_stems(o, stem), 3);
+	ck_assert(stem[3][0] && stem[4][0] && stem[5][0]);
+	snprintf(p, sizeof p, "%s/sweep.csv", o);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	/* The record: the spec's bytes, and the working directory. */
+	snprintf(p, sizeof p, "%s/sweep.yaml", o);
+	char *copy = th_slurp(p);
+	ck_assert_str_eq(copy, spec);
+	free(copy);
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	snprintf(want, sizeof want, "%s\n", cwd);
+	snprintf(p, sizeof p, "%s/sweep.cwd", o);
+	copy = th_slurp(p);
+	ck_assert_str_eq(copy, want);
+	free(copy);
+	/* The rest in two overlapping ranges, then a merge from elsewhere equals one run straight through. */
+	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", o, "--points", "0-4", "-j", "2", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "sweep: 5 points, 2 already done"));
+	free(out), free(err);
+	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", o, "--points", "6-39", NULL), 0);
+	free(out), free(err);
+	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 0);
+	snprintf(want, sizeof want, "wrote %s/sweep.csv: 40 points, 40 ok, 0 failed, 0 missing\n", o);
+	ck_assert_str_eq(out, want);
+	ck_assert_str_eq(err, "");
+	free(out), free(err);
+	ck_assert_int_eq(sweep(dir, spec, "2", &out, &err), 0);
+	free(out), free(err);
+	char *one = csv_of(dir);
+	snprintf(p, sizeof p, "%s/sweep.csv", o);
+	char *merged = th_slurp(p);
+	ck_assert_str_eq(merged, one);
+	free(one), free(merged), free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(merge_lists_missing)
+{
+	char *dir = th_tmpdir(), spec[1024], *out, *err, o[4200], p[4400], want[8192], stem[40][17];
+	snprintf(spec, sizeof spec, "%s%s", head, forty);
+	ck_assert_int_eq(sweep(dir, spec, "2", &out, &err), 0);
+	free(out), free(err);
+	snprintf(o, sizeof o, "%s/out", dir);
+	ck_assert_int_eq(forty_stems(o, stem), 40);
+	/* Points 0, 7 and 38 lose their files: (1, 4, ws), (2, 8, os), (10, 8, ws). */
+	static const int gone[] = { 0, 7, 38 };
+	for (int k = 0; k < 3; k++) {
+		snprintf(p, sizeof p, "%s/points/%s.json", o, stem[gone[k]]);
+		ck_assert_int_eq(unlink(p), 0);
+	}
+	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", o, NULL), 4);
+	snprintf(want, sizeof want,
+		 "wrote %s/sweep.csv: 40 points, 37 ok, 0 failed, 3 missing\n"
+		 "missing (index from 0, as the rows of sweep.csv: workload and axes, point file):\n"
+		 "  0: workload=configs/workloads/mlp.yaml array.rows=1 array.cols=4 dataflow=ws model=analytic (%s)\n"
+		 "  7: workload=configs/workloads/mlp.yaml array.rows=2 array.cols=8 dataflow=os model=analytic (%s)\n"
+		 "  38: workload=configs/workloads/mlp.yaml array.rows=10 array.cols=8 dataflow=ws model=analytic (%s)\n",
+		 o, stem[0], stem[7], stem[38]);
+	ck_assert_str_eq(out, want);
+	ck_assert_str_eq(err, "sweep: expected every point to have a result, found 3 of 40 missing (run their jobs, then "
+			      "merge again)\n");
+	free(out), free(err);
+	/* The csv has them as missing rows. */
+	char *csv = csv_of(dir), *v[64];
+	ck_assert_int_eq(lines(csv, v, 64), 41);
+	ck_assert_str_eq(v[1], "configs/workloads/mlp.yaml,1,4,ws,analytic,,,,,,,,missing");
+	ck_assert_str_eq(v[39], "configs/workloads/mlp.yaml,10,8,ws,analytic,,,,,,,,missing");
+	ck_assert_int_eq(strncmp(v[2] + strlen(v[2]) - 3, ",ok", 3), 0);
+	free(csv);
+	/* Every file gone: 20 listed, then the rest counted. */
+	for (int i = 0; i < 40; i++) {
+		snprintf(p, sizeof p, "%s/points/%s.json", o, stem[i]);
+		unlink(p);
+	}
+	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", o, NULL), 4);
+	ck_assert_int_eq(lines(out, v, 64), 23);
+	snprintf(want, sizeof want, "  19: workload=configs/workloads/mlp.yaml array.rows=5 array.cols=8 dataflow=os "
+		 "model=analytic (%s)", stem[19]);
+	ck_assert_str_eq(v[21], want);
+	ck_assert_str_eq(v[22], "  ... and 20 more");
+	free(out), free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Temporary files are named per host and process: a run removes those of its
+ * own host's processes that are gone, and leaves another host's (its
+ * writer may be running there) and those of live processes.
+ */
+START_TEST(stale_temp_files)
+{
+	char *dir = th_tmpdir(), spec[1024], *out, *err, host[256] = "", p[4400];
+	snprintf(spec, sizeof spec, "%saxes:\n  model: [analytic]\n", head);
+	ck_assert_int_eq(gethostname(host, sizeof host - 1), 0);
+	for (char *c = host; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr(".-_", *c)))
+			*c = '_';
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(gone, NULL, 0), gone);
+	ck_assert_int_eq(sweep(dir, spec, "1", &out, &err), 0);
+	free(out), free(err);
+	char names[4][300];
+	snprintf(names[0], sizeof names[0], ".0123456789abcdef.json.tmp.%s.%d", host, (int)gone);     /* removed */
+	snprintf(names[1], sizeof names[1], ".0123456789abcdef.json.tmp.%sx.%d", host, (int)gone);    /* another host */
+	snprintf(names[2], sizeof names[2], ".0123456789abcdef.json.tmp.%s.%d", host, (int)getpid()); /* alive */
+	snprintf(names[3], sizeof names[3], ".sweep.csv.tmp.%s.%d", host, (int)gone);                  /* removed */
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s/out/%s", dir, i == 3 ? "" : "points");
+		free(th_write(p, names[i], "{\"total\": {\"cyc"));
+	}
+	ck_assert_int_eq(sweep(dir, spec, "1", &out, &err), 0);
+	free(out), free(err);
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s/out/%s/%s", dir, i == 3 ? "" : "points", names[i]);
+		ck_assert_msg((access(p, F_OK) == 0) == (i == 1 || i == 2), "%s", names[i]);
+	}
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -425,6 +714,10 @@ Suite *sweep_suite(void)
 	tcase_add_test(t, failing_point_recorded);
 	tcase_add_test(t, names_follow_the_point);
 	tcase_add_test(t, kill_and_resume);
+	tcase_add_test(t, cluster_errors);
+	tcase_add_test(t, points_then_merge);
+	tcase_add_test(t, merge_lists_missing);
+	tcase_add_test(t, stale_temp_files);
 	suite_add_tcase(s, t);
 	return s;
 }
