@@ -11,8 +11,8 @@
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
  *              [--format text|json] [--html FILE] [--vcd BASE]
- *   tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J]
- *   tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C]
+ *   tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse]
+ *   tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]
  *   tpusim sweep --merge DIR
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
@@ -90,12 +90,13 @@ static const char usage[] =
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
 	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
 	"          register of the one dataflow to BASE.vcd instead of the grid\n"
-	"  sweep   SPEC.yaml -o DIR [-j N] [--points I-J]\n"
+	"  sweep   SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse]\n"
 	"          run every point of a sweep spec (configs, workloads, axes, zip) in N worker\n"
 	"          processes (default 1): DIR/points/<hash>.json each, then DIR/sweep.csv; run\n"
 	"          again, it skips the points already done. --points I-J: only points I to J\n"
-	"          (from 0, in sweep.csv's row order), and no sweep.csv: one job of many\n"
-	"  sweep   SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C]\n"
+	"          (from 0, in sweep.csv's row order), and no sweep.csv: one job of many.\n"
+	"          Each worker reuses the results of identical ops; --no-reuse simulates all\n"
+	"  sweep   SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]\n"
 	"          check the spec, run nothing, write the jobs of C points each (default 10):\n"
 	"          DIR/jobs.txt for GNU parallel, or DIR/sweep.sbatch, a Slurm job array\n"
 	"  sweep   --merge DIR\n"
@@ -838,7 +839,15 @@ static void sweep_progress(void *ctx, const struct sweep_progress *p)
 	struct sweep_view *v = ctx;
 	size_t ran = p->done - p->resumed, left = p->total - p->done;
 	double rate = p->elapsed > 0 ? (double)ran / p->elapsed : 0;
-	if (p->point < 0) {
+	if (p->finished) {
+		if (p->workers) {
+			printf("ran %zu points in %.1f s (%.1f points/s) on %d worker%s, peak RSS per worker", ran, p->elapsed,
+			       rate, p->workers, p->workers == 1 ? "" : "s");
+			for (int w = 0; w < p->workers; w++)
+				printf("%s %.1f", w ? "," : "", (double)p->worker_rss_kib[w] / 1024.0);
+			printf(" MiB\n");
+		}
+	} else if (p->point < 0) {
 		printf("sweep: %zu points, %zu already done\n", p->total, p->resumed);
 	} else if (!v->tty) {
 		printf("%zu/%zu %s %s\n", p->done, p->total, p->point_failed ? "failed" : "ok", p->hash);
@@ -867,8 +876,8 @@ static long long whole_number(const char *v, long long lo, long long hi)
 }
 
 /*
- * tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J]
- * tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C]
+ * tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse]
+ * tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]
  * tpusim sweep --merge DIR
  * Returns the exit status (4: merged with points missing), or -1 with e set.
  */
@@ -876,7 +885,7 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 {
 	const char *spec = NULL, *dir = NULL, *emit = NULL, *merge = NULL, *points = NULL, *chunk = NULL;
 	long long jobs = 1, first = 0, last = 0;
-	bool have_j = false;
+	bool have_j = false, no_reuse = false;
 	struct sweep *sw;
 	struct sweep_view view = { isatty(STDOUT_FILENO), 0 };
 	char *text = NULL;
@@ -889,6 +898,10 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 				    !strcmp(o, "--merge") ? &merge : !strcmp(o, "--points") ? &points :
 				    !strcmp(o, "--chunk-size") ? &chunk : NULL;
 		char q[300];
+		if (!strcmp(o, "--no-reuse")) {
+			no_reuse = true;
+			continue;
+		}
 		if (slot || !strcmp(o, "-j") || !strcmp(o, "--jobs")) {
 			if (!v)
 				return err_input(e, "%s: expected a value after it, found the end of the command line", o);
@@ -903,17 +916,19 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 			if ((jobs = whole_number(v, 1, SWEEP_MAX_JOBS)) < 0)
 				return bad_arg(e, o, "expected an integer in [1, 64]", v);
 		} else if (o[0] == '-' && o[1]) {
-			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N, --points I-J, --emit parallel|slurm, "
-					 "--chunk-size C, --merge DIR), found an unknown option", err_quote(q, sizeof q, o, 60));
+			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N, --points I-J, --no-reuse, "
+					 "--emit parallel|slurm, --chunk-size C, --merge DIR), found an unknown option",
+					 err_quote(q, sizeof q, o, 60));
 		} else if (spec) {
 			return err_input(e, "sweep: expected one SPEC.yaml, found another, \"%s\"", err_quote(q, sizeof q, o, 60));
 		} else {
 			spec = o;
 		}
 	}
-	if (merge && (spec || dir || have_j || points || emit || chunk))
+	if (merge && (spec || dir || have_j || points || emit || chunk || no_reuse))
 		return err_input(e, "--merge: expected only the directory of a sweep (tpusim sweep --merge DIR), found %s too",
-				 spec ? "SPEC.yaml" : dir ? "-o" : have_j ? "-j" : points ? "--points" : emit ? "--emit" : "--chunk-size");
+				 spec ? "SPEC.yaml" : dir ? "-o" : have_j ? "-j" : points ? "--points" : emit ? "--emit" :
+				 chunk ? "--chunk-size" : "--no-reuse");
 	if (emit && strcmp(emit, "parallel") && strcmp(emit, "slurm"))
 		return bad_arg(e, "--emit", "expected parallel or slurm", emit);
 	if (emit && (have_j || points))
@@ -944,6 +959,7 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 		free(sw);
 		return -1;
 	}
+	sw->no_reuse = no_reuse;
 	if (merge)
 		rc = sweep_merge(sw, merge, &text, &missing, e);
 	else if (emit)

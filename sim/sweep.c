@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #include "api.h"
 #include "cfg.h"
 #include "config.h"
+#include "opcache.h"
 #include "tpusim.h"
 #include "ydoc.h"
 
@@ -609,8 +611,12 @@ static int point_read(const char *dir, uint64_t h, struct point_row *row)
 	return P_MISSING;
 }
 
-/* Runs point p and writes its file; returns P_OK or P_FAILED, or -1 when the file cannot be written. */
-static int point_run(const struct sweep *sw, size_t p, const char *dir)
+/*
+ * Runs point p and writes its file; returns P_OK or P_FAILED, or -1 when the
+ * file cannot be written. cache: the worker's results of ops (opcache.h), or
+ * NULL when reuse is off.
+ */
+static int point_run(const struct sweep *sw, size_t p, const char *dir, struct opcache *cache)
 {
 	struct sim_request rq;
 	struct sim *s = calloc(1, sizeof *s);
@@ -620,7 +626,8 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir)
 	sweep_hash_text(sw->hash[p], stem);
 	if (!s)
 		err_nomem(&e, NULL);
-	else if (point_request(sw, p, &rq, &widx, &e) == 0 && sim_load(s, &rq, "sweep", &e) == 0) {
+	else if (point_request(sw, p, &rq, &widx, &e) == 0 && (rq.cache = cache, rq.no_reuse = sw->no_reuse,
+								 sim_load(s, &rq, "sweep", &e) == 0)) {
 		if (sim_run(s, &e) == 0 && !(text = sim_summary_json(s)))
 			err_nomem(&e, NULL);
 		sim_release(s);
@@ -652,13 +659,15 @@ struct done_msg {
  */
 static void worker(const struct sweep *sw, const char *dir, int jobs, int w, const bool *done, int fd, pid_t parent)
 {
+	/* One cache for all the worker's points: ops reused within a point and across points. Out of memory: none. */
+	struct opcache *cache = sw->no_reuse ? NULL : opcache_new();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
 	for (size_t p = sw->first + (size_t)w; p <= sw->last; p += (size_t)jobs) {
 		if (done[p])
 			continue;
-		int rc = point_run(sw, p, dir);
+		int rc = point_run(sw, p, dir, cache);
 		if (rc < 0)
 			_exit(1);
 		struct done_msg m = { (uint32_t)p, rc == P_FAILED };
@@ -880,13 +889,21 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 			progress(ctx, &pr);
 	}
 	close(fds[0]);
+	pr.workers = nw;
 	for (int w = 0; w < nw; w++) {
 		int status;
-		while (waitpid(pids[w], &status, 0) < 0 && errno == EINTR)
+		struct rusage ru;
+		while (wait4(pids[w], &status, 0, &ru) < 0 && errno == EINTR)
 			;
 		dead += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+		pr.worker_rss_kib[w] = ru.ru_maxrss;
 	}
 	free(done);
+	pr.finished = true;
+	pr.point = -1;
+	pr.elapsed = since(&t0);
+	if (progress && !dead && e->kind == ERR_NONE)
+		progress(ctx, &pr);
 	if (e->kind != ERR_NONE)
 		return -1;
 	if (dead)
@@ -953,7 +970,7 @@ static void sh_shown_in(FILE *f, const char *dir, const char *name)
 }
 
 /* A job's command up to its range of points: '<exe>' sweep '<dir>/sweep.yaml' -o '<dir>' --points */
-static void job_command(FILE *f, const char *exe, const char *absdir)
+static void job_command(FILE *f, const char *exe, const char *absdir, bool no_reuse)
 {
 	char spec[4400];
 	snprintf(spec, sizeof spec, "%s/sweep.yaml", absdir);
@@ -962,7 +979,7 @@ static void job_command(FILE *f, const char *exe, const char *absdir)
 	sh_word(f, spec);
 	fputs(" -o ", f);
 	sh_word(f, absdir);
-	fputs(" --points ", f);
+	fputs(no_reuse ? " --no-reuse --points " : " --points ", f);
 }
 
 /* A text built in memory: the stream, then its buffer (owned) once closed. */
@@ -1046,14 +1063,14 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 			chunk - 1, last, nchunks - 1, absdir, chunk, chunk - 1, last, last);
 		sh_word(job.f, cwd);
 		fputs(" || exit 1\nexec ", job.f);
-		job_command(job.f, exe, absdir);
+		job_command(job.f, exe, absdir, sw->no_reuse);
 		fputs("\"$first-$last\"\n", job.f);
 	} else {
 		for (size_t c = 0; c < nchunks; c++) {
 			fputs("cd ", job.f);
 			sh_word(job.f, cwd);
 			fputs(" && ", job.f);
-			job_command(job.f, exe, absdir);
+			job_command(job.f, exe, absdir, sw->no_reuse);
 			fprintf(job.f, "%zu-%zu\n", c * chunk, c * chunk + chunk - 1 < last ? c * chunk + chunk - 1 : last);
 		}
 	}

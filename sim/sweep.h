@@ -103,6 +103,7 @@ struct sweep {
 	char *cpath[8];                 /* each config file as opened (owned): under the base directory when relative */
 	char *wpath[SWEEP_MAX_WORKLOADS];   /* each workload file as opened (owned); workloads[] keep the spec's text */
 	char *base;                     /* the directory relative files are under (owned), or NULL: the working one */
+	bool no_reuse;                  /* set by the caller: simulate every op (run.h); emitted jobs pass --no-reuse */
 };
 
 /* Reads the spec at path and loads every point. On error sw holds nothing to release. */
@@ -130,7 +131,7 @@ void sweep_point(const struct sweep *sw, size_t p, int *workload, size_t *vidx);
  */
 void sweep_hash_text(uint64_t h, char out[17]);
 
-/* What sweep_run reports after each point and once at the start (point -1). */
+/* What sweep_run reports once at the start (point -1), after each point, and once at the end (finished). */
 struct sweep_progress {
 	size_t total, done, failed;     /* done counts the points found already done */
 	size_t resumed;                 /* points found done at the start */
@@ -138,6 +139,9 @@ struct sweep_progress {
 	bool point_failed;
 	const char *hash;               /* its file stem */
 	double elapsed;                 /* seconds since the start */
+	bool finished;                  /* the last report, once the workers have exited (point -1): */
+	int workers;                    /* the workers started, */
+	long worker_rss_kib[SWEEP_MAX_JOBS];    /* and each one's peak resident memory */
 };
 
 /*

@@ -703,6 +703,59 @@ START_TEST(stale_temp_files)
 }
 END_TEST
 
+/*
+ * Reuse (opcache.h): the same sweep with each worker reusing the results of
+ * identical ops, within a point (BERT's twelve layers, ResNet-50's repeated
+ * blocks) and across points (the energy axis, varying fastest, changes no
+ * op's timing), and with --no-reuse, one worker: every point file, layers
+ * included, and sweep.csv are the same bytes.
+ */
+START_TEST(reuse_identity)
+{
+	static const char spec[] = "configs: [configs/tpu_v4_mxu.yaml]\n"
+				   "workloads: [configs/workloads/bert_base.yaml, configs/workloads/resnet50.yaml]\n"
+				   "axes:\n  array.rows: [64, 128]\n  dataflow: [ws, os]\n"
+				   "  energy.hbm_pj_per_bit: [3.97, 8]\n";
+	char *dir = th_tmpdir(), *path = th_write(dir, "s.yaml", spec), a[4200], b[4200], *out, *err;
+	snprintf(a, sizeof a, "%s/a", dir);
+	snprintf(b, sizeof b, "%s/b", dir);
+	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", a, "-j", "2", NULL), 0);
+	free(out);
+	free(err);
+	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", b, "--no-reuse", NULL), 0);
+	free(out);
+	free(err);
+	int n = 0;
+	DIR *d;
+	snprintf(a, sizeof a, "%s/a/points", dir);
+	ck_assert(d = opendir(a));
+	for (struct dirent *de; (de = readdir(d));) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(a, sizeof a, "%s/a/points/%s", dir, de->d_name);
+		snprintf(b, sizeof b, "%s/b/points/%s", dir, de->d_name);
+		char *ta = th_slurp(a), *tb = th_slurp(b);
+		ck_assert_msg(strstr(de->d_name, ".json") && ta && tb && !strcmp(ta, tb), "%s differs with reuse",
+			      de->d_name);
+		free(ta);
+		free(tb);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_eq(n, 16);        /* 2 workloads x 2 x 2 x 2 */
+	snprintf(a, sizeof a, "%s/a/sweep.csv", dir);
+	snprintf(b, sizeof b, "%s/b/sweep.csv", dir);
+	char *ca = th_slurp(a), *cb = th_slurp(b);
+	ck_assert(ca && cb);
+	ck_assert_str_eq(ca, cb);
+	free(ca);
+	free(cb);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -718,6 +771,7 @@ Suite *sweep_suite(void)
 	tcase_add_test(t, points_then_merge);
 	tcase_add_test(t, merge_lists_missing);
 	tcase_add_test(t, stale_temp_files);
+	tcase_add_test(t, reuse_identity);
 	suite_add_tcase(s, t);
 	return s;
 }
