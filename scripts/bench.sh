@@ -95,3 +95,18 @@ for dtype in int8 bf16; do
 	printf '%-44s %10s %10s %18s %12s\n' "$dtype" "$cycles" "$wall" \
 		"$(awk -v c="$cycles" -v w="$wall" 'BEGIN{printf "%.3g", c * 128 * 128 / w}')" "$mism"
 done
+
+# A design-space sweep: ResNet-50 at 972 points (array rows and columns 8..256,
+# three weight buffers, three bandwidths, ws/os/is; scripts/sweep_bench.yaml),
+# cycle model, on 2 workers: wall time, points per second and each worker's
+# peak RSS; then the same with --no-reuse (every op simulated).
+echo
+printf '%-44s %8s %10s %10s %22s\n' "sweep, scripts/sweep_bench.yaml" points "wall s" "points/s" "peak RSS/worker MiB"
+for reuse in "" --no-reuse; do
+	rm -rf "$tmp/sweep"
+	line=$("$bin" sweep scripts/sweep_bench.yaml -o "$tmp/sweep" -j 2 $reuse | awk '/^ran /')
+	# "ran N points in S s (R points/s) on 2 workers, peak RSS per worker A, B MiB"
+	set -- $line
+	printf '%-44s %8s %10s %10s %22s\n' "2 workers${reuse:+ $reuse}" "$2" "$5" "${7#(}" \
+		"$(printf '%s\n' "$line" | sed 's/.*per worker //; s/ MiB//')"
+done
