@@ -11,7 +11,8 @@
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
  *              [--format text|json] [--html FILE] [--vcd BASE]
- *   tpusim sweep SPEC.yaml -o DIR [-j N]
+ *   tpusim sweep SPEC.yaml -o DIR [-j N] [--plot]
+ *   tpusim sweep --plot DIR
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory.
@@ -36,6 +37,7 @@
 #include "report.h"
 #include "run.h"
 #include "sweep.h"
+#include "sweepplot.h"
 #include "tpusim.h"
 #include "workload.h"
 
@@ -88,10 +90,14 @@ static const char usage[] =
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
 	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
 	"          register of the one dataflow to BASE.vcd instead of the grid\n"
-	"  sweep   SPEC.yaml -o DIR [-j N]\n"
+	"  sweep   SPEC.yaml -o DIR [-j N] [--plot]\n"
 	"          run every point of a sweep spec (configs, workloads, axes, zip) in N worker\n"
 	"          processes (default 1): DIR/points/<hash>.json each, then DIR/sweep.csv; run\n"
-	"          again, it skips the points already done\n"
+	"          again, it skips the points already done; --plot: then draw as below\n"
+	"  sweep   --plot DIR\n"
+	"          draw DIR/sweep.csv into DIR/plots, each as .png and .svg: every metric against\n"
+	"          each axis (a line per workload x dataflow), heatmaps over two numeric axes,\n"
+	"          and energy against cycles with the Pareto-optimal points labelled\n"
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
@@ -798,15 +804,45 @@ static void sweep_progress(void *ctx, const struct sweep_progress *p)
 	fflush(stdout);
 }
 
-/* tpusim sweep SPEC.yaml -o DIR [-j N]. */
+/* Draws the charts of the sweep in dir (sweepplot.h) and lists them. */
+static int sweep_plot(const char *dir, struct err *e)
+{
+	struct sweepplot_out o;
+	if (sweepplot_dir(dir, &o, e) < 0)
+		return -1;
+	for (size_t k = 0; k < o.nnotes; k++)
+		printf("%s\n", o.notes[k]);
+	for (size_t k = 0; k < o.nfiles; k++)
+		printf("wrote %s\n", shown(0, o.files[k]));
+	sweepplot_out_release(&o);
+	return 0;
+}
+
+/* tpusim sweep --plot DIR. */
+static int cmd_sweep_plot(int argc, char **argv, struct err *e)
+{
+	char q[300];
+	if (argc < 4)
+		return err_input(e, "--plot: expected a value after it, found the end of the command line");
+	if (argc > 4)
+		return err_input(e, "sweep --plot: expected only DIR, found another, \"%s\"", err_quote(q, sizeof q, argv[4], 60));
+	if (!*argv[3])
+		return bad_arg(e, "--plot", "expected a directory", argv[3]);
+	return sweep_plot(argv[3], e);
+}
+
+/* tpusim sweep SPEC.yaml -o DIR [-j N] [--plot]. */
 static int cmd_sweep(int argc, char **argv, struct err *e)
 {
 	const char *spec = NULL, *dir = NULL;
 	long jobs = 1;
+	bool plot = false;
 	struct sweep *sw;
 	struct sweep_view view = { isatty(STDOUT_FILENO), 0 };
 	int rc;
 
+	if (argc >= 3 && !strcmp(argv[2], "--plot"))
+		return cmd_sweep_plot(argc, argv, e);
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char q[300];
@@ -825,8 +861,10 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 				if (!isdigit((unsigned char)*v) || *end || errno || jobs < 1 || jobs > SWEEP_MAX_JOBS)
 					return bad_arg(e, o, "expected an integer in [1, 64]", v);
 			}
+		} else if (!strcmp(o, "--plot")) {
+			plot = true;
 		} else if (o[0] == '-' && o[1]) {
-			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N), found an unknown option",
+			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N, --plot), found an unknown option",
 					 err_quote(q, sizeof q, o, 60));
 		} else if (spec) {
 			return err_input(e, "sweep: expected one SPEC.yaml, found another, \"%s\"", err_quote(q, sizeof q, o, 60));
@@ -849,6 +887,8 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 		printf("wrote %s/sweep.csv (%zu points)\n", shown(0, dir), sw->npoints);
 	sweep_release(sw);
 	free(sw);
+	if (rc == 0 && plot)
+		rc = sweep_plot(dir, e);
 	return rc;
 }
 
