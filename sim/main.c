@@ -11,9 +11,10 @@
  *   tpusim config --dump [-c CONFIG] [--set ...]
  *   tpusim lab -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]
  *              [--format text|json] [--html FILE] [--vcd BASE]
- *   tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse]
+ *   tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot]
  *   tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]
  *   tpusim sweep --merge DIR
+ *   tpusim sweep --plot DIR
  *
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory, 4 sweep --merge with points missing.
@@ -38,6 +39,7 @@
 #include "report.h"
 #include "run.h"
 #include "sweep.h"
+#include "sweepplot.h"
 #include "tpusim.h"
 #include "workload.h"
 
@@ -90,18 +92,23 @@ static const char usage[] =
 	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
 	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
 	"          register of the one dataflow to BASE.vcd instead of the grid\n"
-	"  sweep   SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse]\n"
+	"  sweep   SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot]\n"
 	"          run every point of a sweep spec (configs, workloads, axes, zip) in N worker\n"
 	"          processes (default 1): DIR/points/<hash>.json each, then DIR/sweep.csv; run\n"
 	"          again, it skips the points already done. --points I-J: only points I to J\n"
 	"          (from 0, in sweep.csv's row order), and no sweep.csv: one job of many.\n"
-	"          Each worker reuses the results of identical ops; --no-reuse simulates all\n"
+	"          Each worker reuses the results of identical ops; --no-reuse simulates all.\n"
+	"          --plot: then draw as below\n"
 	"  sweep   SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]\n"
 	"          check the spec, run nothing, write the jobs of C points each (default 10):\n"
 	"          DIR/jobs.txt for GNU parallel, or DIR/sweep.sbatch, a Slurm job array\n"
 	"  sweep   --merge DIR\n"
 	"          build DIR/sweep.csv from the point files there and list the points missing\n"
 	"          (exit status 4 if any)\n"
+	"  sweep   --plot DIR\n"
+	"          draw DIR/sweep.csv into DIR/plots, each as .png and .svg: every metric against\n"
+	"          each axis (a line per workload x dataflow), heatmaps over two numeric axes,\n"
+	"          and energy against cycles with the Pareto-optimal points labelled\n"
 	"\n"
 	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
 	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
@@ -875,23 +882,53 @@ static long long whole_number(const char *v, long long lo, long long hi)
 	return isdigit((unsigned char)*v) && !*end && !errno && x >= lo && x <= hi ? x : -1;
 }
 
+/* Draws the charts of the sweep in dir (sweepplot.h) and lists them. */
+static int sweep_plot(const char *dir, struct err *e)
+{
+	struct sweepplot_out o;
+	if (sweepplot_dir(dir, &o, e) < 0)
+		return -1;
+	for (size_t k = 0; k < o.nnotes; k++)
+		printf("%s\n", o.notes[k]);
+	for (size_t k = 0; k < o.nfiles; k++)
+		printf("wrote %s\n", shown(0, o.files[k]));
+	sweepplot_out_release(&o);
+	return 0;
+}
+
+/* tpusim sweep --plot DIR. */
+static int cmd_sweep_plot(int argc, char **argv, struct err *e)
+{
+	char q[300];
+	if (argc < 4)
+		return err_input(e, "--plot: expected a value after it, found the end of the command line");
+	if (argc > 4)
+		return err_input(e, "sweep --plot: expected only DIR, found another, \"%s\"", err_quote(q, sizeof q, argv[4], 60));
+	if (!*argv[3])
+		return bad_arg(e, "--plot", "expected a directory", argv[3]);
+	return sweep_plot(argv[3], e);
+}
+
 /*
- * tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse]
+ * tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot]
  * tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]
- * tpusim sweep --merge DIR
+ * tpusim sweep --merge DIR [--plot]
+ * tpusim sweep --plot DIR
  * Returns the exit status (4: merged with points missing), or -1 with e set.
  */
 static int cmd_sweep(int argc, char **argv, struct err *e)
 {
 	const char *spec = NULL, *dir = NULL, *emit = NULL, *merge = NULL, *points = NULL, *chunk = NULL;
 	long long jobs = 1, first = 0, last = 0;
-	bool have_j = false, no_reuse = false;
+	bool have_j = false, no_reuse = false, plot = false;
 	struct sweep *sw;
 	struct sweep_view view = { isatty(STDOUT_FILENO), 0 };
 	char *text = NULL;
 	size_t missing = 0;
 	int rc;
 
+	if (argc >= 3 && !strcmp(argv[2], "--plot"))
+		return cmd_sweep_plot(argc, argv, e);
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		const char **slot = !strcmp(o, "-o") || !strcmp(o, "--out") ? &dir : !strcmp(o, "--emit") ? &emit :
@@ -915,9 +952,11 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 			have_j = true;
 			if ((jobs = whole_number(v, 1, SWEEP_MAX_JOBS)) < 0)
 				return bad_arg(e, o, "expected an integer in [1, 64]", v);
+		} else if (!strcmp(o, "--plot")) {
+			plot = true;
 		} else if (o[0] == '-' && o[1]) {
 			return err_input(e, "%s: expected an option of tpusim sweep (-o DIR, -j N, --points I-J, --no-reuse, "
-					 "--emit parallel|slurm, --chunk-size C, --merge DIR), found an unknown option",
+					 "--plot, --emit parallel|slurm, --chunk-size C, --merge DIR), found an unknown option",
 					 err_quote(q, sizeof q, o, 60));
 		} else if (spec) {
 			return err_input(e, "sweep: expected one SPEC.yaml, found another, \"%s\"", err_quote(q, sizeof q, o, 60));
@@ -936,6 +975,9 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 				 "sets how many run at once), found one", have_j ? "-j" : "--points");
 	if (chunk && !emit)
 		return err_input(e, "--chunk-size: expected --emit parallel|slurm with it, found none");
+	if (plot && (emit || points))
+		return err_input(e, "--plot: expected a whole sweep or --merge DIR (the charts need every point), found %s",
+				 emit ? "--emit" : "--points");
 	long long c = chunk ? whole_number(chunk, 1, SWEEP_MAX_POINTS) : 0;
 	if (c < 0)
 		return bad_arg(e, "--chunk-size", "expected an integer in [1, 1000000]", chunk);
@@ -984,6 +1026,8 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 	free(text);
 	sweep_release(sw);
 	free(sw);
+	if (rc == 0 && plot)
+		rc = sweep_plot(merge ? merge : dir, e);
 	return rc;
 }
 

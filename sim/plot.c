@@ -306,3 +306,204 @@ int plot_compare(const char *path, const struct config *cfg, const struct worklo
 	fprintf(f, "unset multiplot\n");
 	return run_gnuplot(f, script, path, tmp, e);
 }
+
+/* ---- charts of a sweep ---- */
+
+/* The colours of the lines of a chart, in turn; after ten, again with another dash and point. */
+static const char *const line_colours[10] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+					      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf" };
+
+/* `set NAME (...)` with the tics t, or nothing when t has none. */
+static void put_tics(FILE *f, const char *name, const struct plot_tics *t)
+{
+	char s[300];
+	if (!t->n)
+		return;
+	fprintf(f, "set %s (", name);
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(f, "%s\"%s\" %.17g", i ? ", " : "", gp_str(s, sizeof s, t->text[i]), t->at[i]);
+	fprintf(f, ")\n");
+}
+
+/* The data block $<name><i> of n points, with a label column when labels is not NULL. */
+static void put_block(FILE *f, const char *name, int i, size_t n, const double *x, const double *y,
+		      const char *const *labels)
+{
+	char s[300];
+	fprintf(f, "$%s%d << EOD\n", name, i);
+	for (size_t k = 0; k < n; k++) {
+		fprintf(f, "%.17g %.17g", x[k], y[k]);
+		if (labels)
+			fprintf(f, " \"%s\"", gp_str(s, sizeof s, labels[k]));
+		fprintf(f, "\n");
+	}
+	fprintf(f, "EOD\n");
+}
+
+/* The x range of the series: a margin of a quarter step of 2 on a log2 axis, else 5% of the span. */
+static void put_xrange(FILE *f, const struct plot_lines *c)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (int i = 0; i < c->nseries; i++)
+		for (size_t k = 0; k < c->series[i].n; k++) {
+			lo = fmin(lo, c->series[i].x[k]);
+			hi = fmax(hi, c->series[i].x[k]);
+		}
+	if (c->categories)
+		fprintf(f, "set xrange [-0.5:%.17g]\n", (double)c->xtics.n - 0.5);
+	else if (lo > hi)
+		return;
+	else if (c->xlog2)
+		fprintf(f, "set xrange [%.17g:%.17g]\n", lo / pow(2, 0.25), hi * pow(2, 0.25));
+	else if (hi > lo)
+		fprintf(f, "set xrange [%.17g:%.17g]\n", lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo));
+}
+
+int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
+{
+	static const int points[6] = { 7, 5, 9, 11, 13, 15 };   /* disc, square, triangles, diamond, pentagon */
+	char script[64], tmp[4200], s[600];
+	FILE *f;
+
+	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+		return -1;
+	for (int i = 0; i < c->nseries; i++)
+		put_block(f, "s", i, c->series[i].n, c->series[i].x, c->series[i].y, NULL);
+	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, c->title));
+	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, c->xlabel));
+	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, c->ylabel));
+	fprintf(f, "set grid xtics ytics lc rgb '#dddddd'\nset key outside right top box Left reverse\nset border 3\n"
+		   "set xtics nomirror\nset ytics nomirror\n");
+	if (c->xlog2 && !c->categories)
+		fprintf(f, "set logscale x 2\n");
+	if (c->ylog) {
+		double lo = INFINITY, hi = 0;
+		for (int i = 0; i < c->nseries; i++)
+			for (size_t k = 0; k < c->series[i].n; k++) {
+				lo = fmin(lo, c->series[i].y[k]);
+				hi = fmax(hi, c->series[i].y[k]);
+			}
+		fprintf(f, "set logscale y 10\nset grid mytics\n");
+		if (lo > 0 && hi >= lo)
+			fprintf(f, "set yrange [%.17g:%.17g]\n", lo / 1.5, hi * 1.5);
+	} else
+		fprintf(f, "set yrange [0:*]\n");
+	put_tics(f, "xtics", &c->xtics);
+	put_xrange(f, c);
+	fprintf(f, "plot ");
+	for (int i = 0; i < c->nseries; i++)
+		fprintf(f, "%s$s%d using 1:2 title \"%s\" with linespoints lw 2 dt %d pt %d ps 1.4 lc rgb '%s'",
+			i ? ", " : "", i, gp_str(s, sizeof s, c->series[i].title), 1 + i / 10 % 4, points[i % 6],
+			line_colours[i % 10]);
+	fprintf(f, "\n");
+	return run_gnuplot(f, script, path, tmp, e);
+}
+
+int plot_heatmap(const char *path, const struct plot_heatmap *h, struct err *e)
+{
+	char script[64], tmp[4200], s[600];
+	bool labels = h->nx * h->ny <= 144;
+	FILE *f;
+
+	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+		return -1;
+	for (int p = 0; p < h->npanels; p++) {
+		fprintf(f, "$z%d << EOD\n", p);
+		for (size_t y = 0; y < h->ny; y++)
+			for (size_t x = 0; x < h->nx; x++) {
+				double z = h->panel[p].z[y * h->nx + x];
+				if (isfinite(z))
+					fprintf(f, "%zu %zu %.17g \"%.3g\"\n", x, y, z, z);
+			}
+		fprintf(f, "EOD\n");
+	}
+	fprintf(f, "set multiplot layout 1,%d title \"%s\" font ',13'\n", h->npanels, gp_str(s, sizeof s, h->title));
+	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, h->xlabel));
+	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, h->ylabel));
+	fprintf(f, "set xrange [-0.5:%.1f]\nset yrange [-0.5:%.1f]\nset tics out nomirror\n"
+		   "set palette defined (0 '#fff7bc', 1 '#a1dab4', 2 '#41b6c4', 3 '#2c7fb8', 4 '#253494')\n"
+		   "set style textbox opaque fc rgb 'white' noborder margins 1,1\nset key off\n",
+		(double)h->nx - 0.5, (double)h->ny - 0.5);
+	fprintf(f, "set xtics (");
+	for (size_t x = 0; x < h->nx; x++)
+		fprintf(f, "%s\"%s\" %zu", x ? ", " : "", gp_str(s, sizeof s, h->xtics[x]), x);
+	fprintf(f, ")%s\nset ytics (", h->nx > 8 ? " rotate by 45 right" : "");
+	for (size_t y = 0; y < h->ny; y++)
+		fprintf(f, "%s\"%s\" %zu", y ? ", " : "", gp_str(s, sizeof s, h->ytics[y]), y);
+	fprintf(f, ")\n");
+	for (int p = 0; p < h->npanels; p++) {
+		fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, h->panel[p].title));
+		fprintf(f, "set cblabel \"%s\"\n", gp_str(s, sizeof s, h->panel[p].zlabel));
+		fprintf(f, "%s logscale cb\n", h->panel[p].zlog ? "set" : "unset");
+		fprintf(f, "plot $z%d using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder lc palette", p);
+		if (labels)
+			fprintf(f, ", $z%d using 1:2:4 with labels boxed font ',9'", p);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "unset multiplot\n");
+	return run_gnuplot(f, script, path, tmp, e);
+}
+
+/*
+ * The range of axis ("x" or "y") over every point of p: beyond the least and
+ * the greatest by the fractions lo and hi of the span (of its log on a log axis).
+ */
+static void put_range(FILE *f, const char *axis, const struct plot_pareto *p, bool log, double lo, double hi)
+{
+	double a = INFINITY, b = -INFINITY;
+	for (int i = 0; i < p->nseries; i++)
+		for (size_t k = 0; k < p->series[i].n; k++) {
+			double v = *axis == 'x' ? p->series[i].x[k] : p->series[i].y[k];
+			a = fmin(a, log ? log10(v) : v);
+			b = fmax(b, log ? log10(v) : v);
+		}
+	if (!(a <= b) || !isfinite(a) || !isfinite(b))
+		return;
+	double span = b > a ? b - a : log ? 0.5 : fmax(fabs(a) * 0.2, 1);
+	a -= lo * span;
+	b += hi * span;
+	if (log)
+		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, pow(10, a), pow(10, b));
+	else
+		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, a, b);
+}
+
+int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
+{
+	char script[64], tmp[4200], s[600];
+	FILE *f;
+
+	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+		return -1;
+	for (int i = 0; i < p->nseries; i++)
+		put_block(f, "s", i, p->series[i].n, p->series[i].x, p->series[i].y, NULL);
+	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL);
+	/* The labels in turn above and below their points, so that close neighbours do not overlap. */
+	for (int half = 0; half < 2; half++) {
+		fprintf(f, "$label%d << EOD\n", half);
+		for (size_t k = (size_t)half; k < p->nfront; k += 2)
+			fprintf(f, "%.17g %.17g \"%s\"\n", p->fx[k], p->fy[k], gp_str(s, sizeof s, p->labels[k]));
+		fprintf(f, "EOD\n");
+	}
+	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, p->title));
+	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, p->xlabel));
+	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, p->ylabel));
+	fprintf(f, "set grid xtics ytics lc rgb '#dddddd'\nset key outside right top box Left reverse\nset border 3\n"
+		   "set xtics nomirror\nset ytics nomirror\n");
+	if (p->xlog)
+		fprintf(f, "set logscale x 10\n");
+	if (p->ylog)
+		fprintf(f, "set logscale y 10\n");
+	put_range(f, "x", p, p->xlog, 0.05, 0.25);
+	put_range(f, "y", p, p->ylog, 0.08, 0.08);
+	fprintf(f, "plot ");
+	for (int i = 0; i < p->nseries; i++)
+		fprintf(f, "$s%d using 1:2 title \"%s\" with points pt 7 ps 1.2 lc rgb '%s', ", i,
+			gp_str(s, sizeof s, p->series[i].title), line_colours[i % 10]);
+	fprintf(f, "$front0 using 1:2 title \"%s\" with steps lw 2 lc rgb '#333333', "
+		   "$front0 using 1:2 notitle with points pt 6 ps 2.2 lw 2 lc rgb '#333333', "
+		   "$label0 using 1:2:3 notitle with labels left offset char 1.2,0.8 font ',10'%s\n",
+		gp_str(s, sizeof s, p->front_title),
+		p->nfront > 1 ? ", $label1 using 1:2:3 notitle with labels left offset char 1.2,-0.8 font ',10'" : "");
+	return run_gnuplot(f, script, path, tmp, e);
+}

@@ -10,6 +10,9 @@
 #ifndef TPUSIM_PLOT_H
 #define TPUSIM_PLOT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "compare.h"
 #include "config.h"
 #include "err.h"
@@ -43,5 +46,76 @@ int plot_cycles(const char *path, const struct config *cfg, const struct workloa
  */
 int plot_compare(const char *path, const struct config *cfg, const struct workload *w, const struct compare *c,
 		 struct err *e);
+
+/* ---- charts of a sweep (sweepplot.h decides what they show) ---- */
+
+/* One line of a chart: n points (x[i], y[i]), in order of x (borrowed). */
+struct plot_series {
+	const char *title;
+	size_t n;
+	const double *x, *y;
+};
+
+/* Tics at chosen places: n positions with their text (borrowed); n == 0: gnuplot's own. */
+struct plot_tics {
+	size_t n;
+	const double *at;
+	const char *const *text;
+};
+
+/*
+ * A metric against one axis, a line per series. categories: x are category
+ * indices 0 .. xtics.n-1, drawn as categories; else numbers, on a log2 scale
+ * when xlog2. ylog: y on a log10 scale, else linear from 0.
+ */
+struct plot_lines {
+	const char *title, *xlabel, *ylabel;
+	bool categories, xlog2, ylog;
+	struct plot_tics xtics;
+	int nseries;
+	const struct plot_series *series;
+};
+
+int plot_lines(const char *path, const struct plot_lines *c, struct err *e);
+
+/*
+ * Heatmaps over two axes as a grid of nx x ny cells (x and y are indices,
+ * labelled by xtics and ytics), one panel per metric side by side; each cell
+ * coloured and printed with its value, z[y * nx + x], NaN: no value (left
+ * blank). zlog: colours on a log10 scale.
+ */
+struct plot_heat_panel {
+	const char *title, *zlabel;
+	const double *z;
+	bool zlog;
+};
+
+struct plot_heatmap {
+	const char *title, *xlabel, *ylabel;
+	size_t nx, ny;
+	const char *const *xtics, *const *ytics;
+	int npanels;                           /* 1 or 2 */
+	struct plot_heat_panel panel[2];
+};
+
+int plot_heatmap(const char *path, const struct plot_heatmap *h, struct err *e);
+
+/*
+ * Energy against latency: every point (a series each), then the front's
+ * nfront points (sorted by x) joined as a step line, each with its label.
+ * xlog, ylog: log10 scales.
+ */
+struct plot_pareto {
+	const char *title, *xlabel, *ylabel;
+	bool xlog, ylog;
+	int nseries;
+	const struct plot_series *series;
+	size_t nfront;
+	const double *fx, *fy;
+	const char *const *labels;
+	const char *front_title;
+};
+
+int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e);
 
 #endif

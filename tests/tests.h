@@ -44,6 +44,7 @@ Suite *vcd_suite(void);
 Suite *lab_suite(void);
 Suite *sweep_suite(void);
 Suite *reuse_suite(void);
+Suite *sweepplot_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);

@@ -1,0 +1,557 @@
+/*
+ * test_sweepplot.c - tpusim sweep --plot: the Pareto set against a front
+ * worked out by hand and against a brute-force check of every pair, axes
+ * that move together found as one group, the csv reader (quotes, CRLF,
+ * positioned errors), and the charts drawn from a sweep.csv written by hand:
+ * the files, the lines in each chart (gnuplot's SVG has one <g
+ * id="gnuplot_plot_N"> per plotted item and one <text> per legend entry and
+ * label), the labels of the Pareto points and none of the dominated ones.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sweepplot.h"
+#include "tests.h"
+
+static const char header[] = "workload,array.rows,array.cols,hbm.gbps,dataflow,batch,cycles,utilization,tops,"
+			     "hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,status\n";
+
+/*
+ * Workload alpha: the size (array.rows and array.cols zipped) x hbm.gbps x
+ * dataflow; batch is the same everywhere. Cycles and energy are chosen so
+ * that the front, worked out by hand, is:
+ *
+ *   32x32 400 ws  (1000, 400)   least cycles; 32x32 400 os (1000, 500) has equal cycles, more energy
+ *   32x32 100 ws  (2500, 200)   no point of fewer cycles has energy <= 200
+ *   16x16 100 ws  (4000, 150)   and 16x16 100 os (4000, 150): equal points, both on the front
+ *   8x8 400 ws    (7000, 100)   8x8 400 os (7000, 110): equal cycles, more energy
+ *
+ * Dominated: 8x8 100 ws (8000, 100) by 8x8 400 ws (fewer cycles, equal
+ * energy); 8x8 100 os (8000, 130); 16x16 400 ws (3000, 220) and 32x32 100 os
+ * (2600, 260) by 32x32 100 ws; 16x16 400 os (3600, 300).
+ */
+static const struct {
+	const char *size, *gbps, *df;
+	double cycles, energy, util;
+	bool front;
+} alpha[12] = {
+	{ "8", "100", "ws", 8000, 100, 0.91, false },   { "8", "100", "os", 8000, 130, 0.90, false },
+	{ "8", "400", "ws", 7000, 100, 0.93, true },    { "8", "400", "os", 7000, 110, 0.92, false },
+	{ "16", "100", "ws", 4000, 150, 0.81, true },   { "16", "100", "os", 4000, 150, 0.80, true },
+	{ "16", "400", "ws", 3000, 220, 0.83, false },  { "16", "400", "os", 3600, 300, 0.82, false },
+	{ "32", "100", "ws", 2500, 200, 0.71, true },   { "32", "100", "os", 2600, 260, 0.70, false },
+	{ "32", "400", "ws", 1000, 400, 0.4321, true }, { "32", "400", "os", 1000, 500, 0.72, false },
+};
+
+/* The label tpusim gives point i of alpha: the size group's values joined by x, then hbm.gbps, then dataflow. */
+static void label_of(int i, char *buf, size_t size)
+{
+	snprintf(buf, size, "%sx%s %s %s", alpha[i].size, alpha[i].size, alpha[i].gbps, alpha[i].df);
+}
+
+/*
+ * dir/sweep.csv: alpha's 12 rows (lines 2-13), then beta's: alpha's cycles
+ * and energy doubled (so the same front), but its 8th row (16x16 400 os,
+ * line 21) failed.
+ */
+static void write_csv(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/sweep.csv", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(header, f);
+	for (int w = 0; w < 2; w++)
+		for (int i = 0; i < 12; i++) {
+			double k = w ? 2 : 1;
+			fprintf(f, "nets/%s.yaml,%s,%s,%s,%s,1,", w ? "beta" : "alpha", alpha[i].size, alpha[i].size,
+				alpha[i].gbps, alpha[i].df);
+			if (w && i == 7)
+				fputs(",,,,,,,\"s.yaml:4:19: array.rows: expected an integer in [1, 4096], found \"\"0\"\"\"\n", f);
+			else
+				fprintf(f, "%g,%g,0.5,1000,500,%g,0.25,ok\n", alpha[i].cycles * k, alpha[i].util,
+					alpha[i].energy * k);
+		}
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *svg(const char *dir, const char *name)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/plots/%s.svg", dir, name);
+	char *s = th_slurp(path);
+	ck_assert_msg(!strncmp(s, "<?xml", 5) && strstr(s, "<svg") && strstr(s, "</svg>"), "%s is not an SVG", path);
+	return s;
+}
+
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/* Whether the SVG has a text element of exactly t. */
+static bool has_text(const char *s, const char *t)
+{
+	char want[300];
+	snprintf(want, sizeof want, "<text>%s</text>", t);
+	return strstr(s, want) != NULL;
+}
+
+/* The x of the translate() that places the text t, or fails. */
+static double text_x(const char *s, const char *t)
+{
+	char want[300];
+	snprintf(want, sizeof want, "<text>%s</text>", t);
+	const char *at = strstr(s, want), *tr = NULL;
+	ck_assert_msg(at != NULL, "no text %s", t);
+	for (const char *p = s; (p = strstr(p, "translate(")) && p < at; p++)
+		tr = p;
+	ck_assert_ptr_nonnull(tr);
+	return strtod(tr + 10, NULL);
+}
+
+/* The names in dir, sorted, one per line (owned). */
+static char *listing(const char *dir)
+{
+	char *names[256], *all;
+	int n = 0;
+	size_t len = 1;
+	DIR *d = opendir(dir);
+	ck_assert_msg(d != NULL, "%s is missing", dir);
+	for (struct dirent *de; (de = readdir(d)) && n < 256;)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			names[n++] = strdup(de->d_name);
+			len += strlen(de->d_name) + 1;
+		}
+	closedir(d);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				char *t = names[i];
+				names[i] = names[j];
+				names[j] = t;
+			}
+	all = calloc(1, len);
+	for (int i = 0; i < n; i++) {
+		strcat(all, names[i]);
+		strcat(all, "\n");
+		free(names[i]);
+	}
+	return all;
+}
+
+START_TEST(pareto_by_hand)
+{
+	double x[12], y[12];
+	bool front[12];
+	size_t want = 0;
+	for (int i = 0; i < 12; i++) {
+		x[i] = alpha[i].cycles;
+		y[i] = alpha[i].energy;
+		want += alpha[i].front;
+	}
+	ck_assert_uint_eq(sweepplot_pareto(x, y, 12, front), 5);
+	ck_assert_uint_eq(want, 5);
+	for (int i = 0; i < 12; i++)
+		ck_assert_msg(front[i] == alpha[i].front, "point %d", i);
+	/* One point; two equal points; a point dominated only through equal energy. */
+	double a[3] = { 5, 5, 6 }, b[3] = { 7, 7, 7 };
+	ck_assert_uint_eq(sweepplot_pareto(a, b, 1, front), 1);
+	ck_assert_uint_eq(sweepplot_pareto(a, b, 2, front), 2);
+	ck_assert_uint_eq(sweepplot_pareto(a, b, 3, front), 2);
+	ck_assert(front[0] && front[1] && !front[2]);
+}
+END_TEST
+
+/* Against the definition, pair by pair, on small integers (many ties). */
+START_TEST(pareto_against_pairs)
+{
+	uint64_t seed = 12345;
+	for (int trial = 0; trial < 300; trial++) {
+		size_t n = (size_t)th_rnd(&seed, 1, 40);
+		double x[40], y[40];
+		bool front[40];
+		size_t want = 0;
+		for (size_t i = 0; i < n; i++) {
+			x[i] = (double)th_rnd(&seed, 0, 6);
+			y[i] = (double)th_rnd(&seed, 0, 6);
+		}
+		size_t got = sweepplot_pareto(x, y, n, front);
+		for (size_t i = 0; i < n; i++) {
+			bool dominated = false;
+			for (size_t j = 0; j < n; j++)
+				dominated |= x[j] <= x[i] && y[j] <= y[i] && (x[j] < x[i] || y[j] < y[i]);
+			ck_assert_msg(front[i] == !dominated, "trial %d point %zu", trial, i);
+			want += !dominated;
+		}
+		ck_assert_uint_eq(got, want);
+	}
+}
+END_TEST
+
+/*
+ * a and b change together (1-30, 2-20, 3-10): one group. c is crossed with
+ * them. d never changes. e follows a in five rows of six (3 goes with r,
+ * then with q); f is a function of a but joins 2 and 3: neither moves
+ * with a.
+ */
+START_TEST(groups)
+{
+	static const char csv[] = "workload,a,b,c,d,e,f,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,"
+				  "energy_pj,pj_per_mac,status\n"
+				  "w,1,30,x,7,p,p,1,1,1,1,1,1,1,ok\n"
+				  "w,1,30,y,7,p,p,1,1,1,1,1,1,1,ok\n"
+				  "w,2,20,x,7,q,q,1,1,1,1,1,1,1,ok\n"
+				  "w,2,20,y,7,q,q,1,1,1,1,1,1,1,ok\n"
+				  "w,3,10,x,7,r,q,1,1,1,1,1,1,1,ok\n"
+				  "w,3,10,y,7,q,q,,,,,,,,failed\n";
+	char *dir = th_tmpdir(), *path = th_write(dir, "sweep.csv", csv);
+	struct sweepplot_table t;
+	struct err e = { 0 };
+	int g[SWEEP_MAX_AXES];
+	ck_assert_msg(sweepplot_read(&t, path, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(t.naxes, 6);
+	ck_assert_uint_eq(t.nrows, 6);
+	ck_assert_uint_eq(t.nok, 5);
+	ck_assert_int_eq(sweepplot_groups(&t, g), 4);
+	static const int want[6] = { 0, 0, 2, -1, 4, 5 };
+	for (int i = 0; i < 6; i++)
+		ck_assert_msg(g[i] == want[i], "axis %d: group %d", i, g[i]);
+	sweepplot_release(&t);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Quoted fields (a comma, a doubled quote, a line break), CRLF, a blank line; the numbers; hbm bytes summed. */
+START_TEST(reader)
+{
+	static const char csv[] = "workload,dataflow,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,"
+				  "energy_pj,pj_per_mac,status\r\n"
+				  "\"a,b.yaml\",ws,100,0.5,1.5,30,12,7e3,2.5,ok\r\n"
+				  "\r\n"
+				  "w.yaml,\"o\"\"s\",,,,,,,,\"bad, \"\"very\"\"\nbad\"\n"
+				  "w.yaml,is,1,0,0,0,0,0,0,ok";
+	char *dir = th_tmpdir(), *path = th_write(dir, "sweep.csv", csv);
+	struct sweepplot_table t;
+	struct err e = { 0 };
+	ck_assert_msg(sweepplot_read(&t, path, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(t.naxes, 1);
+	ck_assert_str_eq(t.axis[0], "dataflow");
+	ck_assert_uint_eq(t.nrows, 3);
+	ck_assert_uint_eq(t.nok, 2);
+	ck_assert_str_eq(t.rows[0].workload, "a,b.yaml");
+	ck_assert_str_eq(t.rows[0].val[0], "ws");
+	ck_assert_int_eq(t.rows[0].line, 2);
+	ck_assert(t.rows[0].m[SWEEPPLOT_CYCLES] == 100 && t.rows[0].m[SWEEPPLOT_UTILIZATION] == 0.5 &&
+		  t.rows[0].m[SWEEPPLOT_TOPS] == 1.5 && t.rows[0].m[SWEEPPLOT_HBM_BYTES] == 42 &&
+		  t.rows[0].m[SWEEPPLOT_ENERGY] == 7000 && t.rows[0].m[SWEEPPLOT_PJ_PER_MAC] == 2.5);
+	ck_assert_str_eq(t.rows[1].val[0], "o\"s");
+	ck_assert_str_eq(t.rows[1].status, "bad, \"very\"\nbad");
+	ck_assert(!t.rows[1].ok);
+	ck_assert_int_eq(t.rows[1].line, 4);
+	ck_assert_int_eq(t.rows[2].line, 6);
+	ck_assert_str_eq(t.rows[2].val[0], "is");
+	sweepplot_release(&t);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(charts)
+{
+	char *dir = th_tmpdir(), *out, *err, *s, want[4400], label[64];
+	write_csv(dir);
+	const char *argv[] = { "sweep", "--plot", dir, NULL };
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	ck_assert_str_eq(err, "");
+	snprintf(want, sizeof want, "skipped 1 of 24 rows whose status is not ok (the first: %s/sweep.csv:21: s.yaml:4:19: "
+		 "array.rows: expected an integer in [1, 4096], found \"0\")\n", dir);
+	ck_assert_msg(!strncmp(out, want, strlen(want)), "%s", out);
+	ck_assert_int_eq(count(out, "\nwrote "), 48);
+
+	/* Every file: 6 metrics x 3 groups (the size is one: no chart against array.cols), 4 heatmaps, 2 fronts. */
+	static const char *const metrics[6] = { "cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac" };
+	static const char *const others[6] = { "heatmap_alpha_os", "heatmap_alpha_ws", "heatmap_beta_os",
+					       "heatmap_beta_ws", "pareto_alpha", "pareto_beta" };
+	static const char *const axes[3] = { "array.rows", "dataflow", "hbm.gbps" };
+	char names[24][64], expect[4096] = "", plots[4200];
+	int n = 0;
+	for (int m = 0; m < 6; m++)
+		for (int a = 0; a < 3; a++)
+			snprintf(names[n++], 64, "%s_vs_%s", metrics[m], axes[a]);
+	for (int k = 0; k < 6; k++)
+		snprintf(names[n++], 64, "%s", others[k]);
+	for (int i = 0; i < 24; i++)
+		for (int j = i + 1; j < 24; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				char t[64];
+				memcpy(t, names[i], 64);
+				memcpy(names[i], names[j], 64);
+				memcpy(names[j], t, 64);
+			}
+	for (int i = 0; i < 24; i++) {
+		strcat(expect, names[i]);
+		strcat(expect, ".png\n");
+		strcat(expect, names[i]);
+		strcat(expect, ".svg\n");
+		snprintf(want, sizeof want, "wrote %s/plots/%s.png\n", dir, names[i]);
+		ck_assert_msg(strstr(out, want) != NULL, "%s not listed", want);
+	}
+	snprintf(plots, sizeof plots, "%s/plots", dir);
+	char *got = listing(plots);
+	ck_assert_str_eq(got, expect);
+	free(got);
+	/* Nothing else left beside the csv. */
+	got = listing(dir);
+	ck_assert_str_eq(got, "plots\nsweep.csv\n");
+	free(got);
+	for (int i = 0; i < 24; i++) {
+		char p[4400], head[8] = { 0 };
+		snprintf(p, sizeof p, "%s/%s.png", plots, names[i]);
+		FILE *f = fopen(p, "rb");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fread(head, 1, 4, f), 4);
+		fclose(f);
+		ck_assert_int_eq(memcmp(head, "\x89PNG", 4), 0);
+		free(svg(dir, names[i]));
+	}
+
+	/* Against the size: a line per workload x dataflow, 8, 16, 32 evenly spaced (log2). */
+	s = svg(dir, "cycles_vs_array.rows");
+	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 4);
+	ck_assert(has_text(s, "alpha ws") && has_text(s, "alpha os") && has_text(s, "beta ws") && has_text(s, "beta os"));
+	ck_assert(has_text(s, "cycles vs array.rows x array.cols; held at hbm.gbps=100"));
+	double x8 = text_x(s, "8x8"), x16 = text_x(s, "16x16"), x32 = text_x(s, "32x32");
+	ck_assert_msg(x16 - x8 > 50 && fabs((x16 - x8) - (x32 - x16)) < 1, "%g %g %g", x8, x16, x32);
+	free(s);
+	/* Against the dataflow: a line per workload, the size held at the first row's. */
+	s = svg(dir, "utilization_vs_dataflow");
+	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 2);
+	ck_assert(has_text(s, "alpha") && has_text(s, "beta") && has_text(s, "ws") && has_text(s, "os"));
+	ck_assert(has_text(s, "utilization vs dataflow; held at array.rows x array.cols=8x8, hbm.gbps=100"));
+	free(s);
+	s = svg(dir, "energy_pj_vs_hbm.gbps");
+	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 4);
+	ck_assert(has_text(s, "energy vs hbm.gbps; held at array.rows x array.cols=8x8"));
+	free(s);
+
+	/* The fronts: the five points by hand, labelled; no dominated point labelled. */
+	for (int w = 0; w < 2; w++) {
+		s = svg(dir, w ? "pareto_beta" : "pareto_alpha");
+		/* ws, os, the step line, its markers, the labels above and below */
+		ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 6);
+		ck_assert(has_text(s, "ws") && has_text(s, "os"));
+		ck_assert(has_text(s, w ? "Pareto front (5 of 11 points)" : "Pareto front (5 of 12 points)"));
+		for (int i = 0; i < 12; i++) {
+			label_of(i, label, sizeof label);
+			ck_assert_msg(has_text(s, label) == alpha[i].front, "%s: %s", w ? "beta" : "alpha", label);
+		}
+		free(s);
+	}
+	/* A heatmap cell: alpha ws at 32x32 and 400 GB/s, 43.21% utilization. */
+	s = svg(dir, "heatmap_alpha_ws");
+	ck_assert(has_text(s, "43.2"));
+	ck_assert(has_text(s, "alpha ws: utilization and energy over array.rows x array.cols and hbm.gbps"));
+	free(s);
+	s = svg(dir, "heatmap_alpha_os");
+	ck_assert(!has_text(s, "43.2"));
+	free(s);
+	free(out);
+	free(err);
+
+	/* Again, into the plots there: the files are replaced, a file of the user's stays. */
+	char *mine = th_write(plots, "notes.txt", "mine\n");
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	got = listing(plots);
+	ck_assert_int_eq(count(got, "\n"), 49);
+	ck_assert_ptr_nonnull(strstr(got, "notes.txt\n"));
+	free(got);
+	got = listing(dir);
+	ck_assert_str_eq(got, "plots\nsweep.csv\n");
+	free(got);
+	free(mine);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Bad input: exit 2, the message (positions counted by hand), and nothing written beside the csv. */
+START_TEST(errors)
+{
+	static const char tail[] = "cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,status\n";
+	static const char row[] = "w.yaml,4,1,1,1,1,1,1,1,ok\n";
+	static const struct {
+		const char *line1, *rest, *msg;     /* msg follows "<dir>/sweep.csv" */
+	} cases[] = {
+		{ "workload,x,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,state\n", "",
+		  ":1:88: expected the column status, found \"state\"" },
+		{ "wl,x,", NULL, ":1:1: expected the column workload, found \"wl\"" },
+		{ "workload,status\n", "", ":1:1: expected the columns workload, the axes, then cycles, utilization, tops, "
+					   "hbm_read_bytes, hbm_write_bytes, energy_pj, pj_per_mac, status; found 2 columns" },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,ok\nw.yaml,4,1,1,1,1,1,1,ok\n",
+		  ":3:1: expected 10 fields as the header has, found 9" },
+		{ "workload,x,", "w.yaml,4,12x,1,1,1,1,1,1,ok\n", ":2:10: cycles: expected a number in [0, 1e300], found \"12x\"" },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,-2,1,ok\n", ":2:20: energy_pj: expected a number in [0, 1e300], found \"-2\"" },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,ok\nw.yaml,4,,,,,,,,\"oops\n",
+		  ":3:17: expected the quote that closes this field, found the end of the file" },
+		{ "workload,x,", "w.yaml,4\"x,1,1,1,1,1,1,1,ok\n", ":2:9: expected a quote only at the start of a field, "
+								 "found one inside" },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,\"ok\"x\n", ":2:28: expected a comma or the end of the line after a "
+								  "quoted field, found \"x\"" },
+		{ "workload,x,x,", "w.yaml,4,1,1,1,1,1,1,1,1,ok\n", ":1:12: expected each column once, found \"x\" again" },
+		{ "workload,a b,", "w.yaml,4,1,1,1,1,1,1,1,ok\n", ":1:10: expected an axis name of letters, digits, '.', '_' "
+								  "and '-', found \"a b\"" },
+		{ "workload,x,", ",4,1,1,1,1,1,1,1,ok\n", ":2:1: workload: expected a workload path, found an empty field" },
+		{ "workload,x,", "w.yaml,4,,,,,,,,failed\nw.yaml,8,,,,,,,,failed\n",
+		  ": expected at least one row with status ok, found none in 2 rows" },
+		{ "", NULL, ": expected a header line (workload, the axes, cycles, ..., status), found an empty file" },
+	};
+	char *out, *err, want[4400], text[1000];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *dir = th_tmpdir();
+		if (cases[i].rest && !*cases[i].rest)
+			snprintf(text, sizeof text, "%s", cases[i].line1);
+		else if (cases[i].rest)
+			snprintf(text, sizeof text, "%s%s%s", cases[i].line1, tail, cases[i].rest);
+		else if (*cases[i].line1)
+			snprintf(text, sizeof text, "%s%s%s", cases[i].line1, tail, row);
+		else
+			text[0] = '\0';
+		free(th_write(dir, "sweep.csv", text));
+		const char *argv[] = { "sweep", "--plot", dir, NULL };
+		ck_assert_int_eq(th_cli(".", argv, &out, &err), 2);
+		snprintf(want, sizeof want, "%s/sweep.csv%s\n", dir, cases[i].msg);
+		ck_assert_str_eq(err, want);
+		ck_assert_str_eq(out, "");
+		char *got = listing(dir);
+		ck_assert_str_eq(got, "sweep.csv\n");
+		free(got);
+		free(out);
+		free(err);
+		th_rmdir(dir);
+		free(dir);
+	}
+}
+END_TEST
+
+/* No csv, plots a file, no gnuplot, the command line: exit 2 and nothing left behind. */
+START_TEST(errors_around)
+{
+	char *dir = th_tmpdir(), *out, *err, want[4400], path[4200];
+	const char *argv[] = { "sweep", "--plot", dir, NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 2);
+	snprintf(want, sizeof want, "%s/sweep.csv: expected a sweep's table (tpusim sweep SPEC.yaml -o DIR writes "
+		 "DIR/sweep.csv), found none (No such file or directory)\n", dir);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	char *got = listing(dir);
+	ck_assert_str_eq(got, "");
+	free(got);
+
+	write_csv(dir);
+	free(th_write(dir, "plots", "a file\n"));
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 2);
+	snprintf(want, sizeof want, "%s/plots: expected a directory for the plots, found a file\n", dir);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	snprintf(path, sizeof path, "%s/plots", dir);
+	got = th_slurp(path);
+	ck_assert_str_eq(got, "a file\n");
+	free(got);
+	unlink(path);
+
+	/* gnuplot missing from the PATH: the charts drawn so far are removed again. */
+	char *empty = th_tmpdir(), *keep = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("PATH", empty, 1);
+	int rc = th_cli(".", argv, &out, &err);
+	setenv("PATH", keep, 1);
+	free(keep);
+	ck_assert_msg(rc == 2, "%d: %s", rc, err);
+	snprintf(want, sizeof want, "%s/plots/cycles_vs_array.rows.png: expected gnuplot on the PATH (Debian package "
+		 "gnuplot-nox), found none\n", dir);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	got = listing(dir);
+	ck_assert_str_eq(got, "sweep.csv\n");
+	free(got);
+	th_rmdir(empty);
+	free(empty);
+
+	const char *a1[] = { "sweep", "--plot", NULL };
+	ck_assert_int_eq(th_cli(".", a1, &out, &err), 2);
+	ck_assert_str_eq(err, "--plot: expected a value after it, found the end of the command line\n");
+	free(out);
+	free(err);
+	const char *a2[] = { "sweep", "--plot", dir, "more", NULL };
+	ck_assert_int_eq(th_cli(".", a2, &out, &err), 2);
+	ck_assert_str_eq(err, "sweep --plot: expected only DIR, found another, \"more\"\n");
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* tpusim sweep SPEC -o DIR --plot: the sweep, then its charts (one group, dataflow: no heatmap). */
+START_TEST(run_then_plot)
+{
+	char *dir = th_tmpdir(), *out, *err, o[4200], plots[4300];
+	char *spec = th_write(dir, "s.yaml", "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n"
+					     "axes:\n  dataflow: [ws, os]\n");
+	snprintf(o, sizeof o, "%s/out", dir);
+	const char *argv[] = { "sweep", spec, "-o", o, "--plot", NULL };
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	ck_assert_int_eq(count(out, "wrote "), 1 + 14);
+	snprintf(plots, sizeof plots, "%s/plots", o);
+	char *got = listing(plots);
+	ck_assert_str_eq(got, "cycles_vs_dataflow.png\ncycles_vs_dataflow.svg\nenergy_pj_vs_dataflow.png\n"
+			      "energy_pj_vs_dataflow.svg\nhbm_bytes_vs_dataflow.png\nhbm_bytes_vs_dataflow.svg\n"
+			      "pareto_mlp.png\npareto_mlp.svg\npj_per_mac_vs_dataflow.png\npj_per_mac_vs_dataflow.svg\n"
+			      "tops_vs_dataflow.png\ntops_vs_dataflow.svg\nutilization_vs_dataflow.png\n"
+			      "utilization_vs_dataflow.svg\n");
+	free(got);
+	char *s = svg(o, "cycles_vs_dataflow");
+	/* One workload: one line, named in the title. */
+	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 1);
+	ck_assert(has_text(s, "cycles vs dataflow: mlp"));
+	free(s);
+	free(spec);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *sweepplot_suite(void)
+{
+	Suite *s = suite_create("sweepplot");
+	TCase *t = tcase_create("sweepplot");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, pareto_by_hand);
+	tcase_add_test(t, pareto_against_pairs);
+	tcase_add_test(t, groups);
+	tcase_add_test(t, reader);
+	tcase_add_test(t, charts);
+	tcase_add_test(t, errors);
+	tcase_add_test(t, errors_around);
+	tcase_add_test(t, run_then_plot);
+	suite_add_tcase(s, t);
+	return s;
+}
