@@ -8,7 +8,8 @@
 #   make fuzz-long  each harness for FUZZ_TIME seconds (the long campaign), with a table of results
 #   make bench      speed of the cycle engine on real networks
 #   make plots      the README's pictures, from the shipped configs and workloads
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (and DESTDIR): bin/tpusim, lib/libtpusim.so, include/tpusim.h,
+#                   the presets in share/tpusim/configs (found by name: -c tpu_v1)
 #
 # Debian packages the build needs are installed on first use when missing.
 
@@ -174,13 +175,16 @@ fuzz-short: fuzz
 fuzz-long: fuzz
 	$(FUZZ_RUN) --time $(FUZZ_TIME) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
-install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/tpusim
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+# The presets go to share/tpusim/configs, where the installed tpusim finds them by
+# name (-c tpu_v1), from its own path: PREFIX/bin/../share/tpusim/configs.
+install: $(BIN) $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/tpusim
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtpusim.so
 	install -m 644 sim/tpusim.h $(DESTDIR)$(PREFIX)/include/tpusim.h
-	cp -r configs $(DESTDIR)$(PREFIX)/share/tpusim/
+	for f in $$(find configs -name '*.yaml' | sort); do \
+	  install -D -m 644 $$f $(DESTDIR)$(PREFIX)/share/tpusim/$$f || exit 1; \
+	done
 
 clean:
 	rm -rf build/obj build/san build/fuzz build/tpusim build/test_tpusim build/libtpusim.so build/bench_lib $(RUN_OUT)

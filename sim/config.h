@@ -79,11 +79,27 @@ const struct cfg_schema *config_schema(void);
 /* Fills c with every default. */
 void config_init(struct config *c);
 
+/*
+ * Presets by name. A -c value that names no file and looks like a name
+ * ("tpu_v1", "memory/hbm3": no .yaml ending, not absolute, no "..") is the
+ * preset NAME.yaml of the preset directory: share/tpusim/configs beside the
+ * installed program (PREFIX/bin/tpusim), or a checkout's configs/ beside
+ * build/tpusim; found from /proc/self/exe (and, in libtpusim.so, the
+ * library's own path). config_find puts in path (size bytes) the file to
+ * load: name itself when it names a file or is no preset name (loading then
+ * says what is wrong), else the preset's path; a name that is neither is an
+ * error listing the presets. config_merge does this itself.
+ */
+int config_find(const char *name, char *path, size_t size, struct err *e);
+
+/* The presets, "edge_32x32, ..., tpu_v5e, energy/horowitz_45nm, memory/hbm3, ...", in buf; "" when none is found. */
+void config_presets(char *buf, size_t size);
+
 /* config_init, then overlays the YAML file at path. */
 int config_load(struct config *c, const char *path, struct err *e);
 
 /*
- * Overlays one more file: the keys it gives replace the values so far (so
+ * Overlays one more file (or preset, config_find): the keys it gives replace the values so far (so
  * `-c configs/tpu_v4_mxu.yaml -c configs/memory/hbm3.yaml` puts HBM3 under
  * a TPU v4 MXU).
  */
