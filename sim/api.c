@@ -98,7 +98,7 @@ void sim_release(struct sim *s)
 
 char *sim_summary_json(const struct sim *s)
 {
-	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts };
+	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts, &s->ops };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);

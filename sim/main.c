@@ -15,7 +15,10 @@
  *   tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]
  *   tpusim sweep --merge DIR
  *   tpusim sweep --plot DIR
+ *   tpusim help [COMMAND]   (tpusim --help; tpusim COMMAND --help)
  *
+ * CONFIG is a file or a preset's name (config_find). Every output path gets
+ * its missing parents before anything runs; a failed command removes them.
  * The only place that prints errors and picks exit codes: 0 ok, 1 simulation
  * error, 2 bad input, 3 out of memory, 4 sweep --merge with points missing.
  */
@@ -61,60 +64,6 @@ struct args {
 	struct timespec start;     /* when tpusim started, for --timing */
 };
 
-static const char usage[] =
-	"usage: tpusim <command> [options]\n"
-	"\n"
-	"commands:\n"
-	"  run     -c CONFIG -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic|functional]\n"
-	"          [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--no-reuse] [--set key.path=value]...\n"
-	"          simulate and print per-layer and total cycles, utilization, HBM traffic and\n"
-	"          the roofline; with -o also write DIR/layers.csv and DIR/summary.json (links\n"
-	"          into DIR/.tpusim/current, so that the two always come from one run)\n"
-	"          [--plot DIR]: also DIR/cycles.png (cycles by category) and DIR/roofline.png\n"
-	"          --model functional: every PE register with real values, checked against a\n"
-	"          reference GEMM (ideal memory); [--seed N] random operands (default 1),\n"
-	"          [--save-outputs DIR] each GEMM's result as DIR/<op>.npy, --vcd BASE every PE\n"
-	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
-	"          draw the config's roofline with every layer and two canonical points\n"
-	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]\n"
-	"          [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value]...\n"
-	"          the same workload under each dataflow: what stays in the PEs, what streams, what\n"
-	"          is re-read; folds, utilization, cycles and their ratio to ws, HBM bytes, energy,\n"
-	"          and why; -o draws the cycles and energy against ws by category\n"
-	"  lower   -w WORKLOAD [-c CONFIG] [--batch N] [--csv] [--set key.path=value]...\n"
-	"          print the GEMM and vector ops the workload becomes, then the tensors each op\n"
-	"          reads and writes and every tensor's kind, size, producer and last reader\n"
-	"  config  --dump [-c CONFIG] [--set key.path=value]...\n"
-	"          print every config key with its resolved value, unit and doc\n"
-	"  lab     -c CONFIG --gemm MxKxN [--dataflow ws|os|is] [--seed N] [--cycles A..B] [--step]\n"
-	"          [--format text|json] [--html FILE | --vcd BASE] [--set key.path=value]...\n"
-	"          watch a GEMM with seeded values move through the PE registers cycle by cycle\n"
-	"          (arrays up to 16 x 16); --step waits for Enter (q quits); --html FILE writes\n"
-	"          one page that animates ws, os and is side by side; --vcd BASE writes every PE\n"
-	"          register of the one dataflow to BASE.vcd instead of the grid\n"
-	"  sweep   SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot]\n"
-	"          run every point of a sweep spec (configs, workloads, axes, zip) in N worker\n"
-	"          processes (default 1): DIR/points/<hash>.json each, then DIR/sweep.csv; run\n"
-	"          again, it skips the points already done. --points I-J: only points I to J\n"
-	"          (from 0, in sweep.csv's row order), and no sweep.csv: one job of many.\n"
-	"          Each worker reuses the results of identical ops; --no-reuse simulates all.\n"
-	"          --plot: then draw as below\n"
-	"  sweep   SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]\n"
-	"          check the spec, run nothing, write the jobs of C points each (default 10):\n"
-	"          DIR/jobs.txt for GNU parallel, or DIR/sweep.sbatch, a Slurm job array\n"
-	"  sweep   --merge DIR\n"
-	"          build DIR/sweep.csv from the point files there and list the points missing\n"
-	"          (exit status 4 if any)\n"
-	"  sweep   --plot DIR\n"
-	"          draw DIR/sweep.csv into DIR/plots, each as .png and .svg: every metric against\n"
-	"          each axis (a line per workload x dataflow), heatmaps over two numeric axes,\n"
-	"          and energy against cycles with the Pareto-optimal points labelled\n"
-	"\n"
-	"WORKLOAD is a workload YAML file or a SCALE-Sim topology CSV. -c may be given again:\n"
-	"each later file overrides the keys it sets (e.g. -c configs/memory/hbm3.yaml).\n"
-	"exit status: 0 ok, 1 simulation error, 2 bad input, 3 out of memory, 4 sweep --merge with\n"
-	"points missing\n";
-
 static int fail(const struct err *e)
 {
 	fprintf(stderr, "%s\n", e->msg);
@@ -145,19 +94,338 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 	return err_input(e, "%s: %s, found \"%s\"", opt, fmt, err_quote(q, sizeof q, found, 60));
 }
 
-static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
-				      "--model", "--batch", "--vcd", "--plot", "--dataflows", "--seed", "--save-outputs",
-				      "--gemm", "--cycles", "--html", "--format", NULL };
+/*
+ * ---- commands and options ----
+ *
+ * One row per command and one per option (per meaning: -o names a directory
+ * for run and a chart for roofline). The rows drive the parser (which option
+ * takes a value, which field keeps it, which commands take it), the checks of
+ * output paths made before anything runs, and every command's --help, one
+ * line per option. An option is one row: a text value or a flag that only
+ * needs its field names the field with A(...); one whose value is checked or
+ * collected (NO_FIELD) gets its case in parse_args.
+ */
+enum { C_RUN = 1, C_ROOFLINE = 2, C_COMPARE = 4, C_LOWER = 8, C_CONFIG = 16, C_LAB = 32, C_SWEEP = 64 };
 
-/* Whether option o's value is a file or directory. */
-static bool names_path(const char *o)
+static const struct command {
+	const char *name;
+	unsigned bit;
+	const char *summary;        /* one line, for tpusim --help */
+	const char *usage[4];       /* each after "tpusim " */
+	const char *about;          /* what it does, a few lines */
+} commands[] = {
+	{ "run", C_RUN, "simulate a workload: cycles, utilization, HBM traffic, roofline",
+	  { "run -c CONFIG [-c MORE]... -w WORKLOAD [options]" },
+	  "Simulate WORKLOAD on CONFIG and print per-layer and total cycles, utilization, HBM\n"
+	  "traffic and the roofline. -o DIR also writes DIR/layers.csv and DIR/summary.json\n"
+	  "(links into DIR/.tpusim/current, so that the two always come from one run), and\n"
+	  "with array.scalesim_compat: true, DIR/COMPUTE_REPORT.csv in SCALE-Sim's columns.\n" },
+	{ "roofline", C_ROOFLINE, "draw the roofline with every layer of a workload",
+	  { "roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [options]" },
+	  "Draw the config's roofline with every layer of the workload and two canonical points.\n" },
+	{ "compare", C_COMPARE, "the same workload under each dataflow, side by side",
+	  { "compare -c CONFIG -w WORKLOAD [options]" },
+	  "The same workload under each dataflow: what stays in the PEs, what streams, what is\n"
+	  "re-read; folds, utilization, cycles and their ratio to ws, HBM bytes, energy, and why.\n" },
+	{ "lower", C_LOWER, "the GEMM and vector ops a workload becomes, and their tensors",
+	  { "lower -w WORKLOAD [-c CONFIG] [options]" },
+	  "Print the GEMM and vector ops the workload becomes, then the tensors each op reads\n"
+	  "and writes and every tensor's kind, size, producer and last reader.\n" },
+	{ "config", C_CONFIG, "every config key with its resolved value, unit and doc",
+	  { "config --dump [-c CONFIG]... [--set key.path=value]..." },
+	  "Print every config key with its resolved value, unit and doc, as YAML that loads back\n"
+	  "to the identical config.\n" },
+	{ "lab", C_LAB, "watch one GEMM move through the PE registers, cycle by cycle",
+	  { "lab -c CONFIG --gemm MxKxN [options]" },
+	  "Watch a GEMM with seeded values move through the PE registers cycle by cycle (arrays\n"
+	  "up to 16 x 16): a grid on the terminal, a page that animates ws, os and is (--html),\n"
+	  "or every PE register of one dataflow in a VCD trace (--vcd).\n" },
+	{ "sweep", C_SWEEP, "run the points of a sweep spec, here or on a cluster; merge; plot",
+	  { "sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot]",
+	    "sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]",
+	    "sweep --merge DIR [--plot]", "sweep --plot DIR" },
+	  "Run every point of a sweep spec (configs, workloads, axes, zip) in worker processes:\n"
+	  "DIR/points/<hash>.json each, then DIR/sweep.csv; run again, it skips the points done.\n"
+	  "--emit writes the jobs for a cluster instead, --merge builds sweep.csv from the point\n"
+	  "files and lists those missing (exit status 4), --plot draws sweep.csv into DIR/plots.\n" },
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+#define C_SIM (C_RUN | C_ROOFLINE | C_COMPARE)
+#define C_ALL (C_RUN | C_ROOFLINE | C_COMPARE | C_LOWER | C_CONFIG | C_LAB | C_SWEEP)
+
+/* What an option's value names: nothing, an input, or an output directory or file (see make_parents). */
+enum { P_NONE, P_IN, P_DIR, P_FILE };
+
+#define NO_FIELD SIZE_MAX
+#define A(field) offsetof(struct args, field)
+
+static const struct opt {
+	const char *name, *alias;   /* "-c", "--config"; alias may be NULL */
+	const char *arg;            /* the value as help shows it; NULL: a flag */
+	unsigned cmds;              /* the commands that take it (C_*) */
+	size_t off;                 /* struct args: a bool (flag) or const char * (value) it sets; NO_FIELD: see parse_args */
+	int path;                   /* P_*: what the value names */
+	const char *suffix;         /* P_FILE: what the command appends to the value (".vcd") */
+	const char *help;           /* one line */
+} opts[] = {
+	{ "-c", "--config", "CONFIG", C_ALL & ~C_SWEEP, NO_FIELD, P_IN, NULL,
+	  "a config YAML file or preset name (tpu_v1); again to overlay one (memory/hbm3)" },
+	{ "-w", "--workload", "WORKLOAD", C_SIM | C_LOWER, A(workload), P_IN, NULL,
+	  "network: a workload YAML file or a SCALE-Sim topology CSV" },
+	{ "-o", "--out", "DIR", C_RUN, A(out), P_DIR, NULL,
+	  "write DIR/layers.csv, DIR/summary.json (and COMPUTE_REPORT.csv); parents made" },
+	{ "-o", "--out", "FILE", C_ROOFLINE, A(out), P_FILE, NULL, "the chart, FILE.png or FILE.svg" },
+	{ "-o", "--out", "FILE", C_COMPARE, A(out), P_FILE, NULL,
+	  "draw cycles and energy against ws by category into FILE.png or FILE.svg" },
+	{ "--dataflow", NULL, "ws|os|is", C_RUN | C_ROOFLINE | C_LAB, NO_FIELD, P_NONE, NULL,
+	  "the dataflow instead of array.dataflow" },
+	{ "--dataflows", NULL, "LIST", C_COMPARE, A(dataflows), P_NONE, NULL,
+	  "the dataflows to compare, e.g. ws,os (default ws,os,is)" },
+	{ "--model", NULL, "MODEL", C_RUN | C_ROOFLINE, NO_FIELD, P_NONE, NULL,
+	  "cycle (default), analytic (instant closed form) or functional (PE values)" },
+	{ "--model", NULL, "MODEL", C_COMPARE, NO_FIELD, P_NONE, NULL, "cycle (default) or analytic (instant closed form)" },
+	{ "--ideal-memory", NULL, NULL, C_SIM, A(ideal), P_NONE, NULL,
+	  "unbounded buffers and infinitely fast memory" },
+	{ "--batch", NULL, "N", C_SIM | C_LOWER, NO_FIELD, P_NONE, NULL, "the batch instead of the workload's" },
+	{ "--seed", NULL, "N", C_RUN | C_ROOFLINE | C_LAB, NO_FIELD, P_NONE, NULL,
+	  "random operands of the functional model (default 1)" },
+	{ "--save-outputs", NULL, "DIR", C_RUN, A(save), P_DIR, NULL,
+	  "--model functional: each GEMM's result as DIR/<op>.npy" },
+	{ "--vcd", NULL, "BASE", C_RUN, A(vcd), P_FILE, ".vcd",
+	  "write BASE.vcd: the timeline (functional model: every PE register)" },
+	{ "--vcd", NULL, "BASE", C_LAB, A(vcd), P_FILE, ".vcd",
+	  "write every PE register of the one dataflow to BASE.vcd instead of the grid" },
+	{ "--plot", NULL, "DIR", C_RUN, A(plot), P_DIR, NULL,
+	  "also draw DIR/cycles.png (cycles by category) and DIR/roofline.png" },
+	{ "--timing", NULL, NULL, C_RUN, A(timing), P_NONE, NULL,
+	  "print wall time, simulated cycles per second and peak RSS" },
+	{ "--no-reuse", NULL, NULL, C_SIM, A(no_reuse), P_NONE, NULL,
+	  "simulate every op, also those identical to an op already simulated" },
+	{ "--csv", NULL, NULL, C_COMPARE | C_LOWER, A(csv), P_NONE, NULL, "CSV instead of the table" },
+	{ "--dump", NULL, NULL, C_CONFIG, A(dump), P_NONE, NULL, "print every key (config's one action)" },
+	{ "--gemm", NULL, "MxKxN", C_LAB, A(gemm), P_NONE, NULL, "the GEMM: A (M x K) times B (K x N)" },
+	{ "--cycles", NULL, "A..B", C_LAB, A(cycles), P_NONE, NULL, "show cycles A to B only" },
+	{ "--step", NULL, NULL, C_LAB, A(step), P_NONE, NULL, "wait for Enter after each cycle (q quits)" },
+	{ "--format", NULL, "text|json", C_LAB, NO_FIELD, P_NONE, NULL, "the grid as text (default) or JSON" },
+	{ "--html", NULL, "FILE", C_LAB, A(html), P_FILE, NULL, "write one page that animates ws, os and is side by side" },
+	{ "--set", NULL, "key.path=value", C_ALL & ~C_SWEEP, NO_FIELD, P_NONE, NULL,
+	  "override one config key, checked like the file; again for more" },
+	/* sweep's own parser (cmd_sweep) reads these; they are here for --help. */
+	{ "-o", "--out", "DIR", C_SWEEP, NO_FIELD, P_DIR, NULL, "the sweep's directory; parents made" },
+	{ "-j", "--jobs", "N", C_SWEEP, NO_FIELD, P_NONE, NULL, "worker processes (default 1, at most 64)" },
+	{ "--points", NULL, "I-J", C_SWEEP, NO_FIELD, P_NONE, NULL,
+	  "only points I to J (from 0, in sweep.csv's order), no sweep.csv: one job" },
+	{ "--no-reuse", NULL, NULL, C_SWEEP, NO_FIELD, P_NONE, NULL,
+	  "simulate every op (each worker reuses identical ops' results otherwise)" },
+	{ "--plot", NULL, NULL, C_SWEEP, NO_FIELD, P_NONE, NULL,
+	  "then draw the charts into DIR/plots (alone: sweep --plot DIR)" },
+	{ "--emit", NULL, "parallel|slurm", C_SWEEP, NO_FIELD, P_NONE, NULL,
+	  "run nothing; write DIR/jobs.txt (GNU parallel) or DIR/sweep.sbatch (Slurm)" },
+	{ "--chunk-size", NULL, "C", C_SWEEP, NO_FIELD, P_NONE, NULL, "with --emit: C points per job (default 10)" },
+	{ "--merge", NULL, "DIR", C_SWEEP, NO_FIELD, P_DIR, NULL,
+	  "build DIR/sweep.csv from the point files there, listing those missing" },
+	{ "-h", "--help", NULL, C_ALL, NO_FIELD, P_NONE, NULL, "print this help" },
+};
+
+#define NOPTS (sizeof opts / sizeof opts[0])
+
+static bool opt_is(const struct opt *o, const char *name)
 {
-	static const char *const paths[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--vcd", "--plot",
-					     "--save-outputs", "--html", NULL };
-	for (int k = 0; paths[k]; k++)
-		if (!strcmp(o, paths[k]))
-			return true;
-	return false;
+	return !strcmp(name, o->name) || (o->alias && !strcmp(name, o->alias));
+}
+
+/* The row of option name for the command cmd; else its first row (another command's); else NULL. */
+static const struct opt *opt_find(const char *name, unsigned cmd)
+{
+	const struct opt *any = NULL;
+	for (size_t i = 0; i < NOPTS; i++) {
+		if (!opt_is(&opts[i], name))
+			continue;
+		if (opts[i].cmds & cmd)
+			return &opts[i];
+		if (!any)
+			any = &opts[i];
+	}
+	return any;
+}
+
+static const struct command *command_find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* The first command whose bit is in cmds. */
+static const char *command_of(unsigned cmds)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (cmds & commands[i].bit)
+			return commands[i].name;
+	return "?";
+}
+
+/* "-c, --config CONFIG" */
+static int opt_label(const struct opt *o, char *buf, size_t size)
+{
+	return snprintf(buf, size, "%s%s%s%s%s", o->name, o->alias ? ", " : "", o->alias ? o->alias : "",
+			o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+/* tpusim CMD --help: the usage, what it does, then its options, one line each. */
+static void help_command(FILE *out, const struct command *c)
+{
+	char label[128];
+	int width = 0;
+	for (int i = 0; i < 4 && c->usage[i]; i++)
+		fprintf(out, "%s tpusim %s\n", i ? "      " : "usage:", c->usage[i]);
+	fprintf(out, "\n%s\noptions:\n", c->about);
+	for (size_t i = 0; i < NOPTS; i++)
+		if (opts[i].cmds & c->bit) {
+			int n = opt_label(&opts[i], label, sizeof label);
+			width = n > width ? n : width;
+		}
+	for (size_t i = 0; i < NOPTS; i++)
+		if (opts[i].cmds & c->bit) {
+			opt_label(&opts[i], label, sizeof label);
+			fprintf(out, "  %-*s  %s\n", width, label, opts[i].help);
+		}
+}
+
+/* tpusim --help: the commands, the presets, the exit statuses. */
+static void help_overview(FILE *out)
+{
+	char presets[4096];
+	fprintf(out, "usage: tpusim <command> [options]\n       tpusim help <command>    (or tpusim <command> --help): "
+		"its options\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	config_presets(presets, sizeof presets);
+	fprintf(out, "\nCONFIG: a config YAML file or a preset's name:");
+	/* The presets, wrapped at 90 columns. */
+	int col = 0;
+	for (char *p = presets, *next; *p; p = next) {
+		size_t len = strcspn(p, ",");
+		next = p + len + (p[len] == ',') + (p[len] == ',' && p[len + 1] == ' ');
+		col = col == 0 || col + (int)len + 2 > 90 ? 2 : col;
+		fprintf(out, "%s%.*s%s", col == 2 ? "\n  " : " ", (int)len, p, *next ? "," : "\n");
+		col += (int)len + 2;
+	}
+	if (!*presets)
+		fprintf(out, " none found next to this tpusim\n");
+	fprintf(out, "-c may be given again: each later file overrides the keys it sets (-c tpu_v4 -c memory/hbm3).\n"
+		"WORKLOAD: a workload YAML file or a SCALE-Sim topology CSV.\n"
+		"exit status: 0 ok, 1 simulation error, 2 bad input, 3 out of memory, 4 sweep --merge\n"
+		"with points missing\n");
+}
+
+/*
+ * tpusim help [CMD], tpusim --help, tpusim CMD --help (-h anywhere an option
+ * may stand). Returns the exit status, or -1 when argv asks for no help.
+ */
+static int help(int argc, char **argv, struct err *e)
+{
+	const struct command *c;
+	char q[300];
+	bool overview;
+	if (argc < 2)
+		return -1;
+	overview = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+	if (!overview && !strcmp(argv[1], "help")) {
+		if (argc > 3)
+			return err_input(e, "help: expected one command, found another, \"%s\"",
+					 err_quote(q, sizeof q, argv[3], 60));
+		if (argc == 2 || !strcmp(argv[2], "help"))
+			overview = true;
+		else if (!(c = command_find(argv[2])))
+			return err_input(e, "help: expected a command (run, roofline, compare, lower, config, lab, sweep), "
+					 "found \"%s\"", err_quote(q, sizeof q, argv[2], 60));
+		else
+			help_command(stdout, c);
+	} else if (!overview) {
+		bool asked = false;
+		if (!(c = command_find(argv[1]))) {
+			for (int i = 2; i < argc; i++)
+				if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+					return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, "
+							 "sweep), found \"%s\"; try tpusim --help", err_quote(q, sizeof q, argv[1], 60));
+			return -1;
+		}
+		for (int i = 2; i < argc && !asked; i++) {
+			const struct opt *o = opt_find(argv[i], c->bit);
+			asked = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+			i += o && o->arg && (o->cmds & c->bit);
+		}
+		if (!asked)
+			return -1;
+		help_command(stdout, c);
+	}
+	if (overview)
+		help_overview(stdout);
+	return flush_stdout();
+}
+
+/*
+ * ---- output paths ----
+ *
+ * Every output an option names gets its missing parent directories before
+ * anything runs (make_parents); the directories made are removed again when
+ * the command fails (unmake_parents), so that a failed command leaves nothing.
+ * Whether the output itself can be written is each command's check, also made
+ * before the run.
+ */
+static struct {
+	char *dir[64];
+	int n;
+} parents_made;
+
+static void unmake_parents(void)
+{
+	while (parents_made.n > 0) {
+		rmdir(parents_made.dir[--parents_made.n]);
+		free(parents_made.dir[parents_made.n]);
+	}
+}
+
+/*
+ * mkdir -p of the directories above path (not path itself), each one made
+ * remembered. dir: the option names a directory (for the message).
+ */
+static int make_parents(const char *opt, const char *path, bool dir, struct err *e)
+{
+	char *p = strdup(path), *end;
+	int rc = 0;
+	if (!p)
+		return err_nomem(e, NULL);
+	end = p + strlen(p);
+	while (end > p + 1 && end[-1] == '/')
+		*--end = '\0';
+	end = strrchr(p, '/');
+	if (end)
+		*end = '\0';
+	for (char *s = p + 1; end && s <= end && rc == 0; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		if (s[-1] == '/')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) == 0) {
+			char *d = parents_made.n < (int)(sizeof parents_made.dir / sizeof parents_made.dir[0]) ? strdup(p) : NULL;
+			if (d)
+				parents_made.dir[parents_made.n++] = d;
+		} else if (errno != EEXIST) {
+			rc = dir ? err_input(e, "%s: expected a directory that can be created, found \"%s\" (%s)", opt,
+					     shown(0, path), strerror(errno))
+				 : err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, shown(0, path),
+					     strerror(errno));
+		}
+		*s = c;
+	}
+	free(p);
+	return rc;
 }
 
 static int parse_args(int argc, char **argv, struct args *a, struct err *e)
@@ -170,60 +438,56 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	if (argc < 2)
 		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found none; try tpusim --help");
 	a->cmd = argv[1];
+	const struct command *cmd = command_find(a->cmd);
+	unsigned bit = cmd ? cmd->bit : 0;
+	for (int i = 2; !cmd && i < argc; i++) {
+		const struct opt *row = opt_find(argv[i], 0);
+		char q[300], c[300];
+		if (!row)
+			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown option",
+					 err_quote(q, sizeof q, argv[i], 60), err_quote(c, sizeof c, a->cmd, 60));
+		i += row->arg != NULL;
+	}
+	if (!cmd) {
+		char q[300];
+		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found \"%s\"; "
+				 "try tpusim --help", err_quote(q, sizeof q, a->cmd, 60));
+	}
 	for (int i = 2; i < argc; i++) {
 		const char *o = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes = true;
-		if (!strcmp(o, "--ideal-memory"))
-			a->ideal = true, takes = false;
-		else if (!strcmp(o, "--csv"))
-			a->csv = true, takes = false;
-		else if (!strcmp(o, "--dump"))
-			a->dump = true, takes = false;
-		else if (!strcmp(o, "--timing"))
-			a->timing = true, takes = false;
-		else if (!strcmp(o, "--no-reuse"))
-			a->no_reuse = true, takes = false;
-		else if (!strcmp(o, "--step"))
-			a->step = true, takes = false;
-		if (!takes)
-			continue;
-		bool known = false;
-		for (int k = 0; valued[k]; k++)
-			known |= !strcmp(o, valued[k]);
-		if (!known) {
-			char q[300], c[300];
+		const struct opt *row = opt_find(o, bit);
+		char q[300], c[300];
+		if (!row)
 			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown option",
 					 err_quote(q, sizeof q, o, 60), err_quote(c, sizeof c, a->cmd, 60));
+		/*
+		 * Another command's option: compare and lab refuse those themselves,
+		 * saying what to use instead; the others here.
+		 */
+		if (!(row->cmds & bit) && (!(bit & (C_COMPARE | C_LAB)) || row->cmds == C_SWEEP))
+			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an option of "
+					 "tpusim %s", o, err_quote(c, sizeof c, a->cmd, 60), command_of(row->cmds));
+		if (!row->arg) {
+			SIM_ASSERT(row->off != NO_FIELD);   /* -h: help() answered it */
+			*(bool *)((char *)a + row->off) = true;
+			continue;
 		}
 		if (!v)
 			return err_input(e, "%s: expected a value after it, found the end of the command line", o);
 		/* Options that name a file or directory: an empty value names nothing. */
-		if (!*v && names_path(o))
+		if (!*v && row->path != P_NONE)
 			return bad_arg(e, o, "expected a path", v);
+		i++;
+		if (row->off != NO_FIELD) {
+			*(const char **)((char *)a + row->off) = v;
+			continue;
+		}
 		if (!strcmp(o, "-c") || !strcmp(o, "--config")) {
 			if (a->nconfigs == CONFIG_MAX_FILES)
 				return err_input(e, "%s: expected at most %d config files, found more", o, CONFIG_MAX_FILES);
 			a->configs[a->nconfigs++] = v;
 		}
-		else if (!strcmp(o, "-w") || !strcmp(o, "--workload"))
-			a->workload = v;
-		else if (!strcmp(o, "-o") || !strcmp(o, "--out"))
-			a->out = v;
-		else if (!strcmp(o, "--vcd"))
-			a->vcd = v;
-		else if (!strcmp(o, "--plot"))
-			a->plot = v;
-		else if (!strcmp(o, "--dataflows"))
-			a->dataflows = v;
-		else if (!strcmp(o, "--save-outputs"))
-			a->save = v;
-		else if (!strcmp(o, "--gemm"))
-			a->gemm = v;
-		else if (!strcmp(o, "--cycles"))
-			a->cycles = v;
-		else if (!strcmp(o, "--html"))
-			a->html = v;
 		else if (!strcmp(o, "--format")) {
 			if (strcmp(v, "text") && strcmp(v, "json"))
 				return bad_arg(e, o, "expected text or json", v);
@@ -265,9 +529,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 				return bad_arg(e, o, "expected an integer in [1, 1048576]", v);
 			a->batch = b;
 		} else {
-			SIM_ASSERT(!"an option in valued[] without a case");
+			SIM_ASSERT(!"an option of opts[] without a field or a case");
 		}
-		i++;
 	}
 	if (strcmp(a->cmd, "lab") && (a->gemm || a->cycles || a->html || a->step || a->format)) {
 		char q[300];
@@ -422,6 +685,23 @@ static void warn(const struct config *c)
 		fprintf(stderr, "warning: %s\n", lines[i]);
 }
 
+/* The missing parents of every output the command line names (make_parents). */
+static int prepare_outputs(const struct args *a, struct err *e)
+{
+	unsigned bit = command_find(a->cmd)->bit;
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+		const char *v = o->off != NO_FIELD && o->arg ? *(const char *const *)((const char *)a + o->off) : NULL;
+		char path[4200];
+		if (!(o->cmds & bit) || (o->path != P_DIR && o->path != P_FILE) || !v)
+			continue;
+		snprintf(path, sizeof path, "%s%s", v, o->suffix ? o->suffix : "");
+		if (make_parents(o->name, path, o->path == P_DIR, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Loads, lowers and runs what the command line asks for: what every simulating command starts with. */
 static int simulate(const struct args *a, const char *cmd, struct sim *s, struct err *e)
 {
@@ -475,20 +755,20 @@ static int plot_dir(const char *dir, bool check, char *p1, char *p2, size_t size
 }
 
 /*
- * --save-outputs DIR: makes DIR (when missing) and checks that a file can be
- * created there. Before the run (check), a DIR made only for the check is
- * removed again, so that a run that fails leaves nothing.
+ * An output directory (opt DIR): makes DIR (when missing) and checks that a
+ * file can be created there. Before the run (check), a DIR made only for the
+ * check is removed again, so that a run that fails leaves nothing.
  */
-static int save_dir(const char *dir, bool check, struct err *e)
+static int dir_usable(const char *opt, const char *dir, bool check, struct err *e)
 {
 	char path[4200];
 	bool made = mkdir(dir, 0755) == 0;
 	int fd, er;
 	if (!made && errno != EEXIST)
-		return err_input(e, "--save-outputs: expected a directory that can be created, found \"%s\" (%s)",
-				 shown(0, dir), strerror(errno));
+		return err_input(e, "%s: expected a directory that can be created, found \"%s\" (%s)", opt, shown(0, dir),
+				 strerror(errno));
 	if (snprintf(path, sizeof path, "%s/.tpusim-checkXXXXXX", dir) >= (int)sizeof path)
-		return err_input(e, "--save-outputs: expected a path of at most 4000 bytes, found %zu", strlen(dir));
+		return err_input(e, "%s: expected a path of at most 4000 bytes, found %zu", opt, strlen(dir));
 	if ((fd = mkstemp(path)) >= 0) {
 		close(fd);
 		unlink(path);
@@ -497,9 +777,45 @@ static int save_dir(const char *dir, bool check, struct err *e)
 	if (made && (check || fd < 0))
 		rmdir(dir);
 	if (fd < 0)
-		return err_input(e, "--save-outputs: expected a directory where files can be written, found \"%s\" (%s)",
+		return err_input(e, "%s: expected a directory where files can be written, found \"%s\" (%s)", opt,
 				 shown(0, dir), strerror(er));
 	return 0;
+}
+
+/*
+ * run -o DIR, before the run: DIR is a directory tpusim may write in, or is
+ * missing under one (make_parents made its parents). Made only when the run
+ * is done (report_write), so that runs into one new DIR at once do not meet
+ * each other's checks.
+ */
+static int reports_dir_check(const char *dir, struct err *e)
+{
+	struct stat st;
+	char *parent, *slash;
+	int rc = 0;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return err_input(e, "%s: expected a directory for the reports, found a file", shown(0, dir));
+		if (access(dir, W_OK | X_OK) != 0)
+			return err_input(e, "-o: expected a directory where files can be written, found \"%s\" (%s)",
+					 shown(0, dir), strerror(errno));
+		return 0;
+	}
+	if (errno != ENOENT)
+		return err_input(e, "-o: expected a directory that can be created, found \"%s\" (%s)", shown(0, dir),
+				 strerror(errno));
+	if (!(parent = strdup(dir)))
+		return err_nomem(e, NULL);
+	for (slash = parent + strlen(parent); slash > parent + 1 && slash[-1] == '/';)
+		*--slash = '\0';
+	slash = strrchr(parent, '/');
+	if (slash)
+		slash[slash == parent] = '\0';
+	if (access(slash ? parent : ".", W_OK | X_OK) != 0)
+		rc = err_input(e, "-o: expected a directory that can be created, found \"%s\" (%s)", shown(0, dir),
+			       strerror(errno));
+	free(parent);
+	return rc;
 }
 
 struct saved {
@@ -567,7 +883,7 @@ static int save_outputs(const char *dir, const struct run *r, size_t *written, s
 	char path[4200];
 	struct saved *names;
 	*written = 0;
-	if (save_dir(dir, false, e) < 0 || !(names = save_names(r, e)))
+	if (dir_usable("--save-outputs", dir, false, e) < 0 || !(names = save_names(r, e)))
 		return -1;
 	for (size_t i = 0; i < r->noutputs; i++) {
 		const struct run_output *o = &r->outputs[i];
@@ -594,13 +910,15 @@ static int cmd_run(const struct args *a, struct err *e)
 				 run_model_names[a->model]);
 	if (a->plot && plot_dir(a->plot, true, p1, p2, sizeof p1, e) < 0)
 		return -1;
-	if (a->save && save_dir(a->save, true, e) < 0)
+	if (a->save && dir_usable("--save-outputs", a->save, true, e) < 0)
+		return -1;
+	if (a->out && reports_dir_check(a->out, e) < 0)
 		return -1;
 	if (!(s = calloc(1, sizeof *s)))
 		return err_nomem(e, NULL);
 	if (simulate(a, "run", s, e) < 0)
 		goto out;
-	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts };
+	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts, &s->ops };
 	if (a->plot) {
 		if (plot_dir(a->plot, false, p1, p2, sizeof p1, e) < 0)
 			goto out;
@@ -613,7 +931,10 @@ static int cmd_run(const struct args *a, struct err *e)
 	if (a->out && report_write(a->out, &ctx, e) < 0)
 		goto out;
 	report_summary(stdout, &ctx);
-	if (a->out)
+	if (a->out && s->cfg.arch.array.scalesim_compat)
+		printf("wrote %s/layers.csv, %s/summary.json and %s/COMPUTE_REPORT.csv\n", shown(0, a->out),
+		       shown(1, a->out), shown(1, a->out));
+	else if (a->out)
 		printf("wrote %s/layers.csv and %s/summary.json\n", shown(0, a->out), shown(1, a->out));
 	if (a->plot)
 		printf("wrote %s and %s\n", shown(0, p1), shown(1, p2));
@@ -1002,6 +1323,11 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 		return -1;
 	}
 	sw->no_reuse = no_reuse;
+	if (!merge && make_parents("-o", dir, true, e) < 0) {
+		sweep_release(sw);
+		free(sw);
+		return -1;
+	}
 	if (merge)
 		rc = sweep_merge(sw, merge, &text, &missing, e);
 	else if (emit)
@@ -1037,22 +1363,26 @@ int main(int argc, char **argv)
 	struct err e = { 0 };
 	int rc;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
-		fputs(usage, stdout);
-		return flush_stdout();
-	}
+	if ((rc = help(argc, argv, &e)) >= 0)
+		return rc;
+	if (e.kind != ERR_NONE)
+		return fail(&e);
 	if (argc >= 2 && !strcmp(argv[1], "--version")) {
 		puts("tpusim " TPUSIM_VERSION);
 		return flush_stdout();
 	}
 	if (argc >= 2 && !strcmp(argv[1], "sweep")) {
-		if ((rc = cmd_sweep(argc, argv, &e)) < 0)
+		if ((rc = cmd_sweep(argc, argv, &e)) < 0) {
+			unmake_parents();
 			return fail(&e);
+		}
 		return flush_stdout() ? 1 : rc;
 	}
 	if (parse_args(argc, argv, &a, &e) < 0)
 		return fail(&e);
-	if (!strcmp(a.cmd, "run"))
+	if (prepare_outputs(&a, &e) < 0)
+		rc = -1;
+	else if (!strcmp(a.cmd, "run"))
 		rc = cmd_run(&a, &e);
 	else if (!strcmp(a.cmd, "lower"))
 		rc = cmd_lower(&a, &e);
@@ -1069,7 +1399,9 @@ int main(int argc, char **argv)
 		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found \"%s\"; try tpusim --help",
 			       err_quote(q, sizeof q, a.cmd, 60));
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		unmake_parents();
 		return fail(&e);
+	}
 	return flush_stdout();
 }

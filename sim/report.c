@@ -330,6 +330,75 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 	}
 }
 
+/* ---- SCALE-Sim's COMPUTE_REPORT.csv ---- */
+
+/* v as Python prints a float (repr): the fewest digits that read back as v, "50.0", "1e-05". */
+static const char *py_float(char *buf, size_t size, double v)
+{
+	char e[40];
+	int p, exp10;
+	if (!isfinite(v))
+		return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+	if (v == 0)
+		return signbit(v) ? "-0.0" : "0.0";
+	for (p = 1; p < 17; p++) {
+		snprintf(e, sizeof e, "%.*e", p - 1, v);
+		if (strtod(e, NULL) == v)
+			break;
+	}
+	snprintf(e, sizeof e, "%.*e", p - 1, v);
+	exp10 = atoi(strchr(e, 'e') + 1);
+	if (exp10 < -4 || exp10 >= 16) {
+		snprintf(buf, size, "%s", e);
+		return buf;
+	}
+	snprintf(buf, size, "%.*f", p - 1 - exp10 > 0 ? p - 1 - exp10 : 0, v);
+	if (!strchr(buf, '.'))
+		snprintf(buf + strlen(buf), size - strlen(buf), ".0");
+	return buf;
+}
+
+/* One layer's folds as SCALE-Sim maps them (report.h): the folds, and the sums of their two ratios. */
+struct scalesim_folds {
+	double folds, mapped, util;
+};
+
+static void scalesim_op(const struct op *o, int df, int64_t R, int64_t C, struct scalesim_folds *f)
+{
+	int64_t sr = df == DF_OS ? o->m : o->k, sc = df == DF_IS ? o->m : o->n, t = df == DF_OS ? o->k : df == DF_IS ? o->n : o->m;
+	double folds = (double)o->repeat * (double)((sr + R - 1) / R) * (double)((sc + C - 1) / C);
+	double cycles = df == DF_OS ? (double)(R + C + t - 2) : (double)(2 * R + 2 * C + t - 3);
+	double mapped = (double)o->repeat * (double)sr * (double)sc / (double)(R * C);
+	f->folds += folds;
+	f->mapped += mapped;
+	f->util += mapped * (double)t / cycles;
+}
+
+void report_scalesim(FILE *f, const struct report_ctx *c)
+{
+	const struct arch *a = &c->cfg->arch;
+	const struct oplist *ops = c->ops;
+	double pes = (double)arch_pes(a);
+	size_t i = 0;
+	SIM_ASSERT(ops);
+	fputs("LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n", f);
+	for (size_t l = 0; l < c->run->n; l++) {
+		const struct result *r = &c->run->layers[l];
+		struct scalesim_folds s = { 0, 0, 0 };
+		char u[40], m[40], cu[40];
+		/* A layer's ops follow the previous layer's (lower.h). */
+		for (; i < ops->n && ops->v[i].layer == l; i++)
+			if (ops->v[i].kind == OP_GEMM)
+				scalesim_op(&ops->v[i], c->opts->dataflow, a->array.rows, a->array.cols, &s);
+		fprintf(f, "%zu, %lld, %lld, %s, %s, %s,\n", l, (long long)r->cycles,
+			(long long)(r->cycles > r->compute_cycles ? r->cycles - r->compute_cycles : 0),
+			py_float(u, sizeof u, r->cycles ? 100.0 * (double)r->macs / ((double)r->cycles * pes) : 0.0),
+			py_float(m, sizeof m, s.folds > 0 ? 100.0 * s.mapped / s.folds : 0.0),
+			py_float(cu, sizeof cu, s.folds > 0 ? 100.0 * s.util / s.folds : 0.0));
+	}
+	SIM_ASSERT(i == ops->n);
+}
+
 /*
  * ---- the report directory ----
  *
@@ -355,6 +424,7 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 #define REPORT_TMP "link.tmp"
 
 static const char *const report_names[2] = { "layers.csv", "summary.json" };
+#define REPORT_SCALESIM "COMPUTE_REPORT.csv"    /* with array.scalesim_compat, a third link like them */
 
 /*
  * Test hook: with TPUSIM_TEST_PAUSE_COMMIT=step in the environment the
@@ -578,6 +648,7 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 	char path[8192], meta[8192], gen[64], link[128];
 	int dfd = -1, tfd = -1, gfd = -1, rc = -1;
 	bool made_dir = false, made_meta = false, committed = false;
+	bool scalesim = c->cfg->arch.array.scalesim_compat;
 	struct stat st;
 
 	if (!*dir)
@@ -595,10 +666,11 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 		path_err(e, dir, "expected a directory that can be opened", errno);
 		goto out;
 	}
-	/* Nothing changes unless both names can be links. */
-	for (int i = 0; i < 2; i++) {
-		if (fstatat(dfd, report_names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-			snprintf(path, sizeof path, "%s/%s", dir, report_names[i]);
+	/* Nothing changes unless every name can be a link. */
+	for (int i = 0; i < 2 + scalesim; i++) {
+		const char *name = i < 2 ? report_names[i] : REPORT_SCALESIM;
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(path, sizeof path, "%s/%s", dir, name);
 			err_input(e, "%s: expected a file or nothing there, found a directory",
 				  err_quote(meta, sizeof meta, path, 4096));
 			goto out;
@@ -621,15 +693,26 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 	}
 	snprintf(path, sizeof path, "%s/%s", meta, gen);
 	if (write_file(gfd, path, report_names[0], write_csv, c, e) < 0 ||
-	    write_file(gfd, path, report_names[1], report_json, c, e) < 0)
+	    write_file(gfd, path, report_names[1], report_json, c, e) < 0 ||
+	    (scalesim && write_file(gfd, path, REPORT_SCALESIM, report_scalesim, c, e) < 0))
 		goto out;
 	pause_at("written");
 	/*
 	 * The links first, still showing the old current (or nothing), so that a
 	 * summary.json that is not a link cannot sit beside the new layers.csv.
+	 * COMPUTE_REPORT.csv: a link into current with array.scalesim_compat;
+	 * without, an old link goes before the commit, so that it never shows
+	 * another run's report beside this run's pair.
 	 */
 	if (put_links(gfd, dfd, dir, e) < 0)
 		goto out;
+	if (scalesim != link_is(dfd, REPORT_SCALESIM, REPORT_META "/" REPORT_CURRENT "/" REPORT_SCALESIM) &&
+	    (scalesim ? put_link(gfd, dfd, REPORT_SCALESIM, REPORT_META "/" REPORT_CURRENT "/" REPORT_SCALESIM)
+		      : unlinkat(dfd, REPORT_SCALESIM, 0)) != 0) {
+		snprintf(path, sizeof path, "%s/" REPORT_SCALESIM, dir);
+		path_err(e, path, "expected to link the report into place", errno);
+		goto out;
+	}
 	/* The commit: one rename of a link made inside the gen directory. */
 	snprintf(link, sizeof link, "%s", gen);
 	if (symlinkat(link, gfd, REPORT_TMP) != 0) {

@@ -1,5 +1,6 @@
 /*
- * report.h - what a run shows: the terminal summary, layers.csv, summary.json.
+ * report.h - what a run shows: the terminal summary, layers.csv, summary.json,
+ * and SCALE-Sim's COMPUTE_REPORT.csv.
  *
  * Derived figures are computed here, once, from the counts in struct result:
  *   utilization   = MACs / (cycles x rows x cols)
@@ -9,10 +10,10 @@
  *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s] (the peak with ideal memory)
  *   energy        result_energy (stats.h): counts x per-action energies [pJ]
  *   TOPS/W        ops / energy; EDP = energy [J] x time [s]
- * DIR/layers.csv and DIR/summary.json are links into DIR/.tpusim/current,
- * which one rename points at a new run's pair (report.c): at every instant,
- * under kills and concurrent runs, the two come from one run; a failed run
- * changes nothing in DIR.
+ * DIR/layers.csv and DIR/summary.json (and COMPUTE_REPORT.csv) are links
+ * into DIR/.tpusim/current, which one rename points at a new run's files
+ * (report.c): at every instant, under kills and concurrent runs, they come
+ * from one run; a failed run changes nothing in DIR.
  */
 #ifndef TPUSIM_REPORT_H
 #define TPUSIM_REPORT_H
@@ -35,6 +36,7 @@ struct report_ctx {
 	const struct workload *w;
 	const struct run *run;
 	const struct run_opts *opts;
+	const struct oplist *ops;       /* the ops run; needed by report_write under array.scalesim_compat */
 };
 
 /* The per-layer and total table for a terminal. */
@@ -48,8 +50,27 @@ void report_summary(FILE *out, const struct report_ctx *c);
 void report_json(FILE *f, const struct report_ctx *c);
 
 /*
- * DIR/layers.csv and DIR/summary.json, committed together; creates DIR and
- * its missing parents. Removes what earlier killed runs left in DIR/.tpusim.
+ * SCALE-Sim v2's COMPUTE_REPORT.csv for the run: its header, byte for byte,
+ *   LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,
+ * then one row per workload layer, "0, 79, 0, 23.734177215189874, 46.875, 20.380434782608695,",
+ * numbers as Python prints them. With R x C the array and, per GEMM fold of
+ * SCALE-Sim's mapping (ws: Sr = K, Sc = N, T = M; os: Sr = M, Sc = N, T = K;
+ * is: Sr = K, Sc = M, T = N; ceil(Sr/R) x ceil(Sc/C) folds per instance):
+ *   Total Cycles          the layer's cycles
+ *   Stall Cycles          cycles - compute_cycles: the memory waits
+ *   Overall Util %        100 MACs / (cycles x PEs)
+ *   Mapping Efficiency %  100 x the mean over folds of (PEs mapped / R C)
+ *   Compute Util %        100 x the mean over folds of PEs mapped x T / (R C x cycles of the fold as
+ *                         SCALE-Sim counts them: 2R + 2C + T - 3 for ws and is, R + C + T - 2 for os)
+ * A layer without GEMM folds (a vector op) has 0.0 for the last two.
+ */
+void report_scalesim(FILE *f, const struct report_ctx *c);
+
+/*
+ * DIR/layers.csv and DIR/summary.json, committed together, and with
+ * array.scalesim_compat DIR/COMPUTE_REPORT.csv (report_scalesim) with them;
+ * creates DIR and its missing parents. Removes what earlier killed runs left
+ * in DIR/.tpusim.
  */
 int report_write(const char *dir, const struct report_ctx *c, struct err *e);
 

@@ -110,7 +110,11 @@ static char *slurp(int fd)
 
 int th_cli(const char *dir, const char *const *argv, char **out, char **err)
 {
-	const char *bin = th_tpusim();
+	return th_run(th_tpusim(), dir, argv, out, err);
+}
+
+int th_run(const char *bin, const char *dir, const char *const *argv, char **out, char **err)
+{
 	char of[PATH_MAX], ef[PATH_MAX];
 	int status, ofd, efd;
 	pid_t pid;
@@ -131,7 +135,7 @@ int th_cli(const char *dir, const char *const *argv, char **out, char **err)
 		for (; *argv && n < 63; argv++)
 			args[n++] = *argv;
 		args[n] = NULL;
-		execv(bin, (char *const *)args);
+		execvp(bin, (char *const *)args);
 		_exit(127);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -144,7 +148,7 @@ int th_cli(const char *dir, const char *const *argv, char **out, char **err)
 	close(efd);
 	unlink(of);
 	unlink(ef);
-	ck_assert_msg(WIFEXITED(status), "tpusim did not exit normally (signal %d)", WTERMSIG(status));
+	ck_assert_msg(WIFEXITED(status), "%s did not exit normally (signal %d)", bin, WTERMSIG(status));
 	return WEXITSTATUS(status);
 }
 

@@ -323,7 +323,9 @@ START_TEST(html_page)
 	char *dir = th_tmpdir(), path[4200], bad[4200], *out, *err, *page;
 	struct stat st;
 	snprintf(path, sizeof path, "%s/lab.html", dir);
-	snprintf(bad, sizeof bad, "%s/missing/lab.html", dir);
+	/* A missing parent directory is made; one under a file cannot be. */
+	char *afile = th_write(dir, "afile", "a file\n");
+	snprintf(bad, sizeof bad, "%s/afile/lab.html", dir);
 	const char *ok[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--html", path, NULL };
 	const char *nodir[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--html", bad, NULL };
 	const char *big[] = { "lab", "-c", preset(), "--set", "array.rows=16", "--set", "array.cols=16", "--gemm",
@@ -337,6 +339,8 @@ START_TEST(html_page)
 	ck_assert_int_ne(stat(bad, &st), 0);
 	free(out);
 	free(err);
+	unlink(afile);
+	free(afile);
 
 	/* 2^30 MACs, at least 4 B each per dataflow: 12 GB, refused before anything runs. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -481,7 +485,8 @@ START_TEST(vcd_trace)
 	struct stat st;
 	snprintf(base, sizeof base, "%s/t", dir);
 	snprintf(path, sizeof path, "%s.vcd", base);
-	snprintf(bad, sizeof bad, "%s/missing/t", dir);
+	free(th_write(dir, "afile", "a file\n"));
+	snprintf(bad, sizeof bad, "%s/afile/t", dir);
 	const char *argv[] = { "lab", "-c", preset(), "--set", "clock_ghz=0.8", "--gemm", "10x6x5", "--dataflow", "ws",
 			       "--seed", "3", "--vcd", base, NULL };
 	const char *nodir[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--vcd", bad, NULL };
@@ -519,7 +524,7 @@ START_TEST(vcd_trace)
 	free(text);
 
 	lab(".", nodir, 2, &out, &err);
-	ck_assert_ptr_nonnull(strstr(err, "missing/t.vcd: expected a writable trace file, found No such file or directory\n"));
+	ck_assert_ptr_nonnull(strstr(err, "afile/t.vcd: expected a writable trace file, found Not a directory\n"));
 	free(out);
 	free(err);
 	lab(".", html, 2, &out, &err);

@@ -45,6 +45,7 @@ Suite *lab_suite(void);
 Suite *sweep_suite(void);
 Suite *reuse_suite(void);
 Suite *sweepplot_suite(void);
+Suite *cli_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
@@ -61,6 +62,9 @@ void th_config(struct config *c, const char *preset, const char *const *sets);
 
 /* Runs build/tpusim (from $TPUSIM) with argv in dir; returns the exit status, stdout and stderr (owned). */
 int th_cli(const char *dir, const char *const *argv, char **out, char **err);
+
+/* The same for the program bin (a path, or a name looked up in PATH). */
+int th_run(const char *bin, const char *dir, const char *const *argv, char **out, char **err);
 
 /* The path of the tpusim binary, absolute. */
 const char *th_tpusim(void);

@@ -155,7 +155,7 @@ static void check_run(const struct workload *w, const struct oplist *all, size_t
 		return;
 	if (!(f = open_memstream(&text, &len)))
 		fz_fail("open_memstream");
-	report_json(f, &(struct report_ctx){ &cfg, w, &r, &o });
+	report_json(f, &(struct report_ctx){ &cfg, w, &r, &o, ops });
 	if (fclose(f) != 0)
 		fz_fail("report_json");
 	struct ydoc *d = ydoc_parse_json("summary.json", text, &e);
