@@ -728,12 +728,6 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	struct reuse ru = { NULL, 0, o };
 	struct opcache *own = NULL;
 	memset(out, 0, sizeof *out);
-	if (!o->no_reuse && !o->vcd && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
-		/* Out of memory for the run's own cache: no reuse, the same results. */
-		ru.cache = o->cache ? o->cache : (own = opcache_new());
-		if (ru.cache)
-			ru.cfg = opcache_config_hash(cfg);
-	}
 	if (w->nfiles && o->model != MODEL_FUNCTIONAL) {
 		const struct layer_file *f = &w->files[0];
 		char key[64];
@@ -750,6 +744,12 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		return -1;
 	}
 	out->n = w->n;
+	if (!o->no_reuse && !o->vcd && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
+		/* Out of memory for the run's own cache: no reuse, the same results. */
+		ru.cache = o->cache ? o->cache : (own = opcache_new());
+		if (ru.cache)
+			ru.cfg = opcache_config_hash(cfg);
+	}
 	if (place(cfg, lowered, &placed, &ops, e) < 0)
 		goto fail;
 	if (o->model == MODEL_FUNCTIONAL) {
