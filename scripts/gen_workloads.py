@@ -23,13 +23,24 @@ def flow(d):
     return "{" + ", ".join(f"{k}: {value(v)}" for k, v in d.items()) + "}"
 
 
+def block(name, repeat, layers):
+    """A block item: its layers, repeat times over (instance i's layer x is name.i.x)."""
+    return dict(block=dict(name=name, repeat=repeat, layers=layers))
+
+
 def write(name, header, batch, layers):
     with open(os.path.join(OUT, name + ".yaml"), "w") as f:
         for line in header.strip().splitlines():
             f.write("# " + line + "\n" if line else "#\n")
         f.write(f"name: {name}\nbatch: {batch}\nlayers:\n")
         for l in layers:
-            f.write("  - " + flow(l) + "\n")
+            if "block" in l:
+                b = l["block"]
+                f.write(f"  - block:\n      name: {b['name']}\n      repeat: {b['repeat']}\n      layers:\n")
+                for bl in b["layers"]:
+                    f.write("        - " + flow(bl) + "\n")
+            else:
+                f.write("  - " + flow(l) + "\n")
 
 
 def conv(name, h, c, oc, k, s=1, p=None, groups=1):
@@ -107,27 +118,22 @@ previous block's output); the other layers read the layer before them.
 
 
 def bert_base():
-    L = []
     S, D, H, F = 128, 768, 12, 3072
-    for i in range(12):
-        p = f"enc{i}"
-        add1 = dict(name=p + ".add1", type="add", elements=S * D)
-        if i:
-            add1["inputs"] = [p + ".attn", f"enc{i - 1}.ln2"]
-        L += [dict(name=p + ".attn", type="attention", seq=S, d_model=D, heads=H),
-              add1,
-              dict(name=p + ".ln1", type="layernorm", elements=S * D),
-              dict(name=p + ".mlp", type="mlp", tokens=S, d_model=D, d_ff=F, activation="gelu"),
-              dict(name=p + ".add2", type="add", elements=S * D, inputs=[p + ".mlp", p + ".ln1"]),
-              dict(name=p + ".ln2", type="layernorm", elements=S * D)]
+    enc = [dict(name="attn", type="attention", seq=S, d_model=D, heads=H),
+           dict(name="add1", type="add", elements=S * D, inputs=["attn", "block.in"]),
+           dict(name="ln1", type="layernorm", elements=S * D),
+           dict(name="mlp", type="mlp", tokens=S, d_model=D, d_ff=F, activation="gelu"),
+           dict(name="add2", type="add", elements=S * D, inputs=["mlp", "ln1"]),
+           dict(name="ln2", type="layernorm", elements=S * D)]
     write("bert_base", """
 BERT-base encoder: 12 layers, d_model 768, 12 heads, feed-forward 3072, GELU,
 sequence length 128. Devlin et al., "BERT: Pre-training of Deep Bidirectional
 Transformers for Language Understanding", NAACL 2019, Sec. 3. Embeddings and
 the pooler are left out: the encoder is where the time goes.
-inputs: add1 = attn + the block's input (the previous ln2; enc0's is the network
-input, read as a second new input), add2 = mlp + ln1.
-""", 1, L)
+The block enc holds one encoder layer, 12 times: enc.0.attn to enc.11.ln2.
+inputs: add1 = attn + the block's input (block.in: the previous instance's ln2;
+enc.0's is the network input, read as a second new input), add2 = mlp + ln1.
+""", 1, [block("enc", 12, enc)])
 
 
 def llm(mode):

@@ -57,15 +57,16 @@ static int64_t mul(struct ctx *c, int64_t a, int64_t b)
 static int shape_err(struct ctx *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int shape_err(struct ctx *c, const char *key, const char *fmt, ...)
 {
-	char path[64], msg[512];
+	char at[WORKLOAD_PATH_MAX], path[WORKLOAD_PATH_MAX + 32], msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	workload_layer_path(c->l, at, sizeof at);
 	if (key)
-		snprintf(path, sizeof path, "layers[%zu].%s", c->idx, key);
+		snprintf(path, sizeof path, "%s.%s", at, key);
 	else
-		snprintf(path, sizeof path, "layers[%zu]", c->idx);
+		snprintf(path, sizeof path, "%s", at);
 	return err_at(c->e, key ? workload_key_pos(c->l, key) : c->l->pos, path, "%s", msg);
 }
 
@@ -188,7 +189,7 @@ static int32_t weight(struct ctx *c, const char *suffix, bool a_side)
 /*
  * The layer's activation input j (operand order) of elems elements, found on
  * the first call for j: the output of the layer that inputs names (which must
- * have that size), else for j = 0 the previous layer's output when it has
+ * have that size; WORKLOAD_NEW_INPUT names a new network input), else for j = 0 the previous layer's output when it has
  * that size, else a new network input ("in", or "in0" and "in1"). Sets *t;
  * returns 0, or -1 with the error set.
  */
@@ -202,7 +203,10 @@ static int act_input(struct ctx *c, int j, int64_t elems, int32_t *t)
 		*t = c->in[j];
 		return 0;
 	}
-	if (l->ninputs) {
+	if (l->ninputs && l->inputs[j] == WORKLOAD_NEW_INPUT) {
+		if ((*t = tensor_new(c, n == 1 ? "in" : two[j], TK_INPUT, elems)) < 0)
+			return -1;
+	} else if (l->ninputs) {
 		char key[16], q[300];
 		int32_t src = l->inputs[j];
 		const struct tensor *out;

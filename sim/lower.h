@@ -45,9 +45,11 @@ enum op_kind { OP_GEMM, OP_VEC };
  *   TK_ACT     written by ops of the run (producer .. ready), read by later
  *              ops (first_reader .. last_reader); one nobody reads is an
  *              output of the network
- * Which tensors a layer reads: the layers named by its `inputs` key, else
+ * Which tensors a layer reads: the layers named by its `inputs` key (a
+ * block's input with nothing before the block is a new network input), else
  * the previous layer's output when it has the size the layer reads, else a
- * new network input (workload.h).
+ * new network input (workload.h). Errors name a layer by its place in the
+ * file (workload_layer_path): every instance of a block's layer has one.
  *
  * Names ("layer.suffix"): a layer's last op writes "out"; a new network input
  * is "in" (or "in0", "in1" for two operands); a GEMM's weight is "w" (a matmul

@@ -9,13 +9,34 @@
  * unknown keys, wrong types and missing required keys are errors placed at
  * file:line:col. Shapes are checked later, by lower.c, which knows the math.
  *
+ * A key that the layer's mode ignores is an error, not a value dropped in
+ * silence: seq, causal and causal_block with mode: decode, causal_block with
+ * causal: false, kv_cache with mode: prefill, a pool's kernel, stride and
+ * padding with global: true, a convolution's kernel beside kernel_h and
+ * kernel_w (the table ignored_keys in workload.c).
+ *
+ * Blocks. An item of `layers` may be a block instead of a layer:
+ *
+ *     - block:
+ *         name: enc                 (required)
+ *         repeat: 12                (required, 1 to 10^9)
+ *         layers: [...]             (required, at least one layer; no blocks)
+ *
+ * which stands for its layers `repeat` times over, instance i's layer x
+ * named "enc.i.x" (i from 0). Blocks do not nest. Every layer of a workload
+ * has its own name: a name given twice is an error naming both places.
+ *
  * Which tensors a layer reads (lower.h): the optional key `inputs`, a list of
  * names of earlier layers whose outputs it reads, one per activation input
- * in operand order (workload_ninputs). A name means the most recent earlier
- * layer of that name; names are resolved as the layers are read, so a
- * million-layer file is never held whole. Without `inputs` (and always in a
- * SCALE-Sim CSV) lowering applies its default rule: the previous layer's
- * output when it has the size read, else a new network input.
+ * in operand order (workload_ninputs). Inside a block a name is, in order:
+ * "block.in", the instance's input (the output of the layer before the
+ * instance, or a new network input when there is none); a layer of the same
+ * instance given before this one, by its name in the block; any earlier
+ * layer by its full name ("stem", "enc.2.ln2"). Names are resolved as the
+ * layers are read, so a million-layer file is never held whole. Without
+ * `inputs` (and always in a SCALE-Sim CSV) lowering applies its default
+ * rule: the previous layer's output when it has the size read, else a new
+ * network input. A SCALE-Sim CSV may repeat a name, as SCALE-Sim allows.
  */
 #ifndef TPUSIM_WORKLOAD_H
 #define TPUSIM_WORKLOAD_H
@@ -39,7 +60,9 @@ enum pool_mode { POOL_MAX, POOL_AVG };
 
 #define LAYER_MAX_KEYS 32
 #define LAYER_MAX_INPUTS 2                 /* activation inputs of a layer (add, mul, matmul) */
-#define WORKLOAD_MAX_LAYERS 1000000        /* layers per file, in either format */
+#define WORKLOAD_MAX_LAYERS 1000000        /* layers per file, in either format, blocks expanded */
+#define WORKLOAD_NEW_INPUT (-1)            /* layer.inputs[i]: a new network input */
+#define WORKLOAD_PATH_MAX 64               /* workload_layer_path's text, with its NUL */
 
 /* Where one key of a layer was given: its index in the type's schema, line and column. */
 struct key_at {
@@ -70,11 +93,17 @@ struct layer {
 	int mode;                          /* enum attn_mode */
 	/* vector ops */
 	int64_t elements;
-	/* inputs: earlier layers (indices) whose outputs this one reads, in operand order; none given: 0 */
+	/*
+	 * inputs: earlier layers (indices) whose outputs this one reads, in
+	 * operand order, or WORKLOAD_NEW_INPUT (a block's input where nothing
+	 * comes before the block); none given: ninputs 0
+	 */
 	int32_t inputs[LAYER_MAX_INPUTS];
 	uint8_t ninputs;
 
 	struct pos pos;                    /* the layer's map (or CSV row) */
+	uint32_t item;                     /* its item in the file's layers list (a CSV: its index) */
+	int32_t sub;                       /* in a block: its index in the block's layers; -1 otherwise */
 	const struct key_at *keys;         /* the keys given, in the layer's file (owned by the workload) */
 	size_t nkeys;
 };
@@ -119,6 +148,13 @@ void workload_release(struct workload *w);
  * "inputs" is where the list starts, "inputs[1]" its second name.
  */
 struct pos workload_key_pos(const struct layer *l, const char *key);
+
+/*
+ * Where layer l is in its file as a key path, into buf: "layers[3]", or in a
+ * block "layers[3].block.layers[1]" (every instance of a block's layer has
+ * the same path). Returns buf.
+ */
+const char *workload_layer_path(const struct layer *l, char *buf, size_t size);
 
 /*
  * The activation inputs layer l reads, which is how many names its `inputs`

@@ -976,8 +976,9 @@ END_TEST
 
 /*
  * --save-outputs: ops whose names give one file name each get their index
- * (layers mm, mm and mm.1, ops 0, 1, 2: mm.0, mm.1 and, meeting op 1's,
- * mm.1.2), so every result has its file and the count is the files'; each
+ * (layers m/m, m_m and m_m.1, ops 0, 1, 2: '/' is '_' in a file name, so
+ * m_m.0, m_m.1 and, meeting op 1's, m_m.1.2), so every result has its file
+ * and the count is the files'; each
  * file 0666 less the umask. A DIR that cannot take files is refused before
  * anything runs or is written.
  */
@@ -988,7 +989,7 @@ START_TEST(cli_save_outputs)
 	int64_t r, cc;
 	struct err e = { 0 };
 	struct stat st;
-	const char *files[3] = { "mm.0", "mm.1", "mm.1.2" };
+	const char *files[3] = { "m_m.0", "m_m.1", "m_m.1.2" };
 	for (int l = 0; l < 3; l++) {
 		for (int i = 0; i < 6; i++)
 			a[l][i] = (l + 1) * (i + 1), b[l][i] = (i % 3) - l;
@@ -998,9 +999,9 @@ START_TEST(cli_save_outputs)
 		ck_assert_int_eq(npy_write(p, b[l], 3, 2, true, &e), 0);
 	}
 	free(th_write(dir, "w.yaml", "name: g\nlayers:\n"
-		      "  - {name: mm, type: matmul, m: 2, k: 3, n: 2, a_npy: a0.npy, b_npy: b0.npy}\n"
-		      "  - {name: mm, type: matmul, m: 2, k: 3, n: 2, a_npy: a1.npy, b_npy: b1.npy}\n"
-		      "  - {name: mm.1, type: matmul, m: 2, k: 3, n: 2, a_npy: a2.npy, b_npy: b2.npy}\n"));
+		      "  - {name: m/m, type: matmul, m: 2, k: 3, n: 2, a_npy: a0.npy, b_npy: b0.npy}\n"
+		      "  - {name: m_m, type: matmul, m: 2, k: 3, n: 2, a_npy: a1.npy, b_npy: b1.npy}\n"
+		      "  - {name: m_m.1, type: matmul, m: 2, k: 3, n: 2, a_npy: a2.npy, b_npy: b2.npy}\n"));
 	snprintf(wl, sizeof wl, "%s/w.yaml", dir);
 	snprintf(save, sizeof save, "%s/c", dir);
 	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--model", "functional", "--save-outputs",
