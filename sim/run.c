@@ -250,7 +250,9 @@ static int op_operands(const struct frun *fr, const struct op *op, size_t i, dou
 		int64_t rows, cols, want_r = f->operand ? op->k : op->m, want_c = f->operand ? op->n : op->k;
 		if (f->layer != op->layer)
 			continue;
-		snprintf(key, sizeof key, "layers[%zu].%c_npy", f->layer, f->operand ? 'b' : 'a');
+		char lp[WORKLOAD_PATH_MAX];
+		snprintf(key, sizeof key, "%s.%c_npy", workload_layer_path(&fr->w->layers[f->layer], lp, sizeof lp),
+			 f->operand ? 'b' : 'a');
 		if (npy_read(f->path, f->at, key, &v, &rows, &cols, e) < 0)
 			return -1;
 		if (rows != want_r || cols != want_c) {
@@ -731,7 +733,9 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	if (w->nfiles && o->model != MODEL_FUNCTIONAL) {
 		const struct layer_file *f = &w->files[0];
 		char key[64];
-		snprintf(key, sizeof key, "layers[%zu].%c_npy", f->layer, f->operand ? 'b' : 'a');
+		char lp[WORKLOAD_PATH_MAX];
+		snprintf(key, sizeof key, "%s.%c_npy", workload_layer_path(&w->layers[f->layer], lp, sizeof lp),
+			 f->operand ? 'b' : 'a');
 		return err_at(e, f->at, key, "expected --model functional (only the functional model reads operand "
 			      "values), found the %s model", run_model_names[o->model]);
 	}
