@@ -18,12 +18,15 @@
 static const char *const cat_colours[CAT_N] = { "#2ca02c", "#d62728", "#ff9896", "#ff7f0e", "#9467bd", "#17becf",
 						"#7f7f7f" };
 
-/* Quotes s for a gnuplot string: no quotes or backslashes survive. */
+/*
+ * Quotes s for a gnuplot double-quoted string: no quote, backslash or line
+ * break survives, and no backquote (gnuplot runs the command between two).
+ */
 static const char *gp_str(char *buf, size_t size, const char *s)
 {
 	size_t n = 0;
 	for (; *s && n + 1 < size; s++)
-		buf[n++] = *s == '"' || *s == '\\' || *s == '\n' ? '_' : *s;
+		buf[n++] = *s == '"' || *s == '\\' || *s == '\n' || *s == '\r' || *s == '`' ? '_' : *s;
 	buf[n] = '\0';
 	return buf;
 }
@@ -207,7 +210,7 @@ int plot_cycles(const char *path, const struct config *cfg, const struct workloa
 		struct err *e)
 {
 	const char *const *colours = cat_colours;
-	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
+	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200], an[CFG_STR_MAX * 2];
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
@@ -227,7 +230,7 @@ int plot_cycles(const char *path, const struct config *cfg, const struct workloa
 		   "set style histogram rowstacked\nset style fill solid 0.9 border -1\nset boxwidth 0.8\n"
 		   "set ylabel \"cycles\"\nset xtics rotate by 90 right font ',%d'\nset key outside right top\n"
 		   "set grid ytics lc rgb '#dddddd'\nset format y '%%.1s%%c'\n",
-		gp_str(t, sizeof t, w->name), cfg->arch.name, r->n > 60 ? 7 : r->n > 30 ? 8 : 10);
+		gp_str(t, sizeof t, w->name), gp_str(an, sizeof an, cfg->arch.name), r->n > 60 ? 7 : r->n > 30 ? 8 : 10);
 	fprintf(f, "plot ");
 	for (int k = 0; k < CAT_N; k++)
 		fprintf(f, "%s$d using %d%s title columnheader(%d) lc rgb '%s'", k ? ", " : "", k + 2,

@@ -539,6 +539,38 @@ START_TEST(run_then_plot)
 }
 END_TEST
 
+/*
+ * Text from the user reaches gnuplot's double-quoted strings, in which
+ * gnuplot would run a command between backquotes: an axis value in the
+ * sweep's charts, and a config's name in run --plot's. Neither may run.
+ */
+START_TEST(no_command_from_text)
+{
+	char *dir = th_tmpdir(), *out, *err, o[4200], mark[4300], spec_text[9000], name[4400];
+	snprintf(mark, sizeof mark, "%s/ran", dir);
+	snprintf(name, sizeof name, "`touch %s`", mark);
+	snprintf(spec_text, sizeof spec_text, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n"
+		 "axes:\n  name: [\"%s\", b]\n  array.rows: [4, 8]\n  model: [analytic]\n", name);
+	char *spec = th_write(dir, "s.yaml", spec_text);
+	snprintf(o, sizeof o, "%s/out", dir);
+	const char *argv[] = { "sweep", spec, "-o", o, "--plot", NULL };
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	ck_assert_msg(access(mark, F_OK) != 0, "a backquoted axis value ran");
+	free(out), free(err);
+
+	char *cfg_text = th_slurp("configs/lab_4x4.yaml"), cfg2[9000];
+	snprintf(cfg2, sizeof cfg2, "%s\nname: \"%s\"\n", strstr(cfg_text, "\nclock_ghz"), name);
+	char *cfg = th_write(dir, "c.yaml", cfg2), p[4300];
+	snprintf(p, sizeof p, "%s/p", dir);
+	const char *argv2[] = { "run", "-c", cfg, "-w", "configs/workloads/mlp.yaml", "--plot", p, NULL };
+	ck_assert_msg(th_cli(".", argv2, &out, &err) == 0, "%s", err);
+	ck_assert_msg(access(mark, F_OK) != 0, "a backquoted config name ran");
+	free(out), free(err), free(cfg_text), free(cfg), free(spec);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *sweepplot_suite(void)
 {
 	Suite *s = suite_create("sweepplot");
@@ -552,6 +584,7 @@ Suite *sweepplot_suite(void)
 	tcase_add_test(t, errors);
 	tcase_add_test(t, errors_around);
 	tcase_add_test(t, run_then_plot);
+	tcase_add_test(t, no_command_from_text);
 	suite_add_tcase(s, t);
 	return s;
 }
