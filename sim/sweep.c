@@ -648,29 +648,47 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 	return write_atomic(path, e.msg, strlen(e.msg)) < 0 ? -1 : P_FAILED;
 }
 
+/* What a worker tells the sweep: it starts a point, or has finished one (ok or failed). */
+enum { M_START, M_OK, M_FAILED };
+
 struct done_msg {
 	uint32_t point;
-	uint32_t failed;
+	uint16_t worker;
+	uint16_t what;
 };
 
 /*
- * A worker: the loaded points first + w, first + w + jobs, ... that are not
- * done; each finished point reported on fd.
+ * The points a worker takes: runs of `chunk` consecutive points (the fastest
+ * factor's values, so that points that differ only there, as an energy axis
+ * does, meet in one worker's cache), dealt to the workers in turn.
+ */
+static size_t chunk_of(const struct sweep *sw)
+{
+	return sw->nfactors ? sw->factor_n[sw->nfactors - 1] : 1;
+}
+
+/*
+ * A worker: the loaded points of its chunks that are not done; each point
+ * announced on fd before it runs and reported after.
  */
 static void worker(const struct sweep *sw, const char *dir, int jobs, int w, const bool *done, int fd, pid_t parent)
 {
 	/* One cache for all the worker's points: ops reused within a point and across points. Out of memory: none. */
 	struct opcache *cache = sw->no_reuse ? NULL : opcache_new();
+	size_t chunk = chunk_of(sw);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
-	for (size_t p = sw->first + (size_t)w; p <= sw->last; p += (size_t)jobs) {
-		if (done[p])
+	for (size_t p = sw->first; p <= sw->last; p++) {
+		if (done[p] || (p - sw->first) / chunk % (size_t)jobs != (size_t)w)
 			continue;
+		struct done_msg m = { (uint32_t)p, (uint16_t)w, M_START };
+		if (write(fd, &m, sizeof m) != (ssize_t)sizeof m)
+			_exit(1);
 		int rc = point_run(sw, p, dir, cache);
 		if (rc < 0)
 			_exit(1);
-		struct done_msg m = { (uint32_t)p, rc == P_FAILED };
+		m.what = rc == P_FAILED ? M_FAILED : M_OK;
 		if (write(fd, &m, sizeof m) != (ssize_t)sizeof m)
 			_exit(1);
 	}
@@ -849,55 +867,111 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 		pr.resumed += done[p];
 		pr.failed += st == P_FAILED;
 	}
-	free(row);
 	pr.done = pr.resumed;
 	if (progress)
 		progress(ctx, &pr);
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		free(done);
-		return err_sim(e, "sweep: expected a pipe to the workers, found %s", strerror(errno));
-	}
-	fflush(NULL);
-	for (int w = 0; w < jobs && pr.done < pr.total; w++) {
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(fds[0]);
-			worker(sw, dir, jobs, w, done, fds[1], self);
-		}
-		if (pid < 0) {
-			err_sim(e, "sweep: expected to start worker %d, found %s", w, strerror(errno));
+	/*
+	 * Rounds of workers. A worker killed while it runs a point (by a signal:
+	 * out of memory, a crash) leaves that point failed, with the signal in
+	 * its .err file, and a new round runs the points still to do; a worker
+	 * that exits with an error (a point file it could not write) fails the
+	 * sweep.
+	 */
+	for (bool again = true; again && e->kind == ERR_NONE;) {
+		long running[SWEEP_MAX_JOBS];
+		int killed[SWEEP_MAX_JOBS] = { 0 };
+		again = false;
+		nw = 0;
+		if (pipe2(fds, O_CLOEXEC) < 0) {
+			err_sim(e, "sweep: expected a pipe to the workers, found %s", strerror(errno));
 			break;
 		}
-		pids[nw++] = pid;
-	}
-	close(fds[1]);
-	for (;;) {
-		struct done_msg m;
-		ssize_t r = read(fds[0], &m, sizeof m);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r != (ssize_t)sizeof m)
+		fflush(NULL);
+		for (int w = 0; w < jobs && pr.done < pr.total; w++) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				close(fds[0]);
+				worker(sw, dir, jobs, w, done, fds[1], self);
+			}
+			if (pid < 0) {
+				err_sim(e, "sweep: expected to start worker %d, found %s", w, strerror(errno));
+				break;
+			}
+			running[w] = -1;
+			pids[nw++] = pid;
+		}
+		close(fds[1]);
+		for (;;) {
+			struct done_msg m;
+			ssize_t r = read(fds[0], &m, sizeof m);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r != (ssize_t)sizeof m || m.worker >= nw || m.point < sw->first || m.point > sw->last)
+				break;
+			if (m.what == M_START) {
+				running[m.worker] = (long)m.point;
+				continue;
+			}
+			running[m.worker] = -1;
+			done[m.point] = true;
+			pr.done++;
+			pr.failed += m.what == M_FAILED;
+			pr.point = (long)m.point;
+			pr.point_failed = m.what == M_FAILED;
+			sweep_hash_text(sw->hash[m.point], stem);
+			pr.hash = stem;
+			pr.elapsed = since(&t0);
+			if (progress)
+				progress(ctx, &pr);
+		}
+		close(fds[0]);
+		pr.workers = nw;
+		for (int w = 0; w < nw; w++) {
+			int status;
+			struct rusage ru;
+			while (wait4(pids[w], &status, 0, &ru) < 0 && errno == EINTR)
+				;
+			if (WIFSIGNALED(status) && running[w] >= 0)
+				killed[w] = WTERMSIG(status);
+			else
+				dead += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+			if (ru.ru_maxrss > pr.worker_rss_kib[w])
+				pr.worker_rss_kib[w] = ru.ru_maxrss;
+		}
+		for (int w = 0; w < nw && !dead; w++) {
+			size_t p = (size_t)running[w];
+			char path[4300], msg[200];
+			if (!killed[w])
+				continue;
+			/* The point that was running: failed, unless its file made it before the signal. */
+			if (point_read(dir, sw->hash[p], row) == P_MISSING) {
+				snprintf(msg, sizeof msg, "sweep: the worker running this point was killed by signal %d (%s)\n",
+					 killed[w], strsignal(killed[w]));
+				sweep_hash_text(sw->hash[p], stem);
+				snprintf(path, sizeof path, "%s/points/%s.err", dir, stem);
+				if (write_atomic(path, msg, strlen(msg)) < 0) {
+					dead++;
+					break;
+				}
+				pr.failed++;
+				pr.point_failed = true;
+			} else {
+				pr.point_failed = false;
+			}
+			done[p] = true;
+			pr.done++;
+			pr.point = (long)p;
+			sweep_hash_text(sw->hash[p], stem);
+			pr.hash = stem;
+			pr.elapsed = since(&t0);
+			if (progress)
+				progress(ctx, &pr);
+			again = pr.done < pr.total;
+		}
+		if (dead)
 			break;
-		pr.done++;
-		pr.failed += m.failed != 0;
-		pr.point = (long)m.point;
-		pr.point_failed = m.failed != 0;
-		sweep_hash_text(sw->hash[m.point], stem);
-		pr.hash = stem;
-		pr.elapsed = since(&t0);
-		if (progress)
-			progress(ctx, &pr);
 	}
-	close(fds[0]);
-	pr.workers = nw;
-	for (int w = 0; w < nw; w++) {
-		int status;
-		struct rusage ru;
-		while (wait4(pids[w], &status, 0, &ru) < 0 && errno == EINTR)
-			;
-		dead += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-		pr.worker_rss_kib[w] = ru.ru_maxrss;
-	}
+	free(row);
 	free(done);
 	pr.finished = true;
 	pr.point = -1;

@@ -77,6 +77,7 @@ START_TEST(identical_ops_reused_with_equal_results)
 	static const char *const none[] = { NULL };
 	static const char *const os[] = { "array.dataflow=os", NULL };
 	static const char *const v4_layers[] = { "chip.prefetch_across_ops=false", NULL };
+	static const char *const v4_spill[] = { "chip.prefetch_across_ops=false", "chip.activation_kib=64", NULL };
 	static const struct {
 		const char *preset;
 		const char *const *sets;
@@ -94,6 +95,8 @@ START_TEST(identical_ops_reused_with_equal_results)
 		{ "gemmini", none, "configs/workloads/resnet50.yaml", MODEL_CYCLE, false, false },
 		{ "tpu_v4", v4_layers, "configs/workloads/bert_base.yaml", MODEL_CYCLE, false, true },
 		{ "tpu_v4", v4_layers, "configs/workloads/resnet50.yaml", MODEL_ANALYTIC, false, true },
+		{ "tpu_v4", v4_spill, "configs/workloads/bert_base.yaml", MODEL_CYCLE, false, true },
+		{ "tpu_v4", v4_spill, "configs/workloads/resnet50.yaml", MODEL_CYCLE, false, true },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct config c;
@@ -199,6 +202,15 @@ START_TEST(cache_across_runs_keyed_by_timing_config)
 	run(&c3, &w, &ops, &fo, &fresh);
 	assert_same(&fresh, &b, "bandwidth change");
 	ck_assert_int_ne(fresh.total.cycles, 0);
+	run_release(&b);
+	run_release(&fresh);
+
+	/* The same config with ideal memory: another key, its own results. */
+	o.ideal_memory = fo.ideal_memory = true;
+	run(&c3, &w, &ops, &o, &b);
+	ck_assert_int_eq(opcache_stats(cache).misses, 3 * kinds);
+	run(&c3, &w, &ops, &fo, &fresh);
+	assert_same(&fresh, &b, "ideal memory");
 	run_release(&b);
 	run_release(&fresh);
 	opcache_free(cache);

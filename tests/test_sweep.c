@@ -707,32 +707,40 @@ END_TEST
  * Reuse (opcache.h): the same sweep with each worker reusing the results of
  * identical ops, within a point (BERT's twelve layers, ResNet-50's repeated
  * blocks) and across points (the energy axis, varying fastest, changes no
- * op's timing), and with --no-reuse, one worker: every point file, layers
- * included, and sweep.csv are the same bytes.
+ * op's timing; the model axis must not mix), with one worker and with two,
+ * and with --no-reuse: every point file, layers included, and sweep.csv are
+ * the same bytes.
  */
 START_TEST(reuse_identity)
 {
 	static const char spec[] = "configs: [configs/tpu_v4_mxu.yaml]\n"
 				   "workloads: [configs/workloads/bert_base.yaml, configs/workloads/resnet50.yaml]\n"
-				   "axes:\n  array.rows: [64, 128]\n  dataflow: [ws, os]\n"
+				   "axes:\n  array.rows: [64, 128]\n  dataflow: [ws, os]\n  model: [cycle, analytic]\n"
 				   "  energy.hbm_pj_per_bit: [3.97, 8]\n";
 	char *dir = th_tmpdir(), *path = th_write(dir, "s.yaml", spec), a[4200], b[4200], *out, *err;
 	snprintf(a, sizeof a, "%s/a", dir);
 	snprintf(b, sizeof b, "%s/b", dir);
-	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", a, "-j", "2", NULL), 0);
+	char c[4200];
+	snprintf(c, sizeof c, "%s/c", dir);
+	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", a, NULL), 0);
+	free(out);
+	free(err);
+	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", c, "-j", "2", NULL), 0);
 	free(out);
 	free(err);
 	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", b, "--no-reuse", NULL), 0);
 	free(out);
 	free(err);
+	for (int run = 0; run < 2; run++) {
 	int n = 0;
 	DIR *d;
-	snprintf(a, sizeof a, "%s/a/points", dir);
+	const char *x = run ? "c" : "a";
+	snprintf(a, sizeof a, "%s/%s/points", dir, x);
 	ck_assert(d = opendir(a));
 	for (struct dirent *de; (de = readdir(d));) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(a, sizeof a, "%s/a/points/%s", dir, de->d_name);
+		snprintf(a, sizeof a, "%s/%s/points/%s", dir, x, de->d_name);
 		snprintf(b, sizeof b, "%s/b/points/%s", dir, de->d_name);
 		char *ta = th_slurp(a), *tb = th_slurp(b);
 		ck_assert_msg(strstr(de->d_name, ".json") && ta && tb && !strcmp(ta, tb), "%s differs with reuse",
@@ -742,15 +750,77 @@ START_TEST(reuse_identity)
 		n++;
 	}
 	closedir(d);
-	ck_assert_int_eq(n, 16);        /* 2 workloads x 2 x 2 x 2 */
-	snprintf(a, sizeof a, "%s/a/sweep.csv", dir);
+	ck_assert_int_eq(n, 32);        /* 2 workloads x 2 x 2 x 2 x 2 */
+	snprintf(a, sizeof a, "%s/%s/sweep.csv", dir, x);
 	snprintf(b, sizeof b, "%s/b/sweep.csv", dir);
 	char *ca = th_slurp(a), *cb = th_slurp(b);
 	ck_assert(ca && cb);
 	ck_assert_str_eq(ca, cb);
 	free(ca);
 	free(cb);
+	}
 	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The pid of a child of pid, or 0 (from /proc/PID/task/PID/children). */
+static pid_t child_of(pid_t pid)
+{
+	char p[64];
+	long c = 0;
+	snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	FILE *f = fopen(p, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &c) != 1)
+			c = 0;
+		fclose(f);
+	}
+	return (pid_t)c;
+}
+
+/*
+ * A worker killed while it runs a point (as the kernel kills a process out
+ * of memory): that point is recorded as failed, with the signal, and the
+ * sweep goes on with a new worker for the rest. Point 0 is a cycle run of
+ * about two seconds (4 x 8192 x 8192 on the 4 x 4 lab array: 4,194,304 folds),
+ * point 1 its closed form; one worker, killed 0.3 s into point 0.
+ */
+START_TEST(killed_worker_fails_its_point_only)
+{
+	char *dir = th_tmpdir(), o[4200], p[4200];
+	char *wl = th_write(dir, "w.yaml", "name: big\nbatch: 1\nlayers:\n"
+			    "  - {name: g, type: matmul, m: 4, k: 8192, n: 8192, a: activation, b: weight}\n");
+	char spec_text[8400];
+	snprintf(spec_text, sizeof spec_text, "configs: [configs/lab_4x4.yaml]\nworkloads: [%s]\n"
+		 "axes:\n  model: [cycle, analytic]\n", wl);
+	char *spec = th_write(dir, "s.yaml", spec_text);
+	snprintf(o, sizeof o, "%s/out", dir);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(th_tpusim(), th_tpusim(), "sweep", spec, "-o", o, (char *)NULL);
+		_exit(127);
+	}
+	pid_t w = 0;
+	for (int i = 0; i < 2000 && !(w = child_of(pid)); i++)
+		usleep(1000);
+	ck_assert_int_gt(w, 0);
+	usleep(300000);
+	ck_assert_int_eq(kill(w, SIGKILL), 0);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sweep status %d", status);
+	snprintf(p, sizeof p, "%s/sweep.csv", o);
+	char *csv = th_slurp(p), *row[4];
+	ck_assert_int_eq(lines(csv, row, 4), 3);
+	ck_assert_msg(strstr(row[1], ",cycle,") && strstr(row[1], "killed by signal 9"), "%s", row[1]);
+	ck_assert_msg(strstr(row[2], ",analytic,") && !strcmp(row[2] + strlen(row[2]) - 3, ",ok"), "%s", row[2]);
+	free(csv), free(spec), free(wl);
 	th_rmdir(dir);
 	free(dir);
 }
@@ -772,6 +842,7 @@ Suite *sweep_suite(void)
 	tcase_add_test(t, merge_lists_missing);
 	tcase_add_test(t, stale_temp_files);
 	tcase_add_test(t, reuse_identity);
+	tcase_add_test(t, killed_worker_fails_its_point_only);
 	suite_add_tcase(s, t);
 	return s;
 }
