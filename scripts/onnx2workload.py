@@ -61,6 +61,9 @@ from onnx import shape_inference
 
 PROG = "onnx2workload"
 NAME_MAX = 63                         # CFG_STR_MAX - 1: the longest layer name a workload takes
+DIM_MAX = 1 << 40                     # workload.c: the largest value of a layer's key
+COUNT_MAX = 10 ** 9                   # workload.c: the most repeat and groups
+BATCH_MAX = 1 << 20                   # workload.c: the largest batch
 
 SHAPE_ONLY = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"}
 SHAPE_VALUES = {"Shape", "Size"}      # values that depend on shapes alone
@@ -82,6 +85,11 @@ UNARY = {
     "Clip": ("relu", "Clip counted as relu"),
     "LogSoftmax": ("softmax", "LogSoftmax counted as softmax"),
 }
+# op type: (inputs it needs, inputs it takes at most, None for any); the checks shape inference leaves out
+ARITY = {"Conv": (2, 3), "Gemm": (2, 3), "MatMul": (2, 2), "MaxPool": (1, 1), "AveragePool": (1, 1),
+         "GlobalAveragePool": (1, 1), "GlobalMaxPool": (1, 1), "BatchNormalization": (5, 5),
+         **{op: (2, 2) for op in BINARY}, **{op: (1, None) for op in UNARY},
+         **{op: (1, None) for op in SHAPE_ONLY | DATA_MOVEMENT}}
 OTHER_DOMAIN_OK = {("com.microsoft", "Gelu"), ("com.microsoft", "FastGelu")}
 
 
@@ -188,10 +196,30 @@ def load_model(path):
     except Exception as e:   # protobuf raises DecodeError and, on some inputs, others
         raise BadInput(f"{path}: expected an ONNX model (a protobuf ModelProto), found {len(data)} bytes "
                        f"that do not decode as one ({e})")
+    bad = non_text(model, "model")
+    if bad:
+        raise BadInput(f"{path}: {bad}: expected UTF-8 text, found bytes that are not")
     if not model.ir_version or not model.graph.node:
         raise BadInput(f"{path}: expected an ONNX model with a graph of nodes, found "
                        f"{'no ir_version' if not model.ir_version else 'a graph without nodes'}")
     return model
+
+
+def non_text(msg, where):
+    """The path of the first string field of msg that did not decode as UTF-8 (protobuf then gives bytes), or None."""
+    for fd, value in msg.ListFields():
+        if fd.type == fd.TYPE_MESSAGE:
+            items = value if fd.label == fd.LABEL_REPEATED else [value]
+            for i, m in enumerate(items):
+                sub = f"{where}.{fd.name}[{i}]" if fd.label == fd.LABEL_REPEATED else f"{where}.{fd.name}"
+                bad = non_text(m, sub)
+                if bad:
+                    return bad
+        elif fd.type == fd.TYPE_STRING:
+            items = value if fd.label == fd.LABEL_REPEATED else [value]
+            if any(isinstance(v, bytes) for v in items):
+                return f"{where}.{fd.name}"
+    return None
 
 
 def set_dims(model, path, batch, dims):
@@ -221,6 +249,9 @@ def set_dims(model, path, batch, dims):
         if ii == 0:
             shape = inp.type.tensor_type.shape.dim
             model_batch = shape[0].dim_value if len(shape) else 1
+            if not batch and model_batch > BATCH_MAX:
+                raise BadInput(f"{path}: graph.input '{inp.name}'.shape[0]: expected a batch of at most {BATCH_MAX}, "
+                               f"found {model_batch} (give --batch)")
     unused = sorted(set(dims) - used)
     if unused:
         raise BadInput(f"{path}: --dim {unused[0]}: expected the name of a symbolic input dimension, found none "
@@ -228,12 +259,58 @@ def set_dims(model, path, batch, dims):
     return model_batch
 
 
+POSITIVE_ATTRS = ("strides", "dilations", "kernel_shape", "group")
+
+
+def check_attrs(model, path):
+    """Window attributes that must be positive; onnx.shape_inference divides by some of them unchecked."""
+    for i, node in enumerate(model.graph.node):
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        for a in node.attribute:
+            if a.name in POSITIVE_ATTRS:
+                v = onnx.helper.get_attribute_value(a)
+                vals = v if isinstance(v, list) else [v]
+                if not vals or any(not isinstance(x, int) or x < 1 for x in vals):
+                    raise BadInput(f"{path}: graph.node[{i}] ({node.op_type} '{node_label(node, i)}'): attribute "
+                                   f"{a.name}: expected positive integers, found {v!r}")
+
+
 def infer(model, path):
-    try:
-        return shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
-    except Exception as e:
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise BadInput(f"{path}: expected shapes that onnx.shape_inference can infer, found an error: {msg}")
+    """
+    The model with its shapes inferred. onnx.shape_inference runs in a child
+    process: on some malformed models it dies of a signal, which must not end
+    this program without a message.
+    """
+    check_attrs(model, path)
+    with tempfile.TemporaryDirectory(prefix="onnx2workload.") as d:
+        out, err = os.path.join(d, "model.onnx"), os.path.join(d, "error")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                m = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+                with open(out, "wb") as f:
+                    f.write(m.SerializeToString())
+            except Exception as e:
+                msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                with open(err, "w") as f:
+                    f.write(msg)
+                code = 1
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            raise BadInput(f"{path}: expected a model that onnx.shape_inference can read, found one that stops it "
+                           f"(signal {os.WTERMSIG(status)})")
+        if os.path.exists(err):
+            with open(err) as f:
+                raise BadInput(f"{path}: expected shapes that onnx.shape_inference can infer, found an error: {f.read()}")
+        if os.waitstatus_to_exitcode(status) != 0 or not os.path.exists(out):
+            raise BadInput(f"{path}: expected shapes that onnx.shape_inference can infer, found none")
+        with open(out, "rb") as f:
+            return onnx.load_model_from_string(f.read())
 
 
 def known_shapes(graph):
@@ -330,6 +407,26 @@ class Converter:
             raise Unsupported(f"the shape of '{name}' is not known after shape inference")
         return s
 
+    def attr_int(self, node, name, default, lo=0):
+        v = attr(node, name, default)
+        if not isinstance(v, int) or v < lo:
+            raise BadInput(f"{self.where}: attribute {name}: expected an integer of at least {lo}, found {v!r}")
+        return v
+
+    def attr_ints(self, node, name, default, n, lo=0):
+        v = attr(node, name, default)
+        if not isinstance(v, list) or len(v) != n or any(not isinstance(x, int) or x < lo for x in v):
+            raise BadInput(f"{self.where}: attribute {name}: expected {n} integers of at least {lo}, found {v!r}")
+        return v
+
+    def auto_pad(self, node):
+        v = attr(node, "auto_pad", b"NOTSET")
+        v = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        if v not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+            raise BadInput(f"{self.where}: attribute auto_pad: expected NOTSET, VALID, SAME_UPPER or SAME_LOWER, "
+                           f"found {v!r}")
+        return v
+
     def per_sample(self, n, what):
         if n % self.mb:
             raise Unsupported(f"{what} ({n}) is not a multiple of the batch ({self.mb}, the first dimension of "
@@ -354,6 +451,10 @@ class Converter:
         self.report.append((category, node.op_type, label, detail))
 
     def add_layer(self, node, label, ltype, keys, reads, read_sizes, out_elems):
+        for k, v in keys.items():
+            top = COUNT_MAX if k in ("repeat", "groups") else DIM_MAX
+            if isinstance(v, int) and not 1 <= v <= top and not (v == 0 and k == "padding"):
+                raise Unsupported(f"{ltype} {k} {v}, beyond what a workload takes (1 to {top})")
         layer = Layer(self.unique(label), ltype, keys, label, node.op_type, reads, read_sizes, out_elems)
         for v in reads:
             if v.src is not None:
@@ -375,15 +476,18 @@ class Converter:
     def run(self):
         for i, node in enumerate(self.g.node):
             label = node_label(node, i)
-            ins = []
-            for n in node.input:
-                if not n:
-                    continue
-                if n not in self.vals:
-                    raise BadInput(f"{self.path}: graph.node[{i}] ({node.op_type} '{label}'): expected inputs "
-                                   f"written by earlier nodes, found '{n}' that no earlier node writes")
-                ins.append(self.vals[n])
             self.where = f"{self.path}: graph.node[{i}] ({node.op_type} '{label}')"
+            ins = []                   # one per input, None for an optional input not given
+            for n in node.input:
+                if n and n not in self.vals:
+                    raise BadInput(f"{self.where}: expected inputs written by earlier nodes, found '{n}' that no "
+                                   f"earlier node writes")
+                ins.append(self.vals[n] if n else None)
+            lo, hi = ARITY.get(node.op_type, (0, None))
+            if (node.domain in ("", "ai.onnx") and
+                    (len(ins) < lo or (hi is not None and len(ins) > hi) or None in ins[:lo])):
+                raise BadInput(f"{self.where}: expected {lo}{'' if hi == lo else ' or more' if hi is None else f' to {hi}'} "
+                               f"inputs, found {sum(v is not None for v in ins)}")
             try:
                 if i in self.ln_part:
                     self.note("fused", node, label, f"a LayerNorm written out, into '{self.ln_part[i]}'")
@@ -403,7 +507,7 @@ class Converter:
                 dom = f"{node.domain}:" if node.domain not in ("", "ai.onnx") else ""
                 self.unsupported.append((dom + node.op_type, label, str(e)))
                 self.report.append(("unsupported", dom + node.op_type, label, str(e)))
-                self.escape(ins)
+                self.escape([v for v in ins if v is not None])
                 for o in node.output:
                     if o:
                         self.vals[o] = Val("act", self.elems(o), via=f"unsupported {node.op_type} '{label}'")
@@ -458,12 +562,12 @@ class Converter:
 
     def convert(self, node, label, ins):
         op = node.op_type
-        acts = [v for v in ins if v.kind == "act"]
+        acts = [v for v in ins if v is not None and v.kind == "act"]
         if node.domain not in ("", "ai.onnx") and (node.domain, op) not in OTHER_DOMAIN_OK:
             raise Unsupported(f"an op of domain '{node.domain}'")
         if any(a.HasField("g") or len(a.graphs) for a in node.attribute):
             raise Unsupported("an op with subgraphs")
-        if op in SHAPE_VALUES or not acts or (op in SHAPE_ONLY and ins[0].kind == "const"):
+        if op in SHAPE_VALUES or not acts or (op in SHAPE_ONLY and (ins[0] is None or ins[0].kind == "const")):
             for o in node.output:
                 if o:
                     self.vals[o] = Val("const", self.elems(o))
@@ -510,10 +614,12 @@ class Converter:
             return all(k <= n + 2 * p and (n + 2 * p - k) // stride + 1 == o for n, k, o in zip(dims, kernels, outs))
         if pads and len(set(pads)) == 1 and fits(pads[0]):
             return pads[0], True
-        total = [pads[i] + pads[i + len(dims)] for i in range(len(dims))] if pads else [0] * len(dims)
-        for p in sorted(range(0, max(kernels) + max(total or [0]) + 1), key=lambda p: sum(abs(2 * p - t) for t in total)):
-            if fits(p):
-                return p, False
+        # (n + 2p - k) // s + 1 == o  <=>  s (o - 1) <= n + 2p - k <= s o - 1
+        lo = max([0] + [-((n - k - stride * (o - 1)) // 2) for n, k, o in zip(dims, kernels, outs)])
+        hi = min((stride * o - 1 + k - n) // 2 for n, k, o in zip(dims, kernels, outs))
+        p = min(max(sum(pads) // (2 * len(dims)) if pads else 0, lo), hi)   # nearest the mean pad
+        if lo <= hi and fits(p):
+            return p, False
         raise Unsupported(f"pads {list(pads)} give an output of {outs}, which no one padding on every side gives")
 
     def conv(self, node, label, ins):
@@ -524,22 +630,24 @@ class Converter:
         ys = self.shape(node.output[0])
         if len(xs) != 4:
             raise Unsupported(f"a {len(xs) - 2}-D convolution (conv2d is 2-D)")
+        if len(ws) != 4 or len(ys) != 4:
+            raise BadInput(f"{self.where}: expected 4-D weights and output for a 4-D input, found {list(ws)} and "
+                           f"{list(ys)}")
         self.batch_dim(node.input[0], xs)
         _, c, h, wd = xs
         oc, kh, kw = ws[0], ws[2], ws[3]
-        groups = attr(node, "group", 1)
-        if len(ws) != 4 or groups < 1 or c % groups or oc % groups or ws[1] != c // groups:
+        groups = self.attr_int(node, "group", 1, 1)
+        if groups < 1 or c % groups or oc % groups or ws[1] != c // groups:
             raise BadInput(f"{self.where}: expected weights of shape [out_c, in_c / group, kh, kw] with in_c {c} "
                            f"and group {groups}, found {list(ws)}")
-        strides = list(attr(node, "strides", [1, 1]))
-        dil = list(attr(node, "dilations", [1, 1]))
+        strides = self.attr_ints(node, "strides", [1, 1], 2, 1)
+        dil = self.attr_ints(node, "dilations", [1, 1], 2, 1)
         if strides[0] != strides[1]:
             raise Unsupported(f"strides {strides} differ by dimension (conv2d has one stride)")
         if dil[0] != dil[1]:
             raise Unsupported(f"dilations {dil} differ by dimension (conv2d has one dilation)")
-        auto = attr(node, "auto_pad", b"NOTSET")
-        auto = auto.decode() if isinstance(auto, bytes) else auto
-        pads = list(attr(node, "pads", [0, 0, 0, 0])) if auto == "NOTSET" else []
+        auto = self.auto_pad(node)
+        pads = self.attr_ints(node, "pads", [0, 0, 0, 0], 4) if auto == "NOTSET" else []
         ekh, ekw = dil[0] * (kh - 1) + 1, dil[1] * (kw - 1) + 1
         p, exact = self.sym_padding(pads, [h, wd], [ekh, ekw], strides[0], ys[2:])
         keys = dict(in_h=h, in_w=wd, in_c=c, out_c=oc)
@@ -558,10 +666,12 @@ class Converter:
 
     def gemm(self, node, label, ins):
         a, b = ins[0], ins[1]
-        if len(ins) > 2 and ins[2].kind == "act":
+        if len(ins) > 2 and ins[2] is not None and ins[2].kind == "act":
             raise Unsupported("a bias computed at run time (input C is not a constant)")
         sa, sb = self.shape(node.input[0]), self.shape(node.input[1])
-        ta, tb = attr(node, "transA", 0), attr(node, "transB", 0)
+        if len(sa) != 2 or len(sb) != 2:
+            raise BadInput(f"{self.where}: expected two matrices, found shapes {list(sa)} and {list(sb)}")
+        ta, tb = self.attr_int(node, "transA", 0), self.attr_int(node, "transB", 0)
         m, k = (sa[1], sa[0]) if ta else (sa[0], sa[1])
         n, kb = (sb[0], sb[1]) if tb else (sb[1], sb[0])
         if kb != k:
@@ -571,6 +681,8 @@ class Converter:
     def matmul(self, node, label, ins):
         a, b = ins[0], ins[1]
         sa, sb = list(self.shape(node.input[0])), list(self.shape(node.input[1]))
+        if not sa or not sb:
+            raise BadInput(f"{self.where}: expected operands of rank 1 or more, found shapes {sa} and {sb}")
         if len(sa) == 1:
             sa = [1] + sa
         if len(sb) == 1:
@@ -629,20 +741,19 @@ class Converter:
         if node.op_type.startswith("Global"):
             keys["global"] = "true"
         else:
-            ks = list(attr(node, "kernel_shape", []))
-            strides = list(attr(node, "strides", [1, 1]))
-            dil = list(attr(node, "dilations", [1, 1]))
+            ks = self.attr_ints(node, "kernel_shape", [], 2, 1)
+            strides = self.attr_ints(node, "strides", [1, 1], 2, 1)
+            dil = self.attr_ints(node, "dilations", [1, 1], 2, 1)
             if len(node.output) > 1 and node.output[1]:
                 raise Unsupported("MaxPool's indices output")
-            if len(ks) != 2 or ks[0] != ks[1]:
+            if ks[0] != ks[1]:
                 raise Unsupported(f"kernel_shape {ks} is not square (pool has one kernel size)")
             if strides[0] != strides[1]:
                 raise Unsupported(f"strides {strides} differ by dimension (pool has one stride)")
             if dil != [1, 1]:
                 raise Unsupported(f"dilations {dil} (pool has none)")
-            auto = attr(node, "auto_pad", b"NOTSET")
-            auto = auto.decode() if isinstance(auto, bytes) else auto
-            pads = list(attr(node, "pads", [0, 0, 0, 0])) if auto == "NOTSET" else []
+            auto = self.auto_pad(node)
+            pads = self.attr_ints(node, "pads", [0, 0, 0, 0], 4) if auto == "NOTSET" else []
             p, exact = self.sym_padding(pads, [h, w], ks, strides[0], ys[2:])
             keys.update(kernel=ks[0], stride=strides[0], padding=p)
         keys["mode"] = mode
@@ -678,7 +789,7 @@ class Converter:
 
     def unary(self, node, label, ins):
         x = ins[0]
-        if x.kind != "act" or any(v.kind == "act" for v in ins[1:]):
+        if x.kind != "act" or any(v is not None and v.kind == "act" for v in ins[1:]):
             raise Unsupported("a second operand computed at run time")
         ltype, counted = UNARY[node.op_type]
         out = self.elems(node.output[0]) or x.elems
@@ -775,6 +886,11 @@ class Converter:
 
 # ---------------------------------------------------------------------------- writing
 
+def printable(s):
+    """s with every character outside printable ASCII shown as ?: for comments and messages."""
+    return "".join(c if " " <= c <= "~" else "?" for c in s)
+
+
 def yaml_name(s):
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_./-]*", s) and s.lower() not in ("true", "false", "null", "yes", "no",
                                                                             "on", "off", "y", "n"):
@@ -813,7 +929,7 @@ def render(conv, model, path, yaml_batch):
         if l.inputs:
             items.append("inputs: [" + ", ".join(yaml_name(n) for n in l.inputs) + "]")
         lines.append("  - {" + ", ".join(items) + "}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(l) for l in lines) + "\n"
 
 
 def write_atomic(out, text):
@@ -836,7 +952,7 @@ def print_report(conv, path, quiet):
     for cat, op, label, detail in conv.report:
         if quiet and cat != "unsupported":
             continue
-        print(f"  {cat:<13} {op:<{width}} {label}" + (f"  ({detail})" if detail else ""), file=sys.stderr)
+        print(printable(f"  {cat:<13} {op:<{width}} {label}" + (f"  ({detail})" if detail else "")), file=sys.stderr)
 
 
 def positive(text):
@@ -844,8 +960,8 @@ def positive(text):
         v = int(text)
     except ValueError:
         v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
+    if not 1 <= v <= BATCH_MAX:
+        raise argparse.ArgumentTypeError(f"expected an integer in [1, {BATCH_MAX}], found {text!r}")
     return v
 
 
@@ -889,7 +1005,7 @@ def main(argv):
         else:
             sys.stdout.write(text)
     except BadInput as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(printable(f"{PROG}: {e}"), file=sys.stderr)
         return 2
     print_report(conv, args.model, args.quiet)
     print(f"{PROG}: {args.model}: {plural(len(model.graph.node), 'node')}, {plural(n_layers, 'layer')}"

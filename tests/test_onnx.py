@@ -389,6 +389,16 @@ def main():
             f"onnx2workload: {src}: expected an ONNX model (a protobuf ModelProto), found 29 bytes that do not decode"),
             True)
         check("malformed: one line", r.stderr.count("\n"), 1)
+        # A model whose pooling stride is 0: refused before shape inference, which would divide by it.
+        m = cnn()
+        m.graph.node[3].attribute[1].ints[1] = 0
+        src = os.path.join(d, "stride0.onnx")
+        onnx.save(m, src)
+        r = convert(src, "-o", out)
+        check("stride 0: exit status", r.returncode, 2)
+        check("stride 0: the message", r.stderr.strip(),
+              f"onnx2workload: {src}: graph.node[3] (MaxPool 'stem.pool'): attribute strides: expected positive "
+              f"integers, found [2, 0]")
         r = convert(os.path.join(d, "missing.onnx"))
         check("missing file: exit status", r.returncode, 2)
         check("missing file: the message", r.stderr.strip(),
