@@ -25,7 +25,7 @@ FUZZ_SHORT   ?= 12
 FUZZ_TIME    ?= 3600
 FUZZ_JOBS    ?= 1
 
-DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang libclang-rt-14-dev locales python3-numpy chromium gtkwave parallel slurm-wlm munge
+DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang libclang-rt-14-dev locales python3-numpy chromium gtkwave parallel slurm-wlm munge python3-onnx
 
 PYTHON  := /usr/bin/python3
 CC      ?= cc
@@ -113,6 +113,7 @@ test: $(BIN) $(LIB) $(TEST_BIN) fuzz
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py
+	TPUSIM=./$(BIN) $(PYTHON) tests/test_onnx.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_vcd_gtkwave.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_lab_page.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_cluster.py parallel
