@@ -1260,6 +1260,12 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 			no_reuse = true;
 			continue;
 		}
+		if (!strncmp(o, "-j", 2) && isdigit((unsigned char)o[2])) {       /* -j2, as make takes it */
+			have_j = true;
+			if ((jobs = whole_number(o + 2, 1, SWEEP_MAX_JOBS)) < 0)
+				return bad_arg(e, "-j", "expected an integer in [1, 64]", o + 2);
+			continue;
+		}
 		if (slot || !strcmp(o, "-j") || !strcmp(o, "--jobs")) {
 			if (!v)
 				return err_input(e, "%s: expected a value after it, found the end of the command line", o);

@@ -15,7 +15,9 @@
  * input's distinct elements, the vector op's kind and sizes, the on-chip and
  * spill placement). Names, layer indices and tensors are not in it: an op
  * run layer by layer reads and writes at fixed HBM bases (schedule.h) and
- * waits for no other op. Keys are compared whole, never by hash alone.
+ * waits for no other op. Keys are compared whole, the config as its 64-bit
+ * FNV-1a hash (two configs that differ in a timing key and hash alike are
+ * the one case that could mix; at 2^-64 a pair, not guarded against).
  *
  * A cache may outlive runs (a sweep worker keeps one for all its points);
  * it holds at most OPCACHE_MAX entries and forgets them all when full.

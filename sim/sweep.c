@@ -27,7 +27,17 @@
 static int expected(struct err *e, const struct ynode *n, const char *key, const char *what)
 {
 	char buf[300];
+	if (n->kind == Y_SEQ)
+		return n->n ? err_at(e, n->pos, key, "expected %s, found a list of %zu", what, n->n) :
+			      err_at(e, n->pos, key, "expected %s, found an empty list", what);
 	return err_at(e, n->pos, key, "expected %s, found %s", what, ynode_describe(n, buf, sizeof buf));
+}
+
+/* Where item i of the spec's list `key` was written. */
+static struct pos item_pos(const struct sweep *sw, const char *key, int i)
+{
+	const struct ynode *l = ynode_get(sw->doc->root, key);
+	return l && l->kind == Y_SEQ && (size_t)i < l->n ? l->vals[i]->pos : sw->doc->root->pos;
 }
 
 /* The whole file at path (owned), its length in *len, or NULL with e set at `at`. */
@@ -435,14 +445,25 @@ static int load(struct sweep *sw, const char *path, const char *base, size_t fir
 	}
 	sw->first = first;
 	sw->last = last;
-	for (int i = 0; i < sw->nconfigs; i++)
+	for (int i = 0; i < sw->nconfigs; i++) {
+		char k[64];
+		struct stat st;
+		snprintf(k, sizeof k, "configs[%d]", i);
 		if (!(sw->cpath[i] = opened(base, sw->configs[i], e)))
 			goto fail;
+		/* A file that is not there, said at its place in the spec (a preset's name is found by the config loader). */
+		if (strchr(sw->configs[i], '/') && stat(sw->cpath[i], &st) != 0) {
+			char q[4200];
+			err_at(e, item_pos(sw, "configs", i), k, "expected a readable file, found \"%s\" (%s)",
+			       err_quote(q, sizeof q, sw->cpath[i], 4096), strerror(errno));
+			goto fail;
+		}
+	}
 	for (int w = 0; w < sw->nworkloads; w++) {
 		char k[64];
 		snprintf(k, sizeof k, "workloads[%d]", w);
 		if (!(sw->wpath[w] = opened(base, sw->workloads[w], e)) ||
-		    !(sw->wtext[w] = slurp(sw->wpath[w], &sw->wlen[w], sw->doc->root->pos, k, e)))
+		    !(sw->wtext[w] = slurp(sw->wpath[w], &sw->wlen[w], item_pos(sw, "workloads", w), k, e)))
 			goto fail;
 	}
 	rq = malloc(sizeof *rq);

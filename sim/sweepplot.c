@@ -213,8 +213,8 @@ static int read_numbers(struct sweepplot_table *t, struct sweepplot_row *row, ch
 		char *end;
 		errno = 0;
 		v[k] = strtod(s, &end);
-		if (!*s || *end || errno == ERANGE || !(v[k] >= 0 && v[k] <= 1e300) || strchr(" \t\n", *s))
-			return err_at(e, at[1 + t->naxes + k], tail_cols[k], "expected a number in [0, 1e300], found \"%s\"",
+		if (!*s || *end || errno == ERANGE || !(v[k] >= 0 && v[k] <= 1e200) || strchr(" \t\n", *s))
+			return err_at(e, at[1 + t->naxes + k], tail_cols[k], "expected a number in [0, 1e200], found \"%s\"",
 				      err_quote(q, sizeof q, s, 60));
 	}
 	row->m[SWEEPPLOT_CYCLES] = v[0];

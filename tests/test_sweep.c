@@ -549,13 +549,26 @@ START_TEST(cluster_errors)
 	snprintf(want, sizeof want, "%s/sweep.cwd: expected an absolute directory, found \"configs\"\n", o);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
-	/* A working directory where the spec's files are not: the workload, named as opened. */
+	/*
+	 * A working directory where the spec's files are not: the config first,
+	 * named as opened, at its place in the spec ("configs: [" is 10
+	 * characters: column 11).
+	 */
 	snprintf(rec, sizeof rec, "%s\n", dir);
 	free(th_write(o, "sweep.cwd", rec));
 	snprintf(spec, sizeof spec, "%s%s", head, forty);
 	free(th_write(o, "sweep.yaml", spec));
 	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
-	snprintf(want, sizeof want, "%s/sweep.yaml:1:1: workloads[0]: expected a readable file, found "
+	snprintf(want, sizeof want, "%s/sweep.yaml:1:11: configs[0]: expected a readable file, found "
+		 "\"%s/configs/lab_4x4.yaml\" (No such file or directory)\n", o, dir);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	/* Then the workload, at its place: "workloads: [" is 12 characters, line 2. */
+	snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s",
+		 getcwd(rec, sizeof rec), forty);
+	free(th_write(o, "sweep.yaml", spec));
+	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	snprintf(want, sizeof want, "%s/sweep.yaml:2:13: workloads[0]: expected a readable file, found "
 		 "\"%s/configs/workloads/mlp.yaml\" (No such file or directory)\n", o, dir);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);

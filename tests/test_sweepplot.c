@@ -403,8 +403,8 @@ START_TEST(errors)
 					   "hbm_read_bytes, hbm_write_bytes, energy_pj, pj_per_mac, status; found 2 columns" },
 		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,ok\nw.yaml,4,1,1,1,1,1,1,ok\n",
 		  ":3:1: expected 10 fields as the header has, found 9" },
-		{ "workload,x,", "w.yaml,4,12x,1,1,1,1,1,1,ok\n", ":2:10: cycles: expected a number in [0, 1e300], found \"12x\"" },
-		{ "workload,x,", "w.yaml,4,1,1,1,1,1,-2,1,ok\n", ":2:20: energy_pj: expected a number in [0, 1e300], found \"-2\"" },
+		{ "workload,x,", "w.yaml,4,12x,1,1,1,1,1,1,ok\n", ":2:10: cycles: expected a number in [0, 1e200], found \"12x\"" },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,-2,1,ok\n", ":2:20: energy_pj: expected a number in [0, 1e200], found \"-2\"" },
 		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,ok\nw.yaml,4,,,,,,,,\"oops\n",
 		  ":3:17: expected the quote that closes this field, found the end of the file" },
 		{ "workload,x,", "w.yaml,4\"x,1,1,1,1,1,1,1,ok\n", ":2:9: expected a quote only at the start of a field, "
