@@ -19,6 +19,7 @@ WORKLOADS = [
     "configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml",
     "configs/workloads/bert_base.yaml", "configs/workloads/llm7b_prefill.yaml",
     "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
+    "configs/workloads/vit_b16.yaml", "configs/workloads/gpt2_decode.yaml",
     "traces/alexnet.csv", "traces/gemm_example.csv",
 ]
 CATS = ["compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain"]

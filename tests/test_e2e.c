@@ -17,6 +17,7 @@ static const char *const presets[] = {
 static const char *const workloads[] = {
 	"configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml", "configs/workloads/bert_base.yaml",
 	"configs/workloads/llm7b_prefill.yaml", "configs/workloads/llm7b_decode.yaml", "configs/workloads/mlp.yaml",
+	"configs/workloads/vit_b16.yaml", "configs/workloads/gpt2_decode.yaml",
 	"traces/alexnet.csv", "traces/gemm_example.csv",
 };
 #define NW (int)(sizeof workloads / sizeof *workloads)
