@@ -3,7 +3,9 @@
  *
  *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic|functional]
  *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--no-reuse] [--set key.path=value ...]
- *              [--seed N] [--save-outputs DIR]
+ *              [--seed N] [--save-outputs DIR] [--trace FILE.gz] [--dram-trace FILE.gz]
+ *              [--dram-trace-format dramsim3|ramulator2]
+ *   tpusim trace FILE.gz
  *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
  *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]
  *                  [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value ...]
@@ -41,12 +43,15 @@
 #include "sweep.h"
 #include "sweepplot.h"
 #include "tpusim.h"
+#include "trace.h"
 #include "workload.h"
 
 
 struct args {
 	const char *cmd;
 	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd, *plot, *dataflows, *save;
+	const char *trace, *dram_trace;  /* run: the event trace, the DRAM trace */
+	int dram_format;           /* enum trace_dram_format; -1: not given */
 	int nconfigs;
 	const char *sets[CONFIG_MAX_SETS];
 	int nsets;
@@ -74,6 +79,12 @@ static const char usage[] =
 	"          --model functional: every PE register with real values, checked against a\n"
 	"          reference GEMM (ideal memory); [--seed N] random operands (default 1),\n"
 	"          [--save-outputs DIR] each GEMM's result as DIR/<op>.npy, --vcd BASE every PE\n"
+	"          [--trace FILE.gz]: every load, fold, store, stall and vector op of the cycle model\n"
+	"          (read it with tpusim trace); [--dram-trace FILE.gz] every off-chip request in\n"
+	"          bursts, [--dram-trace-format dramsim3|ramulator2] (default dramsim3)\n"
+	"  trace   FILE.gz\n"
+	"          check an event trace of tpusim run --trace and recompute its cycles, HBM bytes\n"
+	"          and cycles by category from the events alone\n"
 	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
 	"          draw the config's roofline with every layer and two canonical points\n"
 	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]\n"
@@ -147,13 +158,14 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
 
 static const char *const valued[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--set", "--dataflow",
 				      "--model", "--batch", "--vcd", "--plot", "--dataflows", "--seed", "--save-outputs",
-				      "--gemm", "--cycles", "--html", "--format", NULL };
+				      "--gemm", "--cycles", "--html", "--format", "--trace", "--dram-trace",
+				      "--dram-trace-format", NULL };
 
 /* Whether option o's value is a file or directory. */
 static bool names_path(const char *o)
 {
 	static const char *const paths[] = { "-c", "--config", "-w", "--workload", "-o", "--out", "--vcd", "--plot",
-					     "--save-outputs", "--html", NULL };
+					     "--save-outputs", "--html", "--trace", "--dram-trace", NULL };
 	for (int k = 0; paths[k]; k++)
 		if (!strcmp(o, paths[k]))
 			return true;
@@ -167,6 +179,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	a->dataflow = -1;
 	a->model = MODEL_CYCLE;
 	a->seed = RUN_DEFAULT_SEED;
+	a->dram_format = -1;
 	if (argc < 2)
 		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found none; try tpusim --help");
 	a->cmd = argv[1];
@@ -224,6 +237,17 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			a->cycles = v;
 		else if (!strcmp(o, "--html"))
 			a->html = v;
+		else if (!strcmp(o, "--trace"))
+			a->trace = v;
+		else if (!strcmp(o, "--dram-trace"))
+			a->dram_trace = v;
+		else if (!strcmp(o, "--dram-trace-format")) {
+			for (int f = 0; trace_dram_format_names[f]; f++)
+				if (!strcmp(v, trace_dram_format_names[f]))
+					a->dram_format = f;
+			if (a->dram_format < 0)
+				return bad_arg(e, o, "expected dramsim3 or ramulator2", v);
+		}
 		else if (!strcmp(o, "--format")) {
 			if (strcmp(v, "text") && strcmp(v, "json"))
 				return bad_arg(e, o, "expected text or json", v);
@@ -269,6 +293,14 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 		}
 		i++;
 	}
+	if ((a->trace || a->dram_trace || a->dram_format >= 0) && strcmp(a->cmd, "run")) {
+		char q[300];
+		return err_input(e, "%s: expected with tpusim run only, found it with tpusim %s",
+				 a->trace ? "--trace" : a->dram_trace ? "--dram-trace" : "--dram-trace-format",
+				 err_quote(q, sizeof q, a->cmd, 60));
+	}
+	if (a->dram_format >= 0 && !a->dram_trace)
+		return err_input(e, "--dram-trace-format: expected with --dram-trace FILE, found it alone");
 	if (strcmp(a->cmd, "lab") && (a->gemm || a->cycles || a->html || a->step || a->format)) {
 		char q[300];
 		return err_input(e, "--gemm, --cycles, --step, --html, --format: expected with tpusim lab only, found them with "
@@ -377,6 +409,9 @@ static void request_for(const struct args *a, int dataflow, struct sim_request *
 	rq->batch = a->batch;
 	rq->ideal_memory = a->ideal;
 	rq->vcd = a->vcd;
+	rq->trace = a->trace;
+	rq->dram_trace = a->dram_trace;
+	rq->dram_format = a->dram_format >= 0 ? a->dram_format : TRACE_DRAMSIM3;
 	rq->seed = a->seed;
 	rq->keep_outputs = a->save != NULL;
 	rq->no_reuse = a->no_reuse;
@@ -1031,6 +1066,19 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 	return rc;
 }
 
+/* tpusim trace FILE: checks the event trace and prints what its events add up to. */
+static int cmd_trace(int argc, char **argv, struct err *e)
+{
+	struct trace_summary s;
+	if (argc != 3)
+		return err_input(e, "trace: expected one file, tpusim trace FILE.gz, found %d arguments", argc - 2);
+	if (trace_read(argv[2], &s, NULL, NULL, e) < 0)
+		return -1;
+	trace_summary_print(stdout, argv[2], &s);
+	trace_summary_release(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -1049,6 +1097,11 @@ int main(int argc, char **argv)
 		if ((rc = cmd_sweep(argc, argv, &e)) < 0)
 			return fail(&e);
 		return flush_stdout() ? 1 : rc;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "trace")) {
+		if (cmd_trace(argc, argv, &e) < 0)
+			return fail(&e);
+		return flush_stdout();
 	}
 	if (parse_args(argc, argv, &a, &e) < 0)
 		return fail(&e);
