@@ -1014,7 +1014,8 @@ static int read_string(struct reader *d, char *buf, const char *what)
 	for (int64_t i = 0; i < len; i++) {
 		int c = in_byte(&d->in);
 		if (c < 0)
-			return d->in.failed ? -1 : bad(d, "expected %s of %" PRId64 " bytes, found the end of the trace", what, len);
+			return d->in.failed ? -1 : bad(d, "expected %s of %" PRId64 " bytes, found the end of the trace (it is "
+						       "truncated at byte %" PRId64 ")", what, len, in_pos(&d->in));
 		buf[i] = (char)c;
 	}
 	buf[len] = 0;

@@ -45,6 +45,7 @@ Suite *lab_suite(void);
 Suite *sweep_suite(void);
 Suite *reuse_suite(void);
 Suite *sweepplot_suite(void);
+Suite *trace_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
