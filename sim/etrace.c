@@ -14,6 +14,7 @@
 #include "vcd.h"
 #include "xmath.h"
 
+#define RADIX_BITS 11           /* bits of a cycle sorted a pass */
 #define FLUSH_AT 4096           /* events buffered before the first flush */
 #define TILE_MAX 200            /* "<n>:rep<r>:C[m0:m1,n0:n1]+=A[...]*B[...]" with 19-digit numbers */
 
@@ -56,7 +57,8 @@ struct etrace {
 	struct etrace_ev *buf;          /* events not yet written */
 	size_t n, cap, flush_at;
 	struct etrace_ev *spare;        /* cap events: where the ones left after a flush go, in order */
-	struct key *keys;               /* cap: the order to write buf in */
+	struct key *keys, *tkeys;       /* cap each: the order to write buf in, and room to sort it */
+	size_t count[(1 << RADIX_BITS) + 1];    /* the sort's counts of each digit */
 	int64_t seq;
 	int64_t base, offset;           /* timeline cycles of the passes ended; of this pass, base - t0 */
 	int64_t written;                /* the last timeline cycle written */
@@ -191,11 +193,14 @@ bool etrace_add(etrace *t, const struct etrace_ev *ev)
 		if (ns)
 			t->spare = ns;
 		nk = ns ? realloc(t->keys, cap * sizeof *nk) : NULL;
+		if (nk)
+			t->keys = nk;
+		nk = nk ? realloc(t->tkeys, cap * sizeof *nk) : NULL;
 		if (!nk) {
 			t->nomem = true;
 			return false;
 		}
-		t->keys = nk;
+		t->tkeys = nk;
 		t->cap = cap;
 	}
 	t->buf[t->n] = *ev;
@@ -203,12 +208,40 @@ bool etrace_add(etrace *t, const struct etrace_ev *ev)
 	return t->n >= t->flush_at;
 }
 
-static int by_key(const void *a, const void *b)
+/*
+ * Sorts k[0 .. n) by cycle, keeping the order of equal cycles (so by index
+ * too): a least-significant-digit radix sort of the cycles above the least,
+ * 11 bits a pass, as many passes as the span of cycles needs (two for spans
+ * up to 4 million cycles). tmp has room for n keys. O(n) a pass.
+ */
+static void sort_keys(struct key *k, struct key *tmp, size_t n, size_t count[(1 << RADIX_BITS) + 1])
 {
-	const struct key *x = a, *y = b;
-	if (x->cycle != y->cycle)
-		return x->cycle < y->cycle ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+	int64_t lo, hi;
+	bool sorted = true;
+	struct key *from = k, *to = tmp, *x;
+	if (n < 2)
+		return;
+	lo = hi = k[0].cycle;
+	for (size_t i = 1; i < n; i++) {
+		sorted &= k[i].cycle >= k[i - 1].cycle;
+		lo = min64(lo, k[i].cycle);
+		hi = max64(hi, k[i].cycle);
+	}
+	if (sorted)
+		return;
+	uint64_t span = (uint64_t)hi - (uint64_t)lo;
+	for (int shift = 0; shift < 64 && span >> shift; shift += RADIX_BITS) {
+		memset(count, 0, ((1 << RADIX_BITS) + 1) * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(((uint64_t)from[i].cycle - (uint64_t)lo) >> shift & ((1u << RADIX_BITS) - 1)) + 1]++;
+		for (size_t d = 1; d <= 1u << RADIX_BITS; d++)
+			count[d] += count[d - 1];
+		for (size_t i = 0; i < n; i++)
+			to[count[((uint64_t)from[i].cycle - (uint64_t)lo) >> shift & ((1u << RADIX_BITS) - 1)]++] = from[i];
+		x = from, from = to, to = x;
+	}
+	if (from != k)
+		memcpy(k, from, n * sizeof *k);
 }
 
 /* "A[r0:r1,c0:c1]", after "rep<r>:" for an instance of a repeated op. */
@@ -412,7 +445,7 @@ static void flush(etrace *t, int64_t before, bool all)
 	struct etrace_ev *swap;
 	for (size_t j = 0; j < t->n; j++)
 		k[j] = (struct key){ t->buf[j].cycle, j };
-	qsort(k, t->n, sizeof *k, by_key);
+	sort_keys(k, t->tkeys, t->n, t->count);
 	while (i < t->n && (all || k[i].cycle < before)) {
 		int64_t c = k[i].cycle, at = c + t->offset;
 		/* An event before one already written: a frontier named too late (or a kernel that failed). */
@@ -474,6 +507,7 @@ static void release(etrace *t)
 	free(t->buf);
 	free(t->spare);
 	free(t->keys);
+	free(t->tkeys);
 	free(t->lane);
 	free(t);
 }

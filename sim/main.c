@@ -5,7 +5,7 @@
  *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--no-reuse] [--set key.path=value ...]
  *              [--seed N] [--save-outputs DIR] [--trace FILE.gz] [--dram-trace FILE.gz]
  *              [--dram-trace-format dramsim3|ramulator2]
- *   tpusim trace FILE.gz
+ *   tpusim trace FILE.gz [--records]
  *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
  *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]
  *                  [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value ...]
@@ -82,9 +82,9 @@ static const char usage[] =
 	"          [--trace FILE.gz]: every load, fold, store, stall and vector op of the cycle model\n"
 	"          (read it with tpusim trace); [--dram-trace FILE.gz] every off-chip request in\n"
 	"          bursts, [--dram-trace-format dramsim3|ramulator2] (default dramsim3)\n"
-	"  trace   FILE.gz\n"
+	"  trace   FILE.gz [--records]\n"
 	"          check an event trace of tpusim run --trace and recompute its cycles, HBM bytes\n"
-	"          and cycles by category from the events alone\n"
+	"          and cycles by category from the events alone; --records prints every record\n"
 	"  roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]\n"
 	"          draw the config's roofline with every layer and two canonical points\n"
 	"  compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]\n"
@@ -1066,15 +1066,32 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 	return rc;
 }
 
-/* tpusim trace FILE: checks the event trace and prints what its events add up to. */
+static void print_record(void *ctx, const struct trace_rec *r)
+{
+	trace_rec_print(ctx, r);
+}
+
+/* tpusim trace FILE [--records]: checks the event trace and prints what its events add up to (and each record). */
 static int cmd_trace(int argc, char **argv, struct err *e)
 {
 	struct trace_summary s;
-	if (argc != 3)
-		return err_input(e, "trace: expected one file, tpusim trace FILE.gz, found %d arguments", argc - 2);
-	if (trace_read(argv[2], &s, NULL, NULL, e) < 0)
+	const char *file = NULL;
+	bool records = false;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--records"))
+			records = true;
+		else if (!file && argv[i][0] != '-')
+			file = argv[i];
+		else
+			return bad_arg(e, "trace", "expected FILE.gz and --records, tpusim trace FILE.gz [--records]", argv[i]);
+	}
+	if (!file)
+		return err_input(e, "trace: expected a file, tpusim trace FILE.gz [--records], found none");
+	if (trace_read(file, &s, records ? print_record : NULL, stdout, e) < 0)
 		return -1;
-	trace_summary_print(stdout, argv[2], &s);
+	if (records)
+		putchar('\n');
+	trace_summary_print(stdout, file, &s);
 	trace_summary_release(&s);
 	return 0;
 }

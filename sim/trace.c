@@ -1295,3 +1295,65 @@ void trace_summary_print(FILE *f, const char *path, const struct trace_summary *
 			(long long)l->hbm_read_bytes, (long long)l->hbm_write_bytes);
 	}
 }
+
+/* "A[r0:r1,c0:c1]" into buf. */
+static const char *tile_text(char *buf, size_t size, char name, int64_t r0, int64_t rn, int64_t c0, int64_t cn)
+{
+	snprintf(buf, size, "%c[%lld:%lld,%lld:%lld]", name, (long long)r0, (long long)(r0 + rn), (long long)c0,
+		 (long long)(c0 + cn));
+	return buf;
+}
+
+void trace_rec_print(FILE *f, const struct trace_rec *r)
+{
+	char a[100], b[100], c[100], q[9000];
+	fprintf(f, "%lld %c", (long long)r->cycle, r->kind);
+	switch (r->kind) {
+	case TR_PASS:
+		fprintf(f, " ops %lld..%lld\n", (long long)r->first, (long long)(r->first + r->ops - 1));
+		break;
+	case TR_NAME:
+		fprintf(f, " op %lld %s %s layer %lld %s\n", (long long)r->op, r->opkind ? "vector" : "gemm",
+			err_quote(q, 4200, r->name, 4096), (long long)r->layer, err_quote(q + 4200, 4200, r->layer_name, 4096));
+		break;
+	case TR_OP:
+		fprintf(f, " lane %d op %lld%s\n", r->lane, (long long)r->op, r->part ? "" : " (sits it out)");
+		break;
+	case TR_OPEND:
+		fprintf(f, " lane %d op %lld\n", r->lane, (long long)r->op);
+		break;
+	case TR_LOAD:
+		fprintf(f, " lane %d op %lld #%lld %s rep %lld %s 0x%llx %lld B arrives %lld\n", r->lane, (long long)r->op,
+			(long long)r->idx,
+			r->operand == OPND_A ? tile_text(a, sizeof a, 'A', r->m0, r->m, r->k0, r->k)
+					     : tile_text(a, sizeof a, 'B', r->k0, r->k, r->n0, r->n),
+			(long long)r->rep, r->onchip ? "on-chip" : "HBM", (unsigned long long)r->addr, (long long)r->bytes,
+			(long long)r->end);
+		break;
+	case TR_FOLD:
+		fprintf(f, " lane %d op %lld #%lld rep %lld %s+=%s*%s compute %lld stream ends %lld", r->lane, (long long)r->op,
+			(long long)r->idx, (long long)r->rep, tile_text(a, sizeof a, 'C', r->m0, r->m, r->n0, r->n),
+			tile_text(b, sizeof b, 'A', r->m0, r->m, r->k0, r->k),
+			tile_text(c, sizeof c, 'B', r->k0, r->k, r->n0, r->n), (long long)r->t, (long long)r->end);
+		if (r->out >= 0)
+			fprintf(f, " block out %lld", (long long)r->out);
+		fputc('\n', f);
+		break;
+	case TR_STORE:
+		fprintf(f, " lane %d op %lld #%lld rep %lld %s %s 0x%llx %lld B done %lld\n", r->lane, (long long)r->op,
+			(long long)r->idx, (long long)r->rep, tile_text(a, sizeof a, 'C', r->m0, r->m, r->n0, r->n),
+			r->onchip ? "on-chip" : "HBM", (unsigned long long)r->addr, (long long)r->bytes, (long long)r->end);
+		break;
+	case TR_CHARGE:
+		fprintf(f, " lane %d op %lld until %lld %s (%s)\n", r->lane, (long long)r->op, (long long)r->end,
+			cat_names[r->cat], trace_cause_names[r->cause]);
+		break;
+	case TR_VEC:
+		fprintf(f, " lane %d op %lld chunk %lld/%lld until %lld\n", r->lane, (long long)r->op, (long long)r->idx + 1,
+			(long long)r->chunks, (long long)r->end);
+		break;
+	case TR_END:
+		fprintf(f, " %lld records\n", (long long)r->records);
+		break;
+	}
+}

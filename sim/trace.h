@@ -254,6 +254,14 @@ int trace_read(const char *path, struct trace_summary *s, void (*fn)(void *ctx, 
 	       void *ctx, struct err *e);
 void trace_summary_release(struct trace_summary *s);
 
+/*
+ * One record as a line of text, as `tpusim trace --records` prints it (for
+ * people; the file's format is the binary one above): the cycle, the kind's
+ * letter, then its fields, e.g.
+ *   4 F lane 0 op 0 #0 rep 0 C[0:10,0:4]+=A[0:10,0:4]*B[0:4,0:4] compute 10 stream ends 14
+ */
+void trace_rec_print(FILE *f, const struct trace_rec *r);
+
 /* Prints s as `tpusim trace` does: the design point, counts, cycles, bytes, categories, and the layers. */
 void trace_summary_print(FILE *f, const char *path, const struct trace_summary *s);
 

@@ -680,7 +680,9 @@ START_TEST(bad_options_leave_no_file)
 		{ { "compare", "-c", cfg, "-w", wl, "--trace", path, NULL },
 		  "--trace: expected with tpusim run only, found it with tpusim compare\n" },
 		{ { "run", "-c", cfg, "-w", wl, "--trace", path, "--set", "sim.max_folds=1", NULL }, "expected at most 1 folds" },
-		{ { "trace", NULL }, "trace: expected one file, tpusim trace FILE.gz, found 0 arguments\n" },
+		{ { "trace", NULL }, "trace: expected a file, tpusim trace FILE.gz [--records], found none\n" },
+		{ { "trace", path, "--all", NULL }, "trace: expected FILE.gz and --records, tpusim trace FILE.gz [--records], "
+		  "found \"--all\"\n" },
 		{ { "trace", sub, NULL }, "trace: expected a readable file, found \"" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
