@@ -276,7 +276,7 @@ trace_writer *trace_writer_open(const char *path, const struct trace_head *h, st
 	head_value(wname, sizeof wname, h->workload);
 	n = snprintf(head, sizeof head,
 		     MAGIC " %d config=%s workload=%s batch=%lld model=cycle dataflow=%s ideal_memory=%d rows=%lld cols=%lld "
-		     "cores=%lld arrays_per_core=%lld dtype=%s clock_ghz=%.17g hbm_gbps=%.17g hbm_burst_bytes=%lld "
+		     "cores=%lld arrays_per_core=%lld dtype=%s clock_ghz=%.15g hbm_gbps=%.15g hbm_burst_bytes=%lld "
 		     "scalesim_compat=%d prefetch_across_ops=%d\n",
 		     TRACE_VERSION, cname, wname, (long long)h->batch, array_dataflow_names[h->dataflow], h->ideal_memory,
 		     (long long)a->array.rows, (long long)a->array.cols, (long long)a->chip.cores,
