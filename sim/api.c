@@ -20,53 +20,14 @@
 static const char request_name[] = "request";
 
 /*
- * Whether model draws a trace (the analytic model has no cycles to draw) and
- * the trace base + ".vcd" can be written, checked before the run (the engine
- * opens it only when the cycle model starts). A file made for the check is
- * removed again; a file already there is opened without being changed.
+ * Whether path (opt names the option) can be written, before the run: a file
+ * made for the check is removed again; a file already there is opened
+ * without being changed.
  */
-static int check_vcd(const char *base, int model, struct err *e)
-{
-	char path[4200], q[4200];
-	int fd;
-	if (model == MODEL_ANALYTIC)
-		return err_input(e, "--vcd: expected --model cycle or functional (the analytic model has no cycles to trace), "
-				 "found --model analytic");
-	if (!*base)
-		return err_input(e, "--vcd: expected a path, found \"\"");
-	if (strlen(base) > 4000)
-		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
-	snprintf(path, sizeof path, "%s.vcd", base);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	if (errno == EEXIST && (fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
-		close(fd);
-		return 0;
-	}
-	return err_input(e, "--vcd: expected a writable path, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
-			 strerror(errno));
-}
-
-/*
- * Whether the event trace or DRAM trace at path (opt names the option) can
- * be written and the model has events to trace (the cycle model only),
- * checked before the run as check_vcd does: a file made for the check is
- * removed again, a file already there is opened without being changed.
- */
-static int check_trace(const char *path, const char *opt, int model, struct err *e)
+static int check_writable(const char *path, const char *opt, struct err *e)
 {
 	char q[4200];
-	int fd;
-	if (model != MODEL_CYCLE)
-		return err_input(e, "%s: expected --model cycle (only the cycle engine has events to trace), found --model %s",
-				 opt, run_model_names[model]);
-	if (!*path)
-		return err_input(e, "%s: expected a path, found \"\"", opt);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		close(fd);
 		unlink(path);
@@ -78,6 +39,37 @@ static int check_trace(const char *path, const char *opt, int model, struct err 
 	}
 	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, err_quote(q, sizeof q, path, 4096),
 			 strerror(errno));
+}
+
+/*
+ * Whether model draws a trace (the analytic model has no cycles to draw) and
+ * the trace base + ".vcd" can be written, checked before the run (the engine
+ * opens it only when the cycle model starts). A file made for the check is
+ * removed again; a file already there is opened without being changed.
+ */
+static int check_vcd(const char *base, int model, struct err *e)
+{
+	char path[4200];
+	if (model == MODEL_ANALYTIC)
+		return err_input(e, "--vcd: expected --model cycle or functional (the analytic model has no cycles to trace), "
+				 "found --model analytic");
+	if (!*base)
+		return err_input(e, "--vcd: expected a path, found \"\"");
+	if (strlen(base) > 4000)
+		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
+	snprintf(path, sizeof path, "%s.vcd", base);
+	return check_writable(path, "--vcd", e);
+}
+
+/* Whether the model has events to trace (the cycle model only) and the event or DRAM trace's path (opt) can be written. */
+static int check_trace(const char *path, const char *opt, int model, struct err *e)
+{
+	if (model != MODEL_CYCLE)
+		return err_input(e, "%s: expected --model cycle (only the cycle engine has events to trace), found --model %s",
+				 opt, run_model_names[model]);
+	if (!*path)
+		return err_input(e, "%s: expected a path, found \"\"", opt);
+	return check_writable(path, opt, e);
 }
 
 int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e)

@@ -34,7 +34,7 @@ struct lane {
  * An event's place in the order events are written: its cycle, then its index
  * in buf. The events a flush leaves are kept in that order at the front of
  * buf, and new ones are appended in the order they are reported, so the index
- * orders the events of one cycle as they were reported (as seq does).
+ * orders the events of one cycle as they were reported.
  */
 struct key {
 	int64_t cycle;
@@ -59,7 +59,6 @@ struct etrace {
 	struct etrace_ev *spare;        /* cap events: where the ones left after a flush go, in order */
 	struct key *keys, *tkeys;       /* cap each: the order to write buf in, and room to sort it */
 	size_t count[(1 << RADIX_BITS) + 1];    /* the sort's counts of each digit */
-	int64_t seq;
 	int64_t base, offset;           /* timeline cycles of the passes ended; of this pass, base - t0 */
 	int64_t written;                /* the last timeline cycle written */
 	int64_t late;                   /* 1 + the first event's cycle that came after a later one was written; 0 none */
@@ -203,8 +202,7 @@ bool etrace_add(etrace *t, const struct etrace_ev *ev)
 		t->tkeys = nk;
 		t->cap = cap;
 	}
-	t->buf[t->n] = *ev;
-	t->buf[t->n++].seq = t->seq++;
+	t->buf[t->n++] = *ev;
 	return t->n >= t->flush_at;
 }
 

@@ -14,7 +14,7 @@
  * takes in a cycle) and written once no thread can report an earlier one:
  * before the frontier the engine names (etrace_flush), and all of them when a
  * pass ends. The buffer holds the events not yet written: memory is O(events
- * in flight), at most O(events of a pass); each event is 144 bytes.
+ * in flight), at most O(events of a pass); each event is 136 bytes.
  *
  * Which sink takes what: the VCD every kind but ET_OPEND, ET_CHARGE and the
  * vector unit's transfers (ET_V*); the event trace ET_OP, ET_OPEND, ET_LOAD,
@@ -89,7 +89,6 @@ enum etrace_kind {
 
 struct etrace_ev {
 	int64_t cycle;                  /* kernel cycle */
-	int64_t seq;                    /* set by etrace_add: the order events were reported in */
 	const struct op *op;            /* borrowed until the pass ends: the op (ET_OP) or the lane's part */
 	int64_t opi;                    /* the op's index in the op list */
 	int64_t idx;

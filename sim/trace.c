@@ -210,7 +210,7 @@ static void out_abandon(struct out *o)
 
 /* ---- the event trace ---- */
 
-/* The fields a lane's records are written as differences of (trace.h's Δ): the last L of each operand, S, F. */
+/* The fields a lane's records are written as differences of (trace.h's ~ fields): the last L of each operand, S, F. */
 enum { D_N = 7 };
 struct last {
 	uint64_t l[2][D_N];             /* addr bytes rep r0 c0 rows cols */
@@ -681,7 +681,7 @@ struct reader {
 	int64_t *op_layer;              /* per op: its layer (from N), -1 not named */
 	int64_t *op_rd, *op_wr;         /* per op: HBM bytes */
 	int64_t *lane_op;               /* per lane: the op it is in (O seen, E not yet), -1 none */
-	struct last *last;              /* per lane: what the Δ fields are differences from */
+	struct last *last;              /* per lane: what the ~ fields are differences from */
 	int64_t next_op;                /* the ops of a pass come after those of the last */
 	char name[NAME_MAX_BYTES + 1], layer_name[NAME_MAX_BYTES + 1];
 };
@@ -737,7 +737,7 @@ static int field(struct reader *d, int64_t *v)
 	return 0;
 }
 
-/* A Δ field: *prev plus the zigzag-encoded difference, modulo 2^64; the value becomes *prev. */
+/* A ~ field: *prev plus the zigzag-encoded difference, modulo 2^64; the value becomes *prev. */
 static int dfield(struct reader *d, uint64_t *prev)
 {
 	uint64_t z;
@@ -747,7 +747,7 @@ static int dfield(struct reader *d, uint64_t *prev)
 	return 0;
 }
 
-/* Δ fields into prev[0 .. n), then each but the first (skip) checked to be a count or coordinate: below 2^62. */
+/* ~ fields into prev[0 .. n), then each but the first (skip) checked to be a count or coordinate: below 2^62. */
 static int dfields(struct reader *d, uint64_t *prev, int n, int skip)
 {
 	int64_t at = in_pos(&d->in);

@@ -22,9 +22,14 @@
  *   then records, in cycle order, and nothing after the last:
  *     one byte, the record's kind (a letter, below), then its fields, each an
  *     unsigned integer in LEB128: 7 bits a byte, low bits first, the top bit
- *     set on every byte but the last; at most 9 bytes (values below 2^63).
- *     The first field of every record is dc, its cycle minus the previous
- *     record's (the first record's: minus 0), so cycles never decrease.
+ *     set on every byte but the last; at most 10 bytes (a value below 2^63
+ *     takes at most 9, and every field but a ~ one is below 2^63). The first
+ *     field of every record is dc, its cycle minus the previous record's
+ *     (the first record's: minus 0), so cycles never decrease. A field
+ *     marked ~ is the difference from the same field of the lane's previous
+ *     record of that kind (for L: of the same operand), or from 0 for the
+ *     first, modulo 2^64 and zigzag-encoded (0, -1, 1, -2, ... written as 0,
+ *     1, 2, 3, ...): a tile walk costs a byte or two a field.
  *
  * Cycles are the report's timeline, as in the VCD (etrace.h): a pass of the
  * engine starts where the previous one ended, and the last record's cycle is
@@ -43,7 +48,7 @@
  *   O  op        dc lane op part       the lane begins op; part 1: it has a part
  *                                      of it, 0: it sits it out
  *   E  op end    dc lane               the lane is done with its op
- *   L  load      dc lane op operand where addr bytes wait rep r0 c0 rows cols
+ *   L  load      dc lane op operand where wait ~addr ~bytes ~rep ~r0 ~c0 ~rows ~cols
  *                                      the lane's next load of op (they count
  *                                      from 0 in each op) is issued, and arrives
  *                                      wait cycles later: operand 0 A (a vector
@@ -53,18 +58,19 @@
  *                                      r0 .. r0+rows-1, columns c0 .. c0+cols-1
  *                                      of the operand (A: M x K, B: K x N); a
  *                                      vector op loads chunk by chunk, tile 0
- *   F  fold      dc lane t stream drain rep m0 k0 n0 m k n
+ *   F  fold      dc lane t excess drain ~rep ~m0 ~k0 ~n0 ~m ~k ~n
  *                                      the lane's next fold of its op streams
  *                                      from this cycle: t cycles of compute,
- *                                      the stream ending stream cycles after it
- *                                      starts (stream > t: a slow buffer port;
- *                                      the excess is a W record); drain: 0, or
- *                                      for the fold that finishes an output
- *                                      block, 1 + the cycles from its start
- *                                      until the block has left the array;
+ *                                      the stream ending t + excess cycles
+ *                                      after it starts (excess > 0: a slow
+ *                                      buffer port, charged by a W record);
+ *                                      drain: 0, or for the fold that finishes
+ *                                      an output block, 1 + the cycles from the
+ *                                      stream's end until the block has left
+ *                                      the array;
  *                                      C[m0.., n0..] (m x n) += A[m0.., k0..]
  *                                      (m x k) x B[k0.., n0..] (k x n)
- *   S  store     dc lane op where addr bytes wait rep m0 n0 m n
+ *   S  store     dc lane op where wait ~addr ~bytes ~rep ~m0 ~n0 ~m ~n
  *                                      the lane's next store of op is issued,
  *                                      and done (in HBM, or on chip) wait
  *                                      cycles later: the C block m x n at
