@@ -13,6 +13,7 @@
 
 #include "run.h"
 #include "stats.h"
+#include "workload.h"
 
 const char *const trace_cause_names[] = { "shift", "drain", "wait_a", "wait_b", "wait_acc", "port", "dep", "memory",
 					  "stores", NULL };
@@ -23,7 +24,7 @@ const char *const trace_dram_format_names[] = { "dramsim3", "ramulator2", NULL }
 #define NAME_MAX_BYTES 4096     /* an N record's names */
 #define CHUNK 65536             /* bytes buffered before deflate, and deflate's output at a time */
 #define VARINT_MAX 10           /* LEB128 bytes of a 64-bit value (a value below 2^63 takes at most 9) */
-#define PASS_CELLS_MAX (1 << 20)        /* a pass's ops x lanes the reader keeps */
+#define PASS_CELLS_MAX RUN_KEEP_PLANS   /* a pass's ops x lanes: the engine runs at most that many at once */
 
 /* ---- an output byte stream: a file, deflated to gzip when its name ends in ".gz" ---- */
 
@@ -682,6 +683,7 @@ struct reader {
 	int64_t *op_rd, *op_wr;         /* per op: HBM bytes */
 	int64_t *lane_op;               /* per lane: the op it is in (O seen, E not yet), -1 none */
 	struct last *last;              /* per lane: what the ~ fields are differences from */
+	int64_t last_layer;             /* the layer of the last op named */
 	int64_t next_op;                /* the ops of a pass come after those of the last */
 	char name[NAME_MAX_BYTES + 1], layer_name[NAME_MAX_BYTES + 1];
 };
@@ -1060,7 +1062,8 @@ static int read_record(struct reader *d, int kind, bool *done)
 		break;
 	case TR_NAME:
 		if (fields(d, &op, &r.layer, &a, NULL) < 0 || check_max(d, "an op kind", a, 1) < 0 ||
-		    check_max(d, "a layer index", r.layer, 1 << 24) < 0 || read_string(d, d->name, "an op name") < 0 ||
+		    check_max(d, "a layer index", r.layer, WORKLOAD_MAX_LAYERS - 1) < 0 ||
+		    read_string(d, d->name, "an op name") < 0 ||
 		    read_string(d, d->layer_name, "a layer name") < 0 || lane_op(d, 0, op) < 0)
 			return -1;
 		r.opkind = (int)a;
@@ -1068,6 +1071,11 @@ static int read_record(struct reader *d, int kind, bool *done)
 		r.layer_name = d->layer_name;
 		if (d->op_layer[op - d->first] >= 0)
 			return bad(d, "expected one name record (N) for op %" PRId64 ", found another", op);
+		/* Ops come layer by layer. */
+		if (r.layer < d->last_layer)
+			return bad(d, "expected op %" PRId64 "'s layer to be at least the last op's, %" PRId64 ", found %" PRId64,
+				   op, d->last_layer, r.layer);
+		d->last_layer = r.layer;
 		if (grow_layers(d, r.layer) < 0)
 			return -1;
 		d->op_layer[op - d->first] = r.layer;
