@@ -804,7 +804,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 		struct etrace_ev ev;
 		if (event(p, &ev, ET_VEC, scw_now(), os, 0, i, NULL)) {
 			ev.n = n;
-			ev.end = scw_now() + cyc;
+			ev.end = cyc > INT64_MAX - scw_now() ? INT64_MAX : scw_now() + cyc;     /* a wait past int64 fails the op */
 			report(p, &ev);
 		}
 		scw_wait(cyc);

@@ -335,6 +335,13 @@ static void apply(etrace *t, const struct etrace_ev *ev)
 	}
 }
 
+/* Kernel cycle x on the timeline, as event ev (at kernel ev->cycle) is at c: saturating, as the kernel's clock does. */
+static int64_t shifted(const struct etrace_ev *ev, int64_t c, int64_t x)
+{
+	int64_t d = x - ev->cycle;      /* x is never before the event */
+	return d > INT64_MAX - c ? INT64_MAX : c + d;
+}
+
 /* Writes ev, at timeline cycle c, to the event trace and the DRAM trace. */
 static void record(etrace *t, const struct etrace_ev *ev, int64_t c)
 {
@@ -364,32 +371,32 @@ static void record(etrace *t, const struct etrace_ev *ev, int64_t c)
 	case ET_VLOAD:
 		r.kind = TR_LOAD;
 		r.operand = ev->kind == ET_VLOAD ? OPND_A : ev->arg;
-		r.end = ev->end + (c - ev->cycle);
+		r.end = shifted(ev, c, ev->end);
 		hbm = !ev->where;
 		break;
 	case ET_FOLD:
 		r.kind = TR_FOLD;
 		r.t = ev->t;
-		r.end = ev->end + (c - ev->cycle);
-		r.out = ev->out < 0 ? -1 : ev->out + (c - ev->cycle);
+		r.end = shifted(ev, c, ev->end);
+		r.out = ev->out < 0 ? -1 : shifted(ev, c, ev->out);
 		break;
 	case ET_STORE:
 	case ET_VSTORE:
 		r.kind = TR_STORE;
-		r.end = ev->end + (c - ev->cycle);
+		r.end = shifted(ev, c, ev->end);
 		hbm = !ev->where;
 		write = true;
 		break;
 	case ET_CHARGE:
 		r.kind = TR_CHARGE;
-		r.end = ev->end + (c - ev->cycle);
+		r.end = shifted(ev, c, ev->end);
 		r.cat = ev->arg;
 		r.cause = ev->cause;
 		break;
 	case ET_VEC:
 		r.kind = TR_VEC;
 		r.chunks = ev->n;
-		r.end = ev->end + (c - ev->cycle);
+		r.end = shifted(ev, c, ev->end);
 		break;
 	default:
 		return;         /* the VCD's own kinds */

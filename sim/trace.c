@@ -14,6 +14,7 @@
 #include "run.h"
 #include "stats.h"
 #include "workload.h"
+#include "xmath.h"
 
 const char *const trace_cause_names[] = { "shift", "drain", "wait_a", "wait_b", "wait_acc", "port", "dep", "memory",
 					  "stores", NULL };
@@ -356,12 +357,12 @@ void trace_writer_put(trace_writer *w, const struct trace_rec *r)
 		}
 		break;
 	case TR_FOLD:
-		SIM_ASSERT(r->end - r->cycle >= r->t && (r->out < 0 || r->out >= r->end));
+		/* Times past int64 (saturated) belong to a run that fails: its trace is removed, but written safely. */
 		v = ls->f;
 		q += uleb(q, (uint64_t)r->lane);
 		q += uleb(q, (uint64_t)r->t);
-		q += uleb(q, (uint64_t)(r->end - r->cycle - r->t));
-		q += uleb(q, r->out < 0 ? 0 : (uint64_t)(r->out - r->end) + 1);
+		q += uleb(q, (uint64_t)max64(r->end - r->cycle - r->t, 0));
+		q += uleb(q, r->out < 0 ? 0 : (uint64_t)max64(r->out - r->end, 0) + 1);
 		q += uleb(q, delta(&v[0], (uint64_t)r->rep));
 		q += uleb(q, delta(&v[1], (uint64_t)r->m0));
 		q += uleb(q, delta(&v[2], (uint64_t)r->k0));

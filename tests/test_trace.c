@@ -697,6 +697,39 @@ START_TEST(bad_options_leave_no_file)
 }
 END_TEST
 
+/*
+ * A run that fails inside the kernel leaves no trace: the vcd suite's
+ * memory so slow that an add's transfers take time past int64 fails the
+ * vector unit's wait, after the engine has begun both files.
+ */
+START_TEST(failed_run_leaves_no_trace)
+{
+	static const char *const bursty[] = { "clock_ghz=100", "hbm.gbps=0.001", "hbm.channels=1024",
+					      "hbm.burst_bytes=1048576", "hbm.latency_ns=0",
+					      "hbm.interleave_bytes=1073741824", "vector.lanes=1", NULL };
+	char *dir = th_tmpdir(), tr[4200], dr[4200];
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct run r;
+	struct err e = { 0 };
+	struct stat st;
+	snprintf(tr, sizeof tr, "%s/t.gz", dir);
+	snprintf(dr, sizeof dr, "%s/d.gz", dir);
+	th_config(&c, "lab_4x4", bursty);
+	th_lower("name: v\nbatch: 1\nlayers:\n  - {name: big, type: add, elements: 200000000}\n", &w, &ops);
+	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .trace = tr, .dram_trace = dr };
+	ck_assert_int_eq(run_workload(&c, &w, &ops, &o, &r, &e), -1);
+	ck_assert_int_eq(e.kind, ERR_SIM);
+	ck_assert_int_ne(stat(tr, &st), 0);
+	ck_assert_int_ne(stat(dr, &st), 0);
+	oplist_release(&ops);
+	workload_release(&w);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* A VCD, an event trace and a DRAM trace at once: the VCD is the one written alone, and the trace adds up. */
 START_TEST(all_three_sinks_at_once)
 {
@@ -748,6 +781,7 @@ Suite *trace_suite(void)
 	tcase_add_test(t, gz_is_gzip_of_the_plain_trace);
 	tcase_add_test(t, corrupt_traces_are_refused_with_the_offset);
 	tcase_add_test(t, bad_options_leave_no_file);
+	tcase_add_test(t, failed_run_leaves_no_trace);
 	suite_add_tcase(s, t);
 	return s;
 }
