@@ -58,6 +58,31 @@ echo
 printf 'resnet50.yaml on tpu_v1 (cycle model): %s s, with --vcd %s s and a VCD of %s MB\n' "$plain" "$traced" \
 	"$(awk -v b="$(stat -c %s "$tmp/r50.vcd")" 'BEGIN{printf "%.2f", b / 1e6}')"
 
+# The event trace (--trace): what writing it costs, and its size per fold, on ResNet-50 (tpu_v1) and the LLM
+# prefill (tpu_v4_mxu). A traced run simulates every op (no reuse of identical ops), so it is timed against
+# --no-reuse: CPU seconds (user + sys) of the whole process, start-up included, the mean of 10 runs, the best
+# of 3 such means.
+cpu() {
+	local best= TIMEFORMAT='%3U %3S'
+	for _ in 1 2 3; do
+		{ time for _ in 1 2 3 4 5 6 7 8 9 10; do "$@" > /dev/null; done; } 2> "$tmp/time"
+		best=$(awk -v b="$best" '{ t = ($1 + $2) / 10; if (b == "" || t < b) b = t; printf "%.4f", b }' "$tmp/time")
+	done
+	echo "$best"
+}
+echo
+printf '%-24s %-12s %10s %10s %7s %12s %9s %11s\n' "--trace" config "plain s" "traced s" ratio "trace bytes" folds "bytes/fold"
+for pair in "configs/tpu_v1.yaml configs/workloads/resnet50.yaml" "configs/tpu_v4_mxu.yaml configs/workloads/llm7b_prefill.yaml"; do
+	set -- $pair
+	plain=$(cpu "$bin" run -c "$1" -w "$2" --no-reuse)
+	traced=$(cpu "$bin" run -c "$1" -w "$2" --trace "$tmp/t.gz")
+	bytes=$(stat -c %s "$tmp/t.gz")
+	folds=$("$bin" trace "$tmp/t.gz" | awk '/ records: / { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^folds/) print $i }')
+	printf '%-24s %-12s %10s %10s %7s %12s %9s %11s\n' "$(basename "$2")" "$(basename "$1" .yaml)" "$plain" "$traced" \
+		"$(awk -v a="$traced" -v b="$plain" 'BEGIN { printf "%.2f", a / b }')" "$bytes" "$folds" \
+		"$(awk -v a="$bytes" -v b="$folds" 'BEGIN { printf "%.1f", a / b }')"
+done
+
 # One ResNet-50 run through the library (no process start) next to the CLI's
 # (a whole process: start, load, simulate, print). Median of n runs each.
 lib=${2:-}

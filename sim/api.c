@@ -20,24 +20,14 @@
 static const char request_name[] = "request";
 
 /*
- * Whether model draws a trace (the analytic model has no cycles to draw) and
- * the trace base + ".vcd" can be written, checked before the run (the engine
- * opens it only when the cycle model starts). A file made for the check is
- * removed again; a file already there is opened without being changed.
+ * Whether path (opt names the option) can be written, before the run: a file
+ * made for the check is removed again; a file already there is opened
+ * without being changed.
  */
-static int check_vcd(const char *base, int model, struct err *e)
+static int check_writable(const char *path, const char *opt, struct err *e)
 {
-	char path[4200], q[4200];
-	int fd;
-	if (model == MODEL_ANALYTIC)
-		return err_input(e, "--vcd: expected --model cycle or functional (the analytic model has no cycles to trace), "
-				 "found --model analytic");
-	if (!*base)
-		return err_input(e, "--vcd: expected a path, found \"\"");
-	if (strlen(base) > 4000)
-		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
-	snprintf(path, sizeof path, "%s.vcd", base);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
+	char q[4200];
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		close(fd);
 		unlink(path);
@@ -47,8 +37,39 @@ static int check_vcd(const char *base, int model, struct err *e)
 		close(fd);
 		return 0;
 	}
-	return err_input(e, "--vcd: expected a writable path, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
+	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, err_quote(q, sizeof q, path, 4096),
 			 strerror(errno));
+}
+
+/*
+ * Whether model draws a trace (the analytic model has no cycles to draw) and
+ * the trace base + ".vcd" can be written, checked before the run (the engine
+ * opens it only when the cycle model starts). A file made for the check is
+ * removed again; a file already there is opened without being changed.
+ */
+static int check_vcd(const char *base, int model, struct err *e)
+{
+	char path[4200];
+	if (model == MODEL_ANALYTIC)
+		return err_input(e, "--vcd: expected --model cycle or functional (the analytic model has no cycles to trace), "
+				 "found --model analytic");
+	if (!*base)
+		return err_input(e, "--vcd: expected a path, found \"\"");
+	if (strlen(base) > 4000)
+		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
+	snprintf(path, sizeof path, "%s.vcd", base);
+	return check_writable(path, "--vcd", e);
+}
+
+/* Whether the model has events to trace (the cycle model only) and the event or DRAM trace's path (opt) can be written. */
+static int check_trace(const char *path, const char *opt, int model, struct err *e)
+{
+	if (model != MODEL_CYCLE)
+		return err_input(e, "%s: expected --model cycle (only the cycle engine has events to trace), found --model %s",
+				 opt, run_model_names[model]);
+	if (!*path)
+		return err_input(e, "%s: expected a path, found \"\"", opt);
+	return check_writable(path, opt, e);
 }
 
 int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e)
@@ -72,14 +93,17 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 	}
 	if (workload_load(&s->w, rq->workload, rq->batch, e) < 0)
 		return -1;
-	if (lower_workload(&s->w, &s->ops, e) < 0 || (rq->vcd && check_vcd(rq->vcd, rq->model, e) < 0)) {
+	if (lower_workload(&s->w, &s->ops, e) < 0 || (rq->vcd && check_vcd(rq->vcd, rq->model, e) < 0) ||
+	    (rq->trace && check_trace(rq->trace, "--trace", rq->model, e) < 0) ||
+	    (rq->dram_trace && check_trace(rq->dram_trace, "--dram-trace", rq->model, e) < 0)) {
 		oplist_release(&s->ops);
 		workload_release(&s->w);
 		return -1;
 	}
 	s->opts = (struct run_opts){ .dataflow = rq->dataflow >= 0 ? rq->dataflow : s->cfg.arch.array.dataflow,
 				     .model = rq->model, .ideal_memory = rq->ideal_memory || rq->model == MODEL_FUNCTIONAL,
-				     .vcd = rq->vcd, .seed = rq->seed, .keep_outputs = rq->keep_outputs,
+				     .vcd = rq->vcd, .trace = rq->trace, .dram_trace = rq->dram_trace,
+				     .dram_format = rq->dram_format, .seed = rq->seed, .keep_outputs = rq->keep_outputs,
 				     .no_reuse = rq->no_reuse, .cache = rq->cache };
 	return 0;
 }

@@ -39,6 +39,9 @@ struct sim_request {
 	int64_t batch;              /* > 0 overrides the workload's */
 	bool ideal_memory;
 	const char *vcd;            /* borrowed; trace to vcd + ".vcd" (cycle: the engine's, functional: every PE), or NULL */
+	const char *trace;          /* borrowed; cycle: the event trace (trace.h) to this path, or NULL */
+	const char *dram_trace;     /* borrowed; cycle: the DRAM trace to this path, or NULL */
+	int dram_format;            /* enum trace_dram_format */
 	uint64_t seed;              /* functional: random operands */
 	bool keep_outputs;          /* functional: keep every GEMM op's result (run.h) */
 	bool no_reuse;              /* simulate every op, also one identical to an op already simulated (run.h) */
@@ -66,7 +69,8 @@ struct sim {
 
 /*
  * Loads the config and workload of rq and lowers the workload, and checks that
- * rq->vcd + ".vcd" can be written (leaving no file behind); cmd names the
+ * rq->vcd + ".vcd", rq->trace and rq->dram_trace can be written (leaving no
+ * file behind) by the model asked for (traces: the cycle model); cmd names the
  * command in "expected -c CONFIG" messages. On error s holds nothing to release.
  */
 int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e);

@@ -29,7 +29,7 @@ struct engine {
 	int64_t mem_t0;             /* the memory's cycle 0 on the kernel's clock: a layer-by-layer pass's start */
 	sram *sram;
 	scw_kernel *kernel;         /* owned: this engine's simulation */
-	etrace *tr;                 /* owned: the VCD trace, or NULL */
+	etrace *tr;                 /* owned: the traces (a VCD, an event trace, a DRAM trace), or NULL */
 	bool tr_failed;             /* a pass failed: the trace is of a failed run */
 	void (*on_folds)(void *ctx, size_t op, int64_t folds);     /* engine_on_folds */
 	void *on_folds_ctx;
@@ -41,17 +41,54 @@ void engine_on_folds(engine *en, void (*fn)(void *ctx, size_t op, int64_t folds)
 	en->on_folds_ctx = ctx;
 }
 
+/* The engine's timeline, made on the first trace asked for. */
+static etrace *timeline(engine *en, struct err *e)
+{
+	if (!en->tr && !(en->tr = etrace_new(en->cfg)))
+		err_nomem(e, NULL);
+	return en->tr;
+}
+
 int engine_trace(engine *en, const char *path, struct err *e)
 {
 	char *full = malloc(strlen(path) + 5);
+	int rc;
 	if (!full)
 		return err_nomem(e, NULL);
 	strcpy(full, path);
 	strcat(full, ".vcd");
-	etrace_abandon(en->tr);
-	en->tr = etrace_open(full, en->cfg, e);
+	rc = timeline(en, e) ? etrace_vcd(en->tr, full, e) : -1;
 	free(full);
-	return en->tr ? 0 : -1;
+	return rc;
+}
+
+int engine_trace_events(engine *en, const char *path, const struct trace_head *h, struct err *e)
+{
+	return timeline(en, e) ? etrace_events(en->tr, path, h, e) : -1;
+}
+
+int engine_trace_dram(engine *en, const char *path, int format, struct err *e)
+{
+	return timeline(en, e) ? etrace_dram(en->tr, path, format, e) : -1;
+}
+
+int engine_trace_close(engine *en, struct err *e)
+{
+	etrace *t = en->tr;
+	en->tr = NULL;
+	if (!t)
+		return 0;
+	if (en->tr_failed) {
+		etrace_abandon(t);
+		return 0;
+	}
+	return etrace_close(t, e);
+}
+
+void engine_trace_abandon(engine *en)
+{
+	etrace_abandon(en->tr);
+	en->tr = NULL;
 }
 
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
@@ -140,6 +177,8 @@ struct sync {
 	int *avail_left;                /* parts of op k whose results are not there yet */
 	scw_event *ev;                  /* any of these, or a lane's store count, changed */
 	int64_t *mark;                  /* tracing: the earliest cycle lane q's matrix thread may still report */
+	int64_t *xmark;                 /* tracing: lane q's load (2q) and store (2q + 1) threads, while a transfer
+					   keeps them from reporting its issue cycle; INT64_MAX otherwise */
 };
 
 struct pass {
@@ -179,7 +218,7 @@ static int64_t frontier(const struct pass *p)
 {
 	int64_t f = scw_now();
 	for (int q = 0; q < p->sync->lanes; q++)
-		f = min64(f, p->sync->mark[q]);
+		f = min64(f, min64(p->sync->mark[q], min64(p->sync->xmark[2 * q], p->sync->xmark[2 * q + 1])));
 	return f;
 }
 
@@ -190,28 +229,75 @@ static void report(struct pass *p, struct etrace_ev *ev)
 		etrace_flush(p->en->tr, frontier(p));
 }
 
-/* Event kind at cycle about op o (arg, idx), with the tile of ins when given. */
-static void trace(struct pass *p, int kind, int64_t cycle, const struct op *o, int arg, int64_t idx,
-		  const struct tile_ins *ins)
+/* Whether some trace takes events of kind. */
+static bool wants(const struct pass *p, int kind)
 {
-	struct etrace_ev ev = { .cycle = cycle, .op = o, .idx = idx, .kind = (int8_t)kind, .arg = (int8_t)arg };
-	if (!p->en->tr)
-		return;
-	if (ins) {
-		ev.rep = ins->rep;
-		ev.m0 = ins->m0, ev.k0 = ins->k0, ev.n0 = ins->n0;
-		ev.m = ins->m, ev.k = ins->k, ev.n = ins->n;
-	}
-	report(p, &ev);
+	return p->en->tr && etrace_wants(p->en->tr, kind);
 }
 
-/* The array's cycles [from, to) are charged to cat. */
+/*
+ * An event of kind at cycle about os's op (arg, idx), with the tile of ins
+ * when given, into *ev; false when no trace wants it.
+ */
+static bool event(struct pass *p, struct etrace_ev *ev, int kind, int64_t cycle, const struct opstate *os, int arg,
+		  int64_t idx, const struct tile_ins *ins)
+{
+	if (!wants(p, kind))
+		return false;
+	*ev = (struct etrace_ev){ .cycle = cycle, .op = os ? os->o : NULL, .opi = os ? (int64_t)(p->i0 + (size_t)(os - p->st)) : 0,
+				  .idx = idx, .kind = (int8_t)kind, .arg = (int8_t)arg, .out = -1 };
+	if (ins) {
+		ev->rep = ins->rep;
+		ev->m0 = ins->m0, ev->k0 = ins->k0, ev->n0 = ins->n0;
+		ev->m = ins->m, ev->k = ins->k, ev->n = ins->n;
+		ev->addr = ins->addr;
+		ev->bytes = ins->bytes;
+	}
+	return true;
+}
+
+static void trace(struct pass *p, int kind, int64_t cycle, const struct opstate *os, int arg, int64_t idx,
+		  const struct tile_ins *ins)
+{
+	struct etrace_ev ev;
+	if (event(p, &ev, kind, cycle, os, arg, idx, ins))
+		report(p, &ev);
+}
+
+/* The VCD's stall signal: the array's cycles [from, to) go to cat. */
 static void trace_stall(struct pass *p, int cat, int64_t from, int64_t to)
 {
-	if (!p->en->tr || to <= from)
+	if (to <= from || !wants(p, ET_STALL))
 		return;
 	trace(p, ET_STALL, from, NULL, cat, 0, NULL);
 	trace(p, ET_STALL, to, NULL, -1, 0, NULL);
+}
+
+/* The event trace's charges: the lane's cycles [from, to) of op os go to cat, for cause (enum trace_cause). */
+static void charge(struct pass *p, const struct opstate *os, int cat, int cause, int64_t from, int64_t to)
+{
+	struct etrace_ev ev;
+	if (to > from && event(p, &ev, ET_CHARGE, from, os, cat, 0, NULL)) {
+		ev.end = to;
+		ev.cause = (int8_t)cause;
+		report(p, &ev);
+	}
+}
+
+/*
+ * A vector op's transfer (kind ET_VLOAD, ET_VSTORE) of bytes at addr, chunk
+ * idx, issued at cycle issued (the matrix thread's mark) and done at done.
+ */
+static void trace_vxfer(struct pass *p, const struct opstate *os, int kind, int64_t issued, int64_t done, int64_t idx,
+			uint64_t addr, int64_t bytes)
+{
+	struct etrace_ev ev;
+	if (event(p, &ev, kind, issued, os, OPND_A, idx, NULL)) {
+		ev.addr = addr;
+		ev.bytes = bytes;
+		ev.end = done;
+		report(p, &ev);
+	}
 }
 
 /* This lane's matrix thread will report nothing before cycle c. */
@@ -310,6 +396,18 @@ static int64_t wait_input(struct pass *p, const struct opstate *os, int j)
 	return scw_now() - from;
 }
 
+/* Load n of op os, the tile of ins, issued at cycle issued and arrived at done; from HBM or (onchip) on-chip storage. */
+static void trace_load(struct pass *p, const struct opstate *os, int64_t n, const struct tile_ins *ins, bool onchip,
+		       int64_t issued, int64_t done)
+{
+	struct etrace_ev ev;
+	if (event(p, &ev, ET_LOAD, issued, os, ins->operand, n, ins)) {
+		ev.where = onchip;
+		ev.end = done;
+		report(p, &ev);
+	}
+}
+
 static void load_thread(void *arg)
 {
 	struct pass *p = arg;
@@ -331,7 +429,7 @@ static void load_thread(void *arg)
 			buf = sram_operand_buf(os->s->df, opnd);
 			scw_sem_take(p->room, 1);
 			if (os->s->onchip[opnd]) {
-				trace(p, ET_LOAD, scw_now(), os->o, opnd, n, &ins);
+				trace_load(p, os, n, &ins, true, scw_now(), scw_now());
 				p->done[j++ % RING] = scw_now();     /* already in on-chip storage */
 			} else {
 				wait_input(p, os, opnd);
@@ -340,11 +438,16 @@ static void load_thread(void *arg)
 				else if (p->chip && !took[opnd])
 					pool_take(p, buf, os->s->kept_bytes[opnd]);
 				took[opnd] = true;
-				trace(p, ET_LOAD, scw_now(), os->o, opnd, n, &ins);
-				p->done[j++ % RING] = transfer(p->en, os, ins.addr, ins.bytes, false);
+				/* Its issue is reported with its arrival: until then no trace is written past it. */
+				int64_t issued = scw_now(), *xm = &p->sync->xmark[2 * p->lane];
+				*xm = issued;
+				p->done[j % RING] = transfer(p->en, os, ins.addr, ins.bytes, false);
+				trace_load(p, os, n, &ins, false, issued, p->done[j % RING]);
+				*xm = INT64_MAX;
+				j++;
 				os->r->sram_write_bytes[buf] += ins.bytes;
 			}
-			trace(p, ET_LOADED, p->done[(j - 1) % RING], os->o, opnd, n++, NULL);
+			trace(p, ET_LOADED, p->done[(j - 1) % RING], os, opnd, n++, NULL);
 			scw_sem_give(p->issued, 1);
 		}
 	}
@@ -364,11 +467,9 @@ static void store_thread(void *arg)
 		int i = (int)(b % RING);
 		struct opstate *os = &p->st[p->store_op[i]];
 		scw_wait_until(p->block_ready[i]);
-		if (p->store_tile) {
-			struct etrace_ev ev = p->store_tile[i];
-			ev.cycle = scw_now();
-			report(p, &ev);
-		}
+		/* Its issue is reported with its completion: until then no trace is written past it. */
+		int64_t issued = scw_now();
+		p->sync->xmark[2 * p->lane + 1] = issued;
 		os->r->sram_read_bytes[sram_operand_buf(os->s->df, OPND_C)] += p->store_bytes[i];
 		if (os->s->onchip[OPND_C]) {
 			/* Kept on chip: the results go to the activation storage. */
@@ -377,11 +478,18 @@ static void store_thread(void *arg)
 		} else {
 			p->store_done[i] = transfer(p->en, os, p->store_addr[i], p->store_bytes[i], true);
 		}
+		if (p->store_tile && wants(p, ET_STORE)) {
+			struct etrace_ev ev = p->store_tile[i];
+			ev.cycle = issued;
+			ev.end = p->store_done[i];
+			report(p, &ev);
+		}
+		p->sync->xmark[2 * p->lane + 1] = INT64_MAX;
 		os->last_store = max64(os->last_store, p->store_done[i]);
 		p->last_store = max64(p->last_store, p->store_done[i]);
 		if (p->store_last[i])
 			made_available(p, (size_t)p->store_op[i], os->last_store);
-		trace(p, ET_STORED, p->store_done[i], os->o, 0, p->store_tile ? p->store_tile[i].idx : 0, NULL);
+		trace(p, ET_STORED, p->store_done[i], os, 0, p->store_tile ? p->store_tile[i].idx : 0, NULL);
 		b++;
 		p->nstored++;
 		scw_event_notify(p->sync->ev);
@@ -389,19 +497,28 @@ static void store_thread(void *arg)
 	p->alive--;
 }
 
+/* A part of a wait charged to one category: cat, on whose behalf (enum operand), and its cycles. */
+struct piece {
+	int cat, opnd;
+	int64_t cycles;
+};
+
 /*
  * Charges the array's wait [from, to) (st->wait_*) to cat. Data that arrived
  * late shares it in proportion to the bytes this fold loaded of each operand
  * (a memory queue delays everything behind the bytes in it, whichever tile is
- * last out); with no late data, the wait that ended last takes it all.
+ * last out); with no late data, the wait that ended last takes it all. The
+ * shares, in time order (the data's, then the waits past the last data), go
+ * to pc[]; returns how many (at most 6).
  */
-static void charge_stall(int64_t cat[CAT_N], const struct array_step *st, const int64_t loaded[2])
+static int charge_stall(int64_t cat[CAT_N], const struct array_step *st, const int64_t loaded[2], struct piece pc[6])
 {
 	int64_t from = st->wait_from, to = st->wait_to, total = 0, left, share[3] = { 0 }, data = from, bytes[3];
 	const int64_t *ready = st->wait_ready;
-	int n = st->nwait, cats[3], best = 0;
+	int n = st->nwait, cats[3], best = 0, np = 0, ncut = 0;
+	struct piece cut[3];
 	if (to <= from)
-		return;
+		return 0;
 	for (int i = 0; i < n; i++) {
 		bytes[i] = st->wait_opnd[i] == OPND_C ? 0 : loaded[st->wait_opnd[i]];
 		cats[i] = array_wait_cat(st->wait_opnd[i]);
@@ -412,13 +529,15 @@ static void charge_stall(int64_t cat[CAT_N], const struct array_step *st, const 
 			data = ready[i];
 	for (int i = 0; i < n; i++) {
 		if (!bytes[i] && ready[i] > data && ready[i] >= ready[best]) {
-			int64_t cut = min64(data, to);
-			cat[cats[i]] += to - cut;
-			to = cut;
+			int64_t c = min64(data, to);
+			cat[cats[i]] += to - c;
+			if (to > c)
+				cut[ncut++] = (struct piece){ cats[i], st->wait_opnd[i], to - c };
+			to = c;
 		}
 	}
 	if (to <= from)
-		return;
+		goto done;
 	left = to - from;
 	for (int i = 0; i < n; i++) {
 		if (ready[i] > ready[best])
@@ -428,7 +547,8 @@ static void charge_stall(int64_t cat[CAT_N], const struct array_step *st, const 
 	}
 	if (total == 0) {
 		cat[cats[best]] += to - from;
-		return;
+		pc[np++] = (struct piece){ cats[best], st->wait_opnd[best], to - from };
+		goto done;
 	}
 	for (int i = 0; i < n; i++) {
 		if (ready[i] > from) {
@@ -437,8 +557,47 @@ static void charge_stall(int64_t cat[CAT_N], const struct array_step *st, const 
 		}
 	}
 	share[best] += left;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		cat[cats[i]] += share[i];
+		if (share[i] > 0)
+			pc[np++] = (struct piece){ cats[i], st->wait_opnd[i], share[i] };
+	}
+done:
+	/* The cuts took the latest cycles first. */
+	while (ncut)
+		pc[np++] = cut[--ncut];
+	return np;
+}
+
+/*
+ * The event trace's charges of a fold's cycles, from the timer's last end
+ * (*tm_end) to its own (array.h): the array's overhead before the wait (ws/is
+ * the shift the previous stream did not hide; os, and SCALE-Sim's previous
+ * fold, the drain), the wait's shares (pc, np), a SCALE-Sim preload, the
+ * stream (compute, the fold's record), a slow port's excess, then a SCALE-Sim
+ * drain after the stream. They must add up to the timer's categories.
+ */
+static void fold_charges(struct pass *p, const struct opstate *os, const struct array_step *st,
+			 const struct array_fold *f, const struct piece *pc, int np, int64_t *tm_end)
+{
+	bool compat = p->en->cfg->arch.array.scalesim_compat;
+	int ocat = compat || os->s->df == DF_OS ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT;
+	int64_t pre = st->wait_from - *tm_end, shift = st->start - st->wait_to, excess = st->end - st->start - f->t;
+	int64_t post = st->cat[CAT_FILL_DRAIN] - (ocat == CAT_FILL_DRAIN ? pre : 0), x = st->wait_from;
+	static const int cause[3] = { TC_WAIT_A, TC_WAIT_B, TC_WAIT_ACC };
+	SIM_ASSERT(pre >= 0 && shift >= 0 && excess >= 0 && post >= 0);
+	SIM_ASSERT(st->cat[CAT_COMPUTE] == f->t && st->cat[f->stream_cat] == excess);
+	SIM_ASSERT(st->cat[CAT_WEIGHT_SHIFT] == (ocat == CAT_WEIGHT_SHIFT ? pre : 0) + shift);
+	charge(p, os, ocat, ocat == CAT_FILL_DRAIN ? TC_DRAIN : TC_SHIFT, *tm_end, st->wait_from);
+	for (int i = 0; i < np; i++) {
+		charge(p, os, pc[i].cat, cause[pc[i].opnd], x, x + pc[i].cycles);
+		x += pc[i].cycles;
+	}
+	SIM_ASSERT(x == max64(st->wait_to, st->wait_from));
+	charge(p, os, CAT_WEIGHT_SHIFT, TC_SHIFT, st->wait_to, st->start);
+	charge(p, os, f->stream_cat, TC_PORT, st->start + f->t, st->end);
+	charge(p, os, CAT_FILL_DRAIN, TC_DRAIN, st->end, st->end + post);
+	*tm_end = st->end + post;
 }
 
 /* Stream length: T, or longer when a buffer port cannot feed the array's edge; *slow_cat takes the excess. */
@@ -483,8 +642,10 @@ static void gemm_body(struct pass *p, struct opstate *os)
 	struct array_timer tm;
 	struct array_fold f;
 	struct array_step st;
-	int lops[2], nl = 0;
+	struct piece pc[6];
+	int lops[2], nl = 0, np;
 	int64_t lbytes[2] = { 0 }, t0 = scw_now(), prev_end = t0, *cat = os->r->cat, nfold = 0, nstore = 0;
+	int64_t tm_end = t0;            /* the trace's charges so far reach here (the timer's last end) */
 	array_timer_init(&tm, &en->cfg->arch.array, s->df, t0);
 	trace_mark(p, t0);
 	sched_iter_init(&it, s);
@@ -502,8 +663,10 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			p->store_op[i] = (int32_t)(os - p->st);
 			p->store_last[i] = ins.inst_last && ins.rep == os->o->repeat - 1;
 			if (p->store_tile) {
-				p->store_tile[i] = (struct etrace_ev){ .op = os->o, .idx = nstore, .rep = ins.rep, .m0 = ins.m0,
-								       .n0 = ins.n0, .m = ins.m, .n = ins.n, .kind = ET_STORE };
+				p->store_tile[i] = (struct etrace_ev){ .op = os->o, .opi = (int64_t)(p->i0 + (size_t)(os - p->st)),
+								       .idx = nstore, .rep = ins.rep, .m0 = ins.m0, .n0 = ins.n0,
+								       .m = ins.m, .n = ins.n, .addr = ins.addr, .bytes = ins.bytes,
+								       .out = -1, .kind = ET_STORE, .where = s->onchip[OPND_C] };
 			}
 			nstore++;
 			p->nstores++;
@@ -531,13 +694,21 @@ static void gemm_body(struct pass *p, struct opstate *os)
 		array_timer_fold(&tm, &f, &st);
 		for (int c = 0; c < CAT_N; c++)
 			cat[c] += st.cat[c];
-		charge_stall(cat, &st, lbytes);
+		np = charge_stall(cat, &st, lbytes, pc);
 		count_sram(os, &ins);
 		if (en->tr) {
+			struct etrace_ev ev;
 			trace_gap(p, s->df, prev_end, &st);
-			trace(p, ET_FOLD, st.start, os->o, 0, nfold, &ins);
+			if (event(p, &ev, ET_FOLD, st.start, os, 0, nfold, &ins)) {
+				ev.t = ins.t;
+				ev.end = st.end;
+				ev.out = ins.last ? st.out : -1;
+				report(p, &ev);
+			}
 			trace_stall(p, f.stream_cat, st.start + f.t, st.end);
-			trace(p, ET_FOLDED, st.end, os->o, 0, nfold, NULL);
+			trace(p, ET_FOLDED, st.end, os, 0, nfold, NULL);
+			if (wants(p, ET_CHARGE))
+				fold_charges(p, os, &st, &f, pc, np, &tm_end);
 		}
 		nfold++;
 		if (en->on_folds && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
@@ -560,6 +731,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 	}
 	int64_t end = array_timer_end(&tm, cat);
 	trace_stall(p, CAT_FILL_DRAIN, prev_end, end);
+	charge(p, os, CAT_FILL_DRAIN, TC_DRAIN, tm_end, end);
 	scw_wait_until(end);
 	if (p->chip) {
 		for (int opnd = 0; opnd < 2; opnd++)
@@ -598,15 +770,22 @@ static void vector_body(struct pass *p, struct opstate *os)
 	cat[CAT_INPUTS] += wait_input(p, os, 0);
 	cat[CAT_INPUTS] += wait_input(p, os, 1);
 	trace_stall(p, CAT_INPUTS, from, scw_now());
+	charge(p, os, CAT_INPUTS, TC_DEP, from, scw_now());
 	for (int64_t i = 0; i < n; i++) {
 		/* Keep one chunk's load in flight ahead of the one being computed. */
 		while (next_load <= i + 1 && next_load < n) {
 			int64_t bytes = share(hbm_in, next_load, n) * eb;
 			int64_t issued = scw_now();      /* a memory that pushes back stalls the inputs */
 			trace_mark(p, issued);
-			arrive[next_load % 2] = hbm_in ? transfer(en, os, in_addr, bytes, false) : issued;
+			if (hbm_in) {
+				arrive[next_load % 2] = transfer(en, os, in_addr, bytes, false);
+				trace_vxfer(p, os, ET_VLOAD, issued, arrive[next_load % 2], next_load, in_addr, bytes);
+			} else {
+				arrive[next_load % 2] = issued;
+			}
 			cat[CAT_INPUTS] += scw_now() - issued;
 			trace_stall(p, CAT_INPUTS, issued, scw_now());
+			charge(p, os, CAT_INPUTS, TC_MEMORY, issued, scw_now());
 			in_addr += (uint64_t)bytes;
 			os->r->sram_write_bytes[SRAM_INPUTS] += bytes;
 			next_load++;
@@ -615,18 +794,21 @@ static void vector_body(struct pass *p, struct opstate *os)
 		if (ready > now) {
 			cat[CAT_INPUTS] += ready - now;
 			trace_stall(p, CAT_INPUTS, now, ready);
+			charge(p, os, CAT_INPUTS, TC_WAIT_A, now, ready);
 			scw_wait_until(ready);
 		}
 		int64_t ops = i < n - 1 ? chunk_ops : o->lane_ops - (n - 1) * chunk_ops;
 		int64_t cyc = vector_cycles(&a->vector, ops);
 		os->r->sram_read_bytes[SRAM_INPUTS] += share(o->in_elems, i, n) * eb;
 		cat[CAT_VECTOR] += cyc;
-		if (en->tr) {
-			struct etrace_ev ev = { .cycle = scw_now(), .op = o, .idx = i, .n = n, .kind = ET_VEC };
+		struct etrace_ev ev;
+		if (event(p, &ev, ET_VEC, scw_now(), os, 0, i, NULL)) {
+			ev.n = n;
+			ev.end = cyc > INT64_MAX - scw_now() ? INT64_MAX : scw_now() + cyc;     /* a wait past int64 fails the op */
 			report(p, &ev);
 		}
 		scw_wait(cyc);
-		trace(p, ET_VEC_END, scw_now(), o, 0, i, NULL);
+		trace(p, ET_VEC_END, scw_now(), os, 0, i, NULL);
 		int64_t out = share(o->out_elems, i, n) * eb;
 		os->r->sram_write_bytes[SRAM_OUTPUTS] += out;
 		os->r->sram_read_bytes[SRAM_OUTPUTS] += out;
@@ -634,11 +816,14 @@ static void vector_body(struct pass *p, struct opstate *os)
 			os->r->sram_write_bytes[SRAM_INPUTS] += out;
 			continue;
 		}
-		int64_t issued = scw_now();              /* and the outputs */
+		int64_t issued = scw_now(), stored;     /* and the outputs */
 		trace_mark(p, issued);
-		last_store = max64(last_store, transfer(en, os, out_addr, out, true));
+		stored = transfer(en, os, out_addr, out, true);
+		trace_vxfer(p, os, ET_VSTORE, issued, stored, i, out_addr, out);
+		last_store = max64(last_store, stored);
 		cat[CAT_OUTPUTS] += scw_now() - issued;
 		trace_stall(p, CAT_OUTPUTS, issued, scw_now());
+		charge(p, os, CAT_OUTPUTS, TC_MEMORY, issued, scw_now());
 		out_addr += (uint64_t)out;
 	}
 	os->last_store = last_store;
@@ -648,6 +833,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 	if (!p->chip) {
 		cat[CAT_OUTPUTS] += avail - scw_now();
 		trace_stall(p, CAT_OUTPUTS, scw_now(), avail);
+		charge(p, os, CAT_OUTPUTS, TC_STORES, scw_now(), avail);
 		scw_wait_until(avail);
 	}
 }
@@ -665,13 +851,18 @@ static void matrix_thread(void *arg)
 			scw_wait_until(y->finish[k - 1]);
 		}
 		int64_t t0 = scw_now();
+		struct etrace_ev ev;
 		trace_mark(p, t0);
-		trace(p, ET_OP, t0, &p->ops->v[p->i0 + k], os->o != NULL, (int64_t)(p->i0 + k), NULL);
+		if (event(p, &ev, ET_OP, t0, os, os->o != NULL, (int64_t)(p->i0 + k), NULL)) {
+			ev.op = &p->ops->v[p->i0 + k];
+			report(p, &ev);
+		}
 		if (os->o && os->s)
 			gemm_body(p, os);
 		else if (os->o)
 			vector_body(p, os);
 		os->r->cycles = scw_now() - t0;
+		trace(p, ET_OPEND, scw_now(), os, 0, (int64_t)(p->i0 + k), NULL);
 		y->finish[k] = max64(y->finish[k], scw_now());
 		y->fin_left[k]--;
 		scw_event_notify(y->ev);
@@ -821,6 +1012,7 @@ static void sync_free(struct sync *y)
 	free(y->avail);
 	free(y->avail_left);
 	free(y->mark);
+	free(y->xmark);
 	free(y);
 }
 
@@ -830,11 +1022,14 @@ static struct sync *sync_new(int lanes, size_t n, const struct chip_part *parts)
 	size_t m = n ? n : 1;
 	if (!y || !(y->finish = calloc(m, sizeof *y->finish)) || !(y->fin_left = calloc(m, sizeof *y->fin_left)) ||
 	    !(y->avail = calloc(m, sizeof *y->avail)) || !(y->avail_left = calloc(m, sizeof *y->avail_left)) ||
-	    !(y->mark = calloc((size_t)lanes, sizeof *y->mark)) || !(y->ev = scw_event_new())) {
+	    !(y->mark = calloc((size_t)lanes, sizeof *y->mark)) || !(y->xmark = malloc(2 * (size_t)lanes * sizeof *y->xmark)) ||
+	    !(y->ev = scw_event_new())) {
 		sync_free(y);
 		return NULL;
 	}
 	y->lanes = lanes;
+	for (int q = 0; q < 2 * lanes; q++)
+		y->xmark[q] = INT64_MAX;
 	for (size_t k = 0; k < n; k++) {
 		y->fin_left[k] = lanes;
 		for (int q = 0; q < lanes; q++)
@@ -900,7 +1095,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		sram_reset(en->sram);
 	}
 	if (en->tr)
-		etrace_pass(en->tr, t0);
+		etrace_pass(en->tr, t0, i0, n);
 	for (int q = 0; q < lanes; q++) {
 		struct pass *p = lane[q];
 		p->alive = 3;

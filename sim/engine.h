@@ -47,6 +47,7 @@
 #include "memory.h"
 #include "schedule.h"
 #include "stats.h"
+#include "trace.h"
 
 typedef struct engine engine;
 
@@ -69,6 +70,24 @@ void engine_free(engine *en);                /* NULL is a no-op */
  * Returns 0, or -1 with e set (an input error: the file cannot be created).
  */
 int engine_trace(engine *en, const char *path, struct err *e);
+
+/*
+ * The same for an event trace at path with header h, and a DRAM trace at path
+ * in format (trace.h: every off-chip request, in bursts of hbm.burst_bytes,
+ * at the cycle it is issued). Any of the three may be asked for; each is one
+ * more sink of the same timeline (etrace.h). Tracing changes no result.
+ */
+int engine_trace_events(engine *en, const char *path, const struct trace_head *h, struct err *e);
+int engine_trace_dram(engine *en, const char *path, int format, struct err *e);
+
+/*
+ * Ends every trace file of a run that succeeded, reporting a write that
+ * failed (-1 with e set; the files are removed). engine_trace_abandon removes
+ * them instead: a run that failed leaves none. Either leaves the engine
+ * without traces; engine_free also closes what is left, silently.
+ */
+int engine_trace_close(engine *en, struct err *e);
+void engine_trace_abandon(engine *en);
 
 /*
  * Keeps the configured buffer capacities (and so the schedule) but makes HBM

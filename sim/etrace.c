@@ -1,11 +1,12 @@
 /*
- * etrace.c - the engine's timeline as a VCD (see etrace.h).
+ * etrace.c - the engine's timeline, to a VCD, an event trace and a DRAM trace (see etrace.h).
  */
 #include "etrace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "cat.h"
@@ -13,6 +14,7 @@
 #include "vcd.h"
 #include "xmath.h"
 
+#define RADIX_BITS 11           /* bits of a cycle sorted a pass */
 #define FLUSH_AT 4096           /* events buffered before the first flush */
 #define TILE_MAX 200            /* "<n>:rep<r>:C[m0:m1,n0:n1]+=A[...]*B[...]" with 19-digit numbers */
 
@@ -28,8 +30,24 @@ struct lane {
 	uint32_t dirty;                 /* 1 << enum sig */
 };
 
+/*
+ * An event's place in the order events are written: its cycle, then its index
+ * in buf. The events a flush leaves are kept in that order at the front of
+ * buf, and new ones are appended in the order they are reported, so the index
+ * orders the events of one cycle as they were reported.
+ */
+struct key {
+	int64_t cycle;
+	size_t i;
+};
+
 struct etrace {
-	vcd *v;
+	const struct config *cfg;       /* borrowed */
+	vcd *v;                         /* the sinks, each NULL when not asked for */
+	trace_writer *w;
+	trace_dram *d;
+	char *vpath, *wpath, *dpath;    /* owned: their files, removed when closing one fails */
+	int64_t named;                  /* the event trace: ops named so far (N records) */
 	int lanes;
 	struct lane *lane;              /* lanes */
 	int top_op, top_index;          /* the chip's op */
@@ -38,7 +56,9 @@ struct etrace {
 	bool top_dirty;
 	struct etrace_ev *buf;          /* events not yet written */
 	size_t n, cap, flush_at;
-	int64_t seq;
+	struct etrace_ev *spare;        /* cap events: where the ones left after a flush go, in order */
+	struct key *keys, *tkeys;       /* cap each: the order to write buf in, and room to sort it */
+	size_t count[(1 << RADIX_BITS) + 1];    /* the sort's counts of each digit */
 	int64_t base, offset;           /* timeline cycles of the passes ended; of this pass, base - t0 */
 	int64_t written;                /* the last timeline cycle written */
 	int64_t late;                   /* 1 + the first event's cycle that came after a later one was written; 0 none */
@@ -70,23 +90,28 @@ static void declare(etrace *t, struct lane *l)
 	l->stall = -1;
 }
 
-etrace *etrace_open(const char *path, const struct config *cfg, struct err *e)
+etrace *etrace_new(const struct config *cfg)
 {
 	etrace *t = calloc(1, sizeof *t);
-	int64_t apc = cfg->arch.chip.arrays_per_core;
-	char name[64];
 	if (!t || !(t->lane = calloc((size_t)arch_arrays(&cfg->arch), sizeof *t->lane))) {
 		free(t);
-		err_nomem(e, "vcd");
 		return NULL;
 	}
+	t->cfg = cfg;
 	t->lanes = (int)arch_arrays(&cfg->arch);
 	t->flush_at = FLUSH_AT;
-	if (!(t->v = vcd_open(path, cfg->arch.clock_ghz, e))) {
-		free(t->lane);
-		free(t);
-		return NULL;
-	}
+	return t;
+}
+
+int etrace_vcd(etrace *t, const char *path, struct err *e)
+{
+	int64_t apc = t->cfg->arch.chip.arrays_per_core;
+	char name[64];
+	SIM_ASSERT(!t->v);
+	if (!(t->vpath = strdup(path)))
+		return err_nomem(e, "vcd");
+	if (!(t->v = vcd_open(path, t->cfg->arch.clock_ghz, e)))
+		return -1;
 	vcd_scope(t->v, "tpusim");
 	t->top_op = vcd_var(t->v, "op", VCD_STRING, 0);
 	t->top_index = vcd_var(t->v, "op_index", VCD_INT, 32);
@@ -104,37 +129,117 @@ etrace *etrace_open(const char *path, const struct config *cfg, struct err *e)
 		for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
 			vcd_int(t->v, l->id[counts[i]], 0, 0);
 	}
-	return t;
+	return 0;
 }
 
-void etrace_pass(etrace *t, int64_t t0)
+int etrace_events(etrace *t, const char *path, const struct trace_head *h, struct err *e)
+{
+	SIM_ASSERT(!t->w);
+	if (!(t->wpath = strdup(path)))
+		return err_nomem(e, "--trace");
+	t->named = 0;
+	return (t->w = trace_writer_open(path, h, e)) ? 0 : -1;
+}
+
+int etrace_dram(etrace *t, const char *path, int format, struct err *e)
+{
+	SIM_ASSERT(!t->d);
+	if (!(t->dpath = strdup(path)))
+		return err_nomem(e, "--dram-trace");
+	return (t->d = trace_dram_open(path, format, t->cfg->arch.hbm.burst_bytes, e)) ? 0 : -1;
+}
+
+bool etrace_wants(const etrace *t, int kind)
+{
+	switch (kind) {
+	case ET_LOADED:
+	case ET_FOLDED:
+	case ET_STORED:
+	case ET_STALL:
+	case ET_VEC_END:
+		return t->v != NULL;
+	case ET_OPEND:
+	case ET_CHARGE:
+		return t->w != NULL;
+	case ET_VLOAD:
+	case ET_VSTORE:
+		return t->w || t->d;
+	case ET_LOAD:
+	case ET_STORE:
+		return t->v || t->w || t->d;
+	default:
+		return t->v || t->w;
+	}
+}
+
+void etrace_pass(etrace *t, int64_t t0, size_t first, size_t n)
 {
 	t->offset = t->base - t0;
+	if (t->w)
+		trace_writer_put(t->w, &(struct trace_rec){ .kind = TR_PASS, .cycle = t->base, .first = (int64_t)first,
+							    .ops = (int64_t)n });
 }
 
 bool etrace_add(etrace *t, const struct etrace_ev *ev)
 {
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 1024;
-		struct etrace_ev *nb = realloc(t->buf, cap * sizeof *nb);
-		if (!nb) {
+		struct etrace_ev *nb = realloc(t->buf, cap * sizeof *nb), *ns;
+		struct key *nk;
+		if (nb)
+			t->buf = nb;
+		ns = nb ? realloc(t->spare, cap * sizeof *ns) : NULL;
+		if (ns)
+			t->spare = ns;
+		nk = ns ? realloc(t->keys, cap * sizeof *nk) : NULL;
+		if (nk)
+			t->keys = nk;
+		nk = nk ? realloc(t->tkeys, cap * sizeof *nk) : NULL;
+		if (!nk) {
 			t->nomem = true;
 			return false;
 		}
-		t->buf = nb;
+		t->tkeys = nk;
 		t->cap = cap;
 	}
-	t->buf[t->n] = *ev;
-	t->buf[t->n++].seq = t->seq++;
+	t->buf[t->n++] = *ev;
 	return t->n >= t->flush_at;
 }
 
-static int by_cycle(const void *a, const void *b)
+/*
+ * Sorts k[0 .. n) by cycle, keeping the order of equal cycles (so by index
+ * too): a least-significant-digit radix sort of the cycles above the least,
+ * 11 bits a pass, as many passes as the span of cycles needs (two for spans
+ * up to 4 million cycles). tmp has room for n keys. O(n) a pass.
+ */
+static void sort_keys(struct key *k, struct key *tmp, size_t n, size_t count[(1 << RADIX_BITS) + 1])
 {
-	const struct etrace_ev *x = a, *y = b;
-	if (x->cycle != y->cycle)
-		return x->cycle < y->cycle ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	int64_t lo, hi;
+	bool sorted = true;
+	struct key *from = k, *to = tmp, *x;
+	if (n < 2)
+		return;
+	lo = hi = k[0].cycle;
+	for (size_t i = 1; i < n; i++) {
+		sorted &= k[i].cycle >= k[i - 1].cycle;
+		lo = min64(lo, k[i].cycle);
+		hi = max64(hi, k[i].cycle);
+	}
+	if (sorted)
+		return;
+	uint64_t span = (uint64_t)hi - (uint64_t)lo;
+	for (int shift = 0; shift < 64 && span >> shift; shift += RADIX_BITS) {
+		memset(count, 0, ((1 << RADIX_BITS) + 1) * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(((uint64_t)from[i].cycle - (uint64_t)lo) >> shift & ((1u << RADIX_BITS) - 1)) + 1]++;
+		for (size_t d = 1; d <= 1u << RADIX_BITS; d++)
+			count[d] += count[d - 1];
+		for (size_t i = 0; i < n; i++)
+			to[count[((uint64_t)from[i].cycle - (uint64_t)lo) >> shift & ((1u << RADIX_BITS) - 1)]++] = from[i];
+		x = from, from = to, to = x;
+	}
+	if (from != k)
+		memcpy(k, from, n * sizeof *k);
 }
 
 /* "A[r0:r1,c0:c1]", after "rep<r>:" for an instance of a repeated op. */
@@ -225,7 +330,81 @@ static void apply(etrace *t, const struct etrace_ev *ev)
 	case ET_VEC_END:
 		set_str(l, S_VECTOR, l->vec, sizeof l->vec, "");
 		break;
+	default:
+		break;          /* the event trace's own kinds */
 	}
+}
+
+/* Kernel cycle x on the timeline, as event ev (at kernel ev->cycle) is at c: saturating, as the kernel's clock does. */
+static int64_t shifted(const struct etrace_ev *ev, int64_t c, int64_t x)
+{
+	int64_t d = x - ev->cycle;      /* x is never before the event */
+	return d > INT64_MAX - c ? INT64_MAX : c + d;
+}
+
+/* Writes ev, at timeline cycle c, to the event trace and the DRAM trace. */
+static void record(etrace *t, const struct etrace_ev *ev, int64_t c)
+{
+	/* Set field by field: the writer reads only those of the record's kind, and zeroing the rest costs more than writing it. */
+	struct trace_rec r;
+	r.cycle = c, r.lane = ev->lane, r.op = ev->opi, r.idx = ev->idx, r.rep = ev->rep;
+	r.m0 = ev->m0, r.k0 = ev->k0, r.n0 = ev->n0, r.m = ev->m, r.k = ev->k, r.n = ev->n;
+	r.addr = ev->addr, r.bytes = ev->bytes, r.onchip = ev->where != 0, r.out = -1, r.operand = OPND_A;
+	r.t = ev->t, r.end = 0, r.chunks = 0, r.cat = 0, r.cause = 0, r.part = false;
+	char name[OP_NAME_MAX];
+	bool hbm = false, write = false;
+	switch (ev->kind) {
+	case ET_OP:
+		if (t->w && ev->opi >= t->named) {
+			const struct op *o = ev->op;
+			trace_writer_put(t->w, &(struct trace_rec){ .kind = TR_NAME, .cycle = c, .op = ev->opi,
+								    .layer = (int64_t)o->layer, .opkind = o->kind == OP_VEC,
+								    .name = op_name(o, name, sizeof name),
+								    .layer_name = o->layer_name ? o->layer_name : "op" });
+			t->named = ev->opi + 1;
+		}
+		r.kind = TR_OP;
+		r.part = ev->arg != 0;
+		break;
+	case ET_OPEND: r.kind = TR_OPEND; break;
+	case ET_LOAD:
+	case ET_VLOAD:
+		r.kind = TR_LOAD;
+		r.operand = ev->kind == ET_VLOAD ? OPND_A : ev->arg;
+		r.end = shifted(ev, c, ev->end);
+		hbm = !ev->where;
+		break;
+	case ET_FOLD:
+		r.kind = TR_FOLD;
+		r.t = ev->t;
+		r.end = shifted(ev, c, ev->end);
+		r.out = ev->out < 0 ? -1 : shifted(ev, c, ev->out);
+		break;
+	case ET_STORE:
+	case ET_VSTORE:
+		r.kind = TR_STORE;
+		r.end = shifted(ev, c, ev->end);
+		hbm = !ev->where;
+		write = true;
+		break;
+	case ET_CHARGE:
+		r.kind = TR_CHARGE;
+		r.end = shifted(ev, c, ev->end);
+		r.cat = ev->arg;
+		r.cause = ev->cause;
+		break;
+	case ET_VEC:
+		r.kind = TR_VEC;
+		r.chunks = ev->n;
+		r.end = shifted(ev, c, ev->end);
+		break;
+	default:
+		return;         /* the VCD's own kinds */
+	}
+	if (t->w)
+		trace_writer_put(t->w, &r);
+	if (t->d && hbm)
+		trace_dram_request(t->d, c, ev->addr, ev->bytes, write);
 }
 
 /* Writes the signals that changed, at timeline cycle c. */
@@ -266,20 +445,38 @@ static void emit(etrace *t, int64_t c)
 /* Writes the events before kernel cycle `before`, or all of them. */
 static void flush(etrace *t, int64_t before, bool all)
 {
-	size_t i = 0;
-	qsort(t->buf, t->n, sizeof *t->buf, by_cycle);
-	while (i < t->n && (all || t->buf[i].cycle < before)) {
-		int64_t c = t->buf[i].cycle;
+	size_t i = 0, left;
+	struct key *k = t->keys;
+	struct etrace_ev *swap;
+	for (size_t j = 0; j < t->n; j++)
+		k[j] = (struct key){ t->buf[j].cycle, j };
+	sort_keys(k, t->tkeys, t->n, t->count);
+	while (i < t->n && (all || k[i].cycle < before)) {
+		int64_t c = k[i].cycle, at = c + t->offset;
 		/* An event before one already written: a frontier named too late (or a kernel that failed). */
-		if (c + t->offset < t->written && !t->late)
-			t->late = c + t->offset + 1;
-		t->written = max64(t->written, c + t->offset);
-		for (; i < t->n && t->buf[i].cycle == c; i++)
-			apply(t, &t->buf[i]);
-		emit(t, c + t->offset);
+		bool late = at < t->written;
+		if (late && !t->late)
+			t->late = at + 1;
+		t->written = max64(t->written, at);
+		for (; i < t->n && k[i].cycle == c; i++) {
+			const struct etrace_ev *ev = &t->buf[k[i].i];
+			if (t->v)
+				apply(t, ev);
+			/* The trace files take records in cycle order only; the pass fails on a late one. */
+			if ((t->w || t->d) && !t->late)
+				record(t, ev, at);
+		}
+		if (t->v)
+			emit(t, at);
 	}
-	memmove(t->buf, t->buf + i, (t->n - i) * sizeof *t->buf);
-	t->n -= i;
+	/* The events left, in order, to the front of the spare buffer, which becomes buf. */
+	left = t->n - i;
+	for (size_t j = 0; j < left; j++)
+		t->spare[j] = t->buf[k[i + j].i];
+	swap = t->buf;
+	t->buf = t->spare;
+	t->spare = swap;
+	t->n = left;
 	/* Events that must wait for a frontier far behind: flush less often, so that each flush writes about half. */
 	while (t->n > t->flush_at / 2)
 		t->flush_at *= 2;
@@ -294,12 +491,12 @@ int etrace_pass_end(etrace *t, int64_t cycles, struct err *e)
 {
 	flush(t, 0, true);
 	if (t->nomem)
-		return err_nomem(e, "vcd");
+		return err_nomem(e, "trace");
 	if (t->late)
-		return err_sim(e, "vcd: expected events in cycle order, found one at cycle %lld after cycle %lld",
+		return err_sim(e, "trace: expected events in cycle order, found one at cycle %lld after cycle %lld",
 			       (long long)(t->late - 1), (long long)t->written);
 	t->base = cycles > INT64_MAX - t->base ? INT64_MAX : t->base + cycles;
-	return vcd_flush(t->v, t->base, e);
+	return t->v ? vcd_flush(t->v, t->base, e) : 0;
 }
 
 int64_t etrace_cycles(const etrace *t)
@@ -309,14 +506,45 @@ int64_t etrace_cycles(const etrace *t)
 
 static void release(etrace *t)
 {
+	free(t->vpath);
+	free(t->wpath);
+	free(t->dpath);
 	free(t->buf);
+	free(t->spare);
+	free(t->keys);
+	free(t->tkeys);
 	free(t->lane);
 	free(t);
 }
 
 int etrace_close(etrace *t, struct err *e)
 {
-	int rc = vcd_close(t->v, t->base, e);
+	int rc = 0;
+	/* Each sink closes; after the first failure the others are dropped, and the files already closed removed. */
+	if (t->w) {
+		rc = trace_writer_close(t->w, t->base, e);
+		t->w = NULL;
+	}
+	if (t->d) {
+		if (rc == 0)
+			rc = trace_dram_close(t->d, e);
+		else
+			trace_dram_abandon(t->d);
+		t->d = NULL;
+	}
+	if (t->v) {
+		if (rc == 0)
+			rc = vcd_close(t->v, t->base, e);
+		else
+			vcd_abandon(t->v);
+		t->v = NULL;
+	}
+	if (rc < 0) {
+		const char *paths[] = { t->wpath, t->dpath, t->vpath };
+		for (int i = 0; i < 3; i++)
+			if (paths[i])
+				unlink(paths[i]);
+	}
 	release(t);
 	return rc;
 }
@@ -325,6 +553,9 @@ void etrace_abandon(etrace *t)
 {
 	if (!t)
 		return;
-	vcd_abandon(t->v);
+	trace_writer_abandon(t->w);
+	trace_dram_abandon(t->d);
+	if (t->v)
+		vcd_abandon(t->v);
 	release(t);
 }

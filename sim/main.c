@@ -3,7 +3,9 @@
  *
  *   tpusim run -c CONFIG [-c MORE]... -w WORKLOAD [-o DIR] [--dataflow ws|os|is] [--model cycle|analytic|functional]
  *              [--ideal-memory] [--batch N] [--timing] [--vcd BASE] [--plot DIR] [--no-reuse] [--set key.path=value ...]
- *              [--seed N] [--save-outputs DIR]
+ *              [--seed N] [--save-outputs DIR] [--trace FILE.gz] [--dram-trace FILE.gz]
+ *              [--dram-trace-format dramsim3|ramulator2]
+ *   tpusim trace FILE.gz [--records]
  *   tpusim roofline -c CONFIG -w WORKLOAD -o FILE.png|FILE.svg [run options]
  *   tpusim compare -c CONFIG -w WORKLOAD [--dataflows ws,os,is] [--csv] [-o FILE.png|FILE.svg]
  *                  [--model cycle|analytic] [--ideal-memory] [--batch N] [--set key.path=value ...]
@@ -44,12 +46,15 @@
 #include "sweep.h"
 #include "sweepplot.h"
 #include "tpusim.h"
+#include "trace.h"
 #include "workload.h"
 
 
 struct args {
 	const char *cmd;
 	const char *configs[CONFIG_MAX_FILES], *workload, *out, *vcd, *plot, *dataflows, *save;
+	const char *trace, *dram_trace;  /* run: the event trace, the DRAM trace */
+	int dram_format;           /* enum trace_dram_format; -1: not given */
 	int nconfigs;
 	const char *sets[CONFIG_MAX_SETS];
 	int nsets;
@@ -105,7 +110,7 @@ static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *
  * needs its field names the field with A(...); one whose value is checked or
  * collected (NO_FIELD) gets its case in parse_args.
  */
-enum { C_RUN = 1, C_ROOFLINE = 2, C_COMPARE = 4, C_LOWER = 8, C_CONFIG = 16, C_LAB = 32, C_SWEEP = 64 };
+enum { C_RUN = 1, C_ROOFLINE = 2, C_COMPARE = 4, C_LOWER = 8, C_CONFIG = 16, C_LAB = 32, C_SWEEP = 64, C_TRACE = 128 };
 
 static const struct command {
 	const char *name;
@@ -148,6 +153,10 @@ static const struct command {
 	  "DIR/points/<hash>.json each, then DIR/sweep.csv; run again, it skips the points done.\n"
 	  "--emit writes the jobs for a cluster instead, --merge builds sweep.csv from the point\n"
 	  "files and lists those missing (exit status 4), --plot draws sweep.csv into DIR/plots.\n" },
+	{ "trace", C_TRACE, "check an event trace and recompute its totals from the events",
+	  { "trace FILE.gz [--records]" },
+	  "Check an event trace written by tpusim run --trace and recompute its cycles, HBM bytes\n"
+	  "and cycles by category from the events alone.\n" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -198,6 +207,12 @@ static const struct opt {
 	  "write every PE register of the one dataflow to BASE.vcd instead of the grid" },
 	{ "--plot", NULL, "DIR", C_RUN, A(plot), P_DIR, NULL,
 	  "also draw DIR/cycles.png (cycles by category) and DIR/roofline.png" },
+	{ "--trace", NULL, "FILE.gz", C_RUN, A(trace), P_FILE, NULL,
+	  "every load, fold, store and stall of the cycle model; tpusim trace reads it" },
+	{ "--dram-trace", NULL, "FILE.gz", C_RUN, A(dram_trace), P_FILE, NULL,
+	  "cycle model: every off-chip request in bursts, for DRAMsim3 or Ramulator 2.0" },
+	{ "--dram-trace-format", NULL, "FORMAT", C_RUN, NO_FIELD, P_NONE, NULL,
+	  "the DRAM trace's format: dramsim3 (default) or ramulator2" },
 	{ "--timing", NULL, NULL, C_RUN, A(timing), P_NONE, NULL,
 	  "print wall time, simulated cycles per second and peak RSS" },
 	{ "--no-reuse", NULL, NULL, C_SIM, A(no_reuse), P_NONE, NULL,
@@ -211,7 +226,8 @@ static const struct opt {
 	{ "--html", NULL, "FILE", C_LAB, A(html), P_FILE, NULL, "write one page that animates ws, os and is side by side" },
 	{ "--set", NULL, "key.path=value", C_ALL & ~C_SWEEP, NO_FIELD, P_NONE, NULL,
 	  "override one config key, checked like the file; again for more" },
-	/* sweep's own parser (cmd_sweep) reads these; they are here for --help. */
+	/* trace's and sweep's own parsers (cmd_trace, cmd_sweep) read these; they are here for --help. */
+	{ "--records", NULL, NULL, C_TRACE, NO_FIELD, P_NONE, NULL, "also print every record, one line each" },
 	{ "-o", "--out", "DIR", C_SWEEP, NO_FIELD, P_DIR, NULL, "the sweep's directory; parents made" },
 	{ "-j", "--jobs", "N", C_SWEEP, NO_FIELD, P_NONE, NULL, "worker processes (default 1, at most 64)" },
 	{ "--points", NULL, "I-J", C_SWEEP, NO_FIELD, P_NONE, NULL,
@@ -225,7 +241,7 @@ static const struct opt {
 	{ "--chunk-size", NULL, "C", C_SWEEP, NO_FIELD, P_NONE, NULL, "with --emit: C points per job (default 10)" },
 	{ "--merge", NULL, "DIR", C_SWEEP, NO_FIELD, P_DIR, NULL,
 	  "build DIR/sweep.csv from the point files there, listing those missing" },
-	{ "-h", "--help", NULL, C_ALL, NO_FIELD, P_NONE, NULL, "print this help" },
+	{ "-h", "--help", NULL, C_ALL | C_TRACE, NO_FIELD, P_NONE, NULL, "print this help" },
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -340,7 +356,7 @@ static int help(int argc, char **argv, struct err *e)
 		if (argc == 2 || !strcmp(argv[2], "help"))
 			overview = true;
 		else if (!(c = command_find(argv[2])))
-			return err_input(e, "help: expected a command (run, roofline, compare, lower, config, lab, sweep), "
+			return err_input(e, "help: expected a command (run, roofline, compare, lower, config, lab, sweep, trace), "
 					 "found \"%s\"", err_quote(q, sizeof q, argv[2], 60));
 		else
 			help_command(stdout, c);
@@ -350,7 +366,7 @@ static int help(int argc, char **argv, struct err *e)
 			for (int i = 2; i < argc; i++)
 				if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 					return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, "
-							 "sweep), found \"%s\"; try tpusim --help", err_quote(q, sizeof q, argv[1], 60));
+							 "sweep, trace), found \"%s\"; try tpusim --help", err_quote(q, sizeof q, argv[1], 60));
 			return -1;
 		}
 		for (int i = 2; i < argc && !asked; i++) {
@@ -435,8 +451,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	a->dataflow = -1;
 	a->model = MODEL_CYCLE;
 	a->seed = RUN_DEFAULT_SEED;
+	a->dram_format = -1;
 	if (argc < 2)
-		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found none; try tpusim --help");
+		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found none; try tpusim --help");
 	a->cmd = argv[1];
 	const struct command *cmd = command_find(a->cmd);
 	unsigned bit = cmd ? cmd->bit : 0;
@@ -450,7 +467,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 	}
 	if (!cmd) {
 		char q[300];
-		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found \"%s\"; "
+		return err_input(e, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found \"%s\"; "
 				 "try tpusim --help", err_quote(q, sizeof q, a->cmd, 60));
 	}
 	for (int i = 2; i < argc; i++) {
@@ -492,6 +509,12 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			if (strcmp(v, "text") && strcmp(v, "json"))
 				return bad_arg(e, o, "expected text or json", v);
 			a->format = v;
+		} else if (!strcmp(o, "--dram-trace-format")) {
+			for (int f = 0; trace_dram_format_names[f]; f++)
+				if (!strcmp(v, trace_dram_format_names[f]))
+					a->dram_format = f;
+			if (a->dram_format < 0)
+				return bad_arg(e, o, "expected dramsim3 or ramulator2", v);
 		} else if (!strcmp(o, "--set")) {
 			if (a->nsets == CONFIG_MAX_SETS)
 				return err_input(e, "--set: expected at most %d overrides, found more", CONFIG_MAX_SETS);
@@ -532,6 +555,14 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			SIM_ASSERT(!"an option of opts[] without a field or a case");
 		}
 	}
+	if ((a->trace || a->dram_trace || a->dram_format >= 0) && strcmp(a->cmd, "run")) {
+		char q[300];
+		return err_input(e, "%s: expected with tpusim run only, found it with tpusim %s",
+				 a->trace ? "--trace" : a->dram_trace ? "--dram-trace" : "--dram-trace-format",
+				 err_quote(q, sizeof q, a->cmd, 60));
+	}
+	if (a->dram_format >= 0 && !a->dram_trace)
+		return err_input(e, "--dram-trace-format: expected with --dram-trace FILE, found it alone");
 	if (strcmp(a->cmd, "lab") && (a->gemm || a->cycles || a->html || a->step || a->format)) {
 		char q[300];
 		return err_input(e, "--gemm, --cycles, --step, --html, --format: expected with tpusim lab only, found them with "
@@ -640,6 +671,9 @@ static void request_for(const struct args *a, int dataflow, struct sim_request *
 	rq->batch = a->batch;
 	rq->ideal_memory = a->ideal;
 	rq->vcd = a->vcd;
+	rq->trace = a->trace;
+	rq->dram_trace = a->dram_trace;
+	rq->dram_format = a->dram_format >= 0 ? a->dram_format : TRACE_DRAMSIM3;
 	rq->seed = a->seed;
 	rq->keep_outputs = a->save != NULL;
 	rq->no_reuse = a->no_reuse;
@@ -1363,6 +1397,36 @@ static int cmd_sweep(int argc, char **argv, struct err *e)
 	return rc;
 }
 
+static void print_record(void *ctx, const struct trace_rec *r)
+{
+	trace_rec_print(ctx, r);
+}
+
+/* tpusim trace FILE [--records]: checks the event trace and prints what its events add up to (and each record). */
+static int cmd_trace(int argc, char **argv, struct err *e)
+{
+	struct trace_summary s;
+	const char *file = NULL;
+	bool records = false;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--records"))
+			records = true;
+		else if (!file && argv[i][0] != '-')
+			file = argv[i];
+		else
+			return bad_arg(e, "trace", "expected FILE.gz and --records, tpusim trace FILE.gz [--records]", argv[i]);
+	}
+	if (!file)
+		return err_input(e, "trace: expected a file, tpusim trace FILE.gz [--records], found none");
+	if (trace_read(file, &s, records ? print_record : NULL, stdout, e) < 0)
+		return -1;
+	if (records)
+		putchar('\n');
+	trace_summary_print(stdout, file, &s);
+	trace_summary_release(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -1384,6 +1448,11 @@ int main(int argc, char **argv)
 		}
 		return flush_stdout() ? 1 : rc;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "trace")) {
+		if (cmd_trace(argc, argv, &e) < 0)
+			return fail(&e);
+		return flush_stdout();
+	}
 	if (parse_args(argc, argv, &a, &e) < 0)
 		return fail(&e);
 	if (prepare_outputs(&a, &e) < 0)
@@ -1402,7 +1471,7 @@ int main(int argc, char **argv)
 		rc = cmd_lab(&a, &e);
 	else {
 		char q[300];
-		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab, sweep), found \"%s\"; try tpusim --help",
+		rc = err_input(&e, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found \"%s\"; try tpusim --help",
 			       err_quote(q, sizeof q, a.cmd, 60));
 	}
 	if (rc < 0) {

@@ -730,6 +730,10 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 	struct reuse ru = { NULL, 0, o };
 	struct opcache *own = NULL;
 	memset(out, 0, sizeof *out);
+	bool traced = o->vcd || o->trace || o->dram_trace;
+	if ((o->trace || o->dram_trace) && o->model != MODEL_CYCLE)
+		return err_input(e, "%s: expected --model cycle (only the cycle engine has events to trace), found --model %s",
+				 o->trace ? "--trace" : "--dram-trace", run_model_names[o->model]);
 	if (w->nfiles && o->model != MODEL_FUNCTIONAL) {
 		const struct layer_file *f = &w->files[0];
 		char key[64];
@@ -748,7 +752,7 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		return -1;
 	}
 	out->n = w->n;
-	if (!o->no_reuse && !o->vcd && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
+	if (!o->no_reuse && !traced && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
 		/* Out of memory for the run's own cache: no reuse, the same results. */
 		ru.cache = o->cache ? o->cache : (own = opcache_new());
 		if (ru.cache)
@@ -777,7 +781,14 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 			goto fail;
 		if (o->vcd && engine_trace(en, o->vcd, e) < 0)
 			goto fail;
-		if (run_engine(en, c, w, ops, plans, chip, &ru, out, e) < 0)
+		if (o->trace) {
+			struct trace_head h = { cfg, w->name, w->batch, o->dataflow, o->ideal_memory };
+			if (engine_trace_events(en, o->trace, &h, e) < 0)
+				goto fail;
+		}
+		if (o->dram_trace && engine_trace_dram(en, o->dram_trace, o->dram_format, e) < 0)
+			goto fail;
+		if (run_engine(en, c, w, ops, plans, chip, &ru, out, e) < 0 || engine_trace_close(en, e) < 0)
 			goto fail;
 		goto done;
 	}
@@ -821,6 +832,8 @@ done:
 	opcache_free(own);
 	return 0;
 fail:
+	if (en)
+		engine_trace_abandon(en);
 	engine_free(en);
 	free(plans);
 	free(placed.v);

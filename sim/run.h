@@ -59,12 +59,16 @@ struct run_opts {
 	int model;                      /* enum model */
 	bool ideal_memory;              /* the functional model always has ideal memory */
 	const char *vcd;                /* trace to this path + ".vcd", or NULL (cycle: the engine's; functional: every PE) */
+	const char *trace;              /* cycle: the event trace (trace.h) to this path, or NULL */
+	const char *dram_trace;         /* cycle: every off-chip request to this path, or NULL */
+	int dram_format;                /* its format: enum trace_dram_format */
 	uint64_t seed;                  /* functional: random operands (those not read from .npy files) */
 	bool keep_outputs;              /* functional: keep every GEMM op's result in run.outputs */
 	/*
 	 * Reuse (opcache.h): an op identical to one already simulated takes its
 	 * result, when ops are independent: the analytic model, and the cycle
-	 * model layer by layer (not chip.prefetch_across_ops) without a trace.
+	 * model layer by layer (not chip.prefetch_across_ops) without a trace
+	 * (vcd, trace, dram_trace).
 	 * cache: a caller's cache, kept across runs; NULL: the run's own.
 	 */
 	bool no_reuse;                  /* simulate every op */

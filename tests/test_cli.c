@@ -66,7 +66,8 @@ static const struct {
 } helps[] = {
 	{ "run", { "-c, --config CONFIG", "-w, --workload WORKLOAD", "-o, --out DIR", "--dataflow ws|os|is", "--model MODEL",
 		   "--ideal-memory", "--batch N", "--seed N", "--save-outputs DIR", "--vcd BASE", "--plot DIR", "--timing",
-		   "--no-reuse", "--set key.path=value", "-h, --help" } },
+		   "--trace FILE.gz", "--dram-trace FILE.gz", "--dram-trace-format FORMAT", "--no-reuse",
+		   "--set key.path=value", "-h, --help" } },
 	{ "roofline", { "-c, --config CONFIG", "-w, --workload WORKLOAD", "-o, --out FILE", "--dataflow ws|os|is",
 			"--model MODEL", "--ideal-memory", "--batch N", "--seed N", "--no-reuse", "--set key.path=value",
 			"-h, --help" } },
@@ -80,6 +81,7 @@ static const struct {
 		   "--step", "--format text|json", "--html FILE", "--set key.path=value", "-h, --help" } },
 	{ "sweep", { "-o, --out DIR", "-j, --jobs N", "--points I-J", "--no-reuse", "--plot", "--emit parallel|slurm",
 		     "--chunk-size C", "--merge DIR", "-h, --help" } },
+	{ "trace", { "--records", "-h, --help" } },
 };
 
 /* tpusim CMD --help, tpusim CMD -h and tpusim help CMD: the same text, every option on one line of its own. */
@@ -162,10 +164,10 @@ START_TEST(help_overview_and_errors)
 		const char *args[4];
 		const char *want;
 	} bad[] = {
-		{ { "help", "nosuch" }, "help: expected a command (run, roofline, compare, lower, config, lab, sweep), found "
+		{ { "help", "nosuch" }, "help: expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					"\"nosuch\"\n" },
 		{ { "help", "run", "lab" }, "help: expected one command, found another, \"lab\"\n" },
-		{ { "nosuch", "--help" }, "expected a command (run, lower, config, roofline, compare, lab, sweep), found "
+		{ { "nosuch", "--help" }, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found "
 					  "\"nosuch\"; try tpusim --help\n" },
 		/* Another command's option is refused, not ignored. */
 		{ { "run", "--csv" }, "--csv: expected an option of tpusim run (see tpusim --help), found an option of "

@@ -119,7 +119,7 @@ static const struct bad cases[] = {
 	  "--set:1:1: array.rowz: expected a known key, found an unknown key (did you mean array.rows?)" },
 	{ NULL, NULL, NULL, { RUN, "--dataflow", "xs" }, "--dataflow: expected one of ws, os, is, found \"xs\"" },
 	{ NULL, NULL, NULL, { RUN, "--batch", "0" }, "--batch: expected an integer in [1, 1048576], found \"0\"" },
-	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, lower, config, roofline, compare, lab, sweep), found \"rn\"; try tpusim --help" },
+	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found \"rn\"; try tpusim --help" },
 	{ NULL, NULL, NULL, { RUN, "--fast" }, "--fast: expected an option of tpusim run (see tpusim --help), "
 	  "found an unknown option" },
 	/* text that cannot be shown as it is */

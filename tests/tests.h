@@ -46,6 +46,7 @@ Suite *sweep_suite(void);
 Suite *reuse_suite(void);
 Suite *sweepplot_suite(void);
 Suite *cli_suite(void);
+Suite *trace_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
