@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analytic.h"
+#include "run.h"
 #include "schedule.h"
 #include "tests.h"
 
@@ -231,4 +232,22 @@ int64_t th_cat_sum(const struct result *r)
 		s += r->cat[i];
 	}
 	return s;
+}
+
+void th_run_past_int64(const struct run_opts *o)
+{
+	static const char *const bursty[] = { "clock_ghz=100", "hbm.gbps=0.001", "hbm.channels=1024",
+					      "hbm.burst_bytes=1048576", "hbm.latency_ns=0",
+					      "hbm.interleave_bytes=1073741824", "vector.lanes=1", NULL };
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct run r;
+	struct err e = { 0 };
+	th_config(&c, "lab_4x4", bursty);
+	th_lower("name: v\nbatch: 1\nlayers:\n  - {name: big, type: add, elements: 200000000}\n", &w, &ops);
+	ck_assert_int_eq(run_workload(&c, &w, &ops, o, &r, &e), -1);
+	ck_assert_int_eq(e.kind, ERR_SIM);
+	oplist_release(&ops);
+	workload_release(&w);
 }

@@ -58,6 +58,15 @@ char *th_write(const char *dir, const char *name, const char *text);
 /* Loads a workload from YAML text (via a temporary file) and lowers it. */
 void th_lower(const char *yaml, struct workload *w, struct oplist *ops);
 
+struct run_opts;
+
+/*
+ * Runs, with o, an add whose transfers take about 10^14 cycles each (memory
+ * of 0.001 GB/s at 100 GHz, 1 MiB bursts) on the lab array, and checks that
+ * the run fails inside the kernel (ERR_SIM): memory time past int64.
+ */
+void th_run_past_int64(const struct run_opts *o);
+
 /* The config of a preset in configs/, with --set style overrides (NULL-terminated). */
 void th_config(struct config *c, const char *preset, const char *const *sets);
 
