@@ -10,6 +10,7 @@
 
 #include "array.h"
 #include "cat.h"
+#include "fsx.h"
 #include "stats.h"
 #include "vcd.h"
 #include "xmath.h"
@@ -540,9 +541,10 @@ int etrace_close(etrace *t, struct err *e)
 		t->v = NULL;
 	}
 	if (rc < 0) {
+		/* A failed run leaves no trace: the files already closed go too (never a device, pipe or link). */
 		const char *paths[] = { t->wpath, t->dpath, t->vpath };
 		for (int i = 0; i < 3; i++)
-			if (paths[i])
+			if (paths[i] && fsx_regular(paths[i]))
 				unlink(paths[i]);
 	}
 	release(t);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fsx.h"
 #include "run.h"
 #include "stats.h"
 #include "workload.h"
@@ -39,6 +40,7 @@ struct out {
 	size_t n;
 	unsigned char zbuf[CHUNK];
 	int err;                        /* the first errno of a failed write, or -1: zlib failed */
+	bool removable;                 /* a plain file of its own, removed if the trace fails (fsx.h) */
 	const char *zmsg;               /* zlib's message for err -1 */
 };
 
@@ -90,6 +92,7 @@ static struct out *out_open(const char *path, const char *what, struct err *e)
 		out_free(o);
 		return NULL;
 	}
+	o->removable = fsx_removable(o->f, path);
 	return o;
 }
 
@@ -192,7 +195,8 @@ static int out_close(struct out *o, const char *what, struct err *e)
 		else
 			rc = err_input(e, "%s: expected to write \"%s\", found %s", what,
 				       err_quote(q, sizeof q, o->path, 4096), strerror(o->err));
-		unlink(o->path);
+		if (o->removable)
+			unlink(o->path);
 	}
 	out_free(o);
 	return rc;
@@ -206,7 +210,8 @@ static void out_abandon(struct out *o)
 		/* Z_DATA_ERROR here means only that the stream was left unfinished, as it is being dropped. */
 	}
 	fclose(o->f);
-	unlink(o->path);
+	if (o->removable)
+		unlink(o->path);
 	out_free(o);
 }
 

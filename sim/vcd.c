@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsx.h"
+
 struct var {
 	enum vcd_type type;
 	int bits;
@@ -29,6 +31,7 @@ struct vcd {
 	int n, cap;
 	int64_t now;                /* the last time written, -1 none */
 	int err;                    /* the first errno seen, 0 none */
+	bool removable;             /* a plain file of its own, removed if the trace fails (fsx.h) */
 };
 
 /*
@@ -57,6 +60,7 @@ vcd *vcd_open(const char *path, double clock_ghz, struct err *e)
 		free(v);
 		return NULL;
 	}
+	v->removable = fsx_removable(v->f, path);
 	v->clock_ghz = clock_ghz;
 	v->last = last_cycle(v);
 	v->now = -1;
@@ -267,7 +271,8 @@ int vcd_close(vcd *v, int64_t end_cycle, struct err *e)
 	int rc = 0;
 	if (v->err) {
 		rc = failure(v, e);
-		remove(v->path);
+		if (v->removable)
+			remove(v->path);
 	}
 	release(v);
 	return rc;
@@ -278,6 +283,7 @@ void vcd_abandon(vcd *v)
 	if (!v)
 		return;
 	fclose(v->f);
-	remove(v->path);
+	if (v->removable)
+		remove(v->path);
 	release(v);
 }

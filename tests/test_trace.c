@@ -719,6 +719,33 @@ START_TEST(failed_run_leaves_no_trace)
 }
 END_TEST
 
+/*
+ * What a failed run removes is only a plain file of its own: a trace path
+ * that is a symbolic link (as /dev/null or a device would be, other than a
+ * file) stays, link and target, whichever writer fails.
+ */
+START_TEST(failed_run_keeps_what_is_not_its_own)
+{
+	char *dir = th_tmpdir(), target[4200], link1[4200], link2[4200];
+	struct stat st;
+	free(th_write(dir, "target.txt", "mine\n"));
+	snprintf(target, sizeof target, "%s/target.txt", dir);
+	snprintf(link1, sizeof link1, "%s/t.gz", dir);
+	snprintf(link2, sizeof link2, "%s/d.gz", dir);
+	ck_assert_int_eq(symlink(target, link1), 0);
+	ck_assert_int_eq(symlink(target, link2), 0);
+	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .trace = link1, .dram_trace = link2 };
+	th_run_past_int64(&o);
+	ck_assert_int_eq(lstat(link1, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(lstat(link2, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(stat(target, &st), 0);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* A VCD, an event trace and a DRAM trace at once: the VCD is the one written alone, and the trace adds up. */
 START_TEST(all_three_sinks_at_once)
 {
@@ -771,6 +798,7 @@ Suite *trace_suite(void)
 	tcase_add_test(t, corrupt_traces_are_refused_with_the_offset);
 	tcase_add_test(t, bad_options_leave_no_file);
 	tcase_add_test(t, failed_run_leaves_no_trace);
+	tcase_add_test(t, failed_run_keeps_what_is_not_its_own);
 	suite_add_tcase(s, t);
 	return s;
 }
