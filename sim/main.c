@@ -720,9 +720,46 @@ static void warn(const struct config *c)
 }
 
 /* The missing parents of every output the command line names (make_parents). */
+/*
+ * Two outputs of one run at one path (as written: --trace X --dram-trace X,
+ * --vcd B with --trace B.vcd, -o D with --trace D/summary.json) would
+ * overwrite each other: refused before anything is made.
+ */
+static int distinct_outputs(const struct args *a, struct err *e)
+{
+	static const char *const reports[] = { "layers.csv", "summary.json", "COMPUTE_REPORT.csv", ".tpusim", "" };
+	const char *name[8], *path[8];
+	char buf[8][4300];
+	int n = 0;
+	if (a->trace)
+		name[n] = "--trace", path[n++] = a->trace;
+	if (a->dram_trace)
+		name[n] = "--dram-trace", path[n++] = a->dram_trace;
+	if (a->vcd && strcmp(a->cmd, "lab")) {
+		snprintf(buf[n], sizeof buf[n], "%s.vcd", a->vcd);
+		name[n] = "--vcd", path[n] = buf[n], n++;
+	}
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < i; j++)
+			if (!strcmp(path[i], path[j]))
+				return err_input(e, "%s: expected a path of its own, found \"%s\", where %s writes too", name[i],
+						 shown(0, path[i]), name[j]);
+		for (int r = 0; a->out && !strcmp(a->cmd, "run") && r < 5; r++) {
+			char p[4300];
+			snprintf(p, sizeof p, *reports[r] ? "%s/%s" : "%s%s", a->out, reports[r]);
+			if (!strcmp(path[i], p))
+				return err_input(e, "%s: expected a path of its own, found \"%s\", which -o writes", name[i],
+						 shown(0, path[i]));
+		}
+	}
+	return 0;
+}
+
 static int prepare_outputs(const struct args *a, struct err *e)
 {
 	unsigned bit = command_find(a->cmd)->bit;
+	if (distinct_outputs(a, e) < 0)
+		return -1;
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt *o = &opts[i];
 		const char *v = o->off != NO_FIELD && o->arg ? *(const char *const *)((const char *)a + o->off) : NULL;

@@ -661,6 +661,8 @@ START_TEST(bad_options_leave_no_file)
 	char *dir = th_tmpdir(), path[4200], sub[4200], *out, *err;
 	struct stat st;
 	snprintf(path, sizeof path, "%s/t.gz", dir);
+	char summary[4300];
+	snprintf(summary, sizeof summary, "%s/summary.json", dir);
 	/* Under a plain file: no directory can be made there (missing parents are made). */
 	free(th_write(dir, "plain", ""));
 	snprintf(sub, sizeof sub, "%s/plain/t.gz", dir);
@@ -682,6 +684,10 @@ START_TEST(bad_options_leave_no_file)
 		{ { "compare", "-c", cfg, "-w", wl, "--trace", path, NULL },
 		  "--trace: expected with tpusim run only, found it with tpusim compare\n" },
 		{ { "run", "-c", cfg, "-w", wl, "--trace", path, "--set", "sim.max_folds=1", NULL }, "expected at most 1 folds" },
+		{ { "run", "-c", cfg, "-w", wl, "--trace", path, "--dram-trace", path, NULL },
+		  "--dram-trace: expected a path of its own, found \"" },
+		{ { "run", "-c", cfg, "-w", wl, "-o", dir, "--trace", summary, NULL },
+		  "--trace: expected a path of its own, found \"" },
 		{ { "trace", NULL }, "trace: expected a file, tpusim trace FILE.gz [--records], found none\n" },
 		{ { "trace", path, "--all", NULL }, "trace: expected FILE.gz and --records, tpusim trace FILE.gz [--records], "
 		  "found \"--all\"\n" },
