@@ -196,7 +196,10 @@ int config_find(const char *name, char *path, size_t size, struct err *e)
 	struct stat st;
 	int n;
 	snprintf(path, size, "%s", name);
-	if (stat(name, &st) == 0 || errno != ENOENT || !preset_name(name))
+	/* A file of that name wins; a directory of that name (say, an earlier -o tpu_v1) does not hide the preset. */
+	if (!preset_name(name))
+		return 0;
+	if (stat(name, &st) == 0 ? !S_ISDIR(st.st_mode) : errno != ENOENT)
 		return 0;
 	n = preset_dirs(dirs);
 	for (int i = 0; i < n; i++) {

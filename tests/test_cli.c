@@ -355,6 +355,18 @@ START_TEST(presets_by_name)
 		free(err);
 	}
 
+	/* A directory of that name (an earlier run's -o tpu_v4) does not hide the preset. */
+	{
+		char d[PATH_MAX + 16];
+		snprintf(d, sizeof d, "%s/tpu_v4", dir);
+		ck_assert_int_eq(mkdir(d, 0755), 0);
+		const char *again[] = { "config", "--dump", "-c", "tpu_v4", NULL };
+		ck_assert_int_eq(th_cli(dir, again, &out, &err), 0);
+		ck_assert_str_eq(err, "");
+		free(out);
+		free(err);
+	}
+
 	/* A file of that name in the working directory comes first. */
 	free(th_write(dir, "tpu_v1", CFG_4X4));
 	const char *file[] = { "config", "--dump", "-c", "tpu_v1", NULL };
