@@ -174,10 +174,18 @@ def broadcast(a, b, node):
     return out[::-1]
 
 
+def attr_value(a, where):
+    """An attribute's value; one of no type (a name only) is bad input, not a traceback."""
+    try:
+        return onnx.helper.get_attribute_value(a)
+    except ValueError as e:
+        raise BadInput(f"{where}: attribute {a.name}: expected a value of a known type, found none ({e})")
+
+
 def attr(node, name, default):
     for a in node.attribute:
         if a.name == name:
-            return onnx.helper.get_attribute_value(a)
+            return attr_value(a, f"node '{node.name}' ({node.op_type})")
     return default
 
 
@@ -269,7 +277,7 @@ def check_attrs(model, path):
             continue
         for a in node.attribute:
             if a.name in POSITIVE_ATTRS:
-                v = onnx.helper.get_attribute_value(a)
+                v = attr_value(a, f"{path}: graph.node[{i}] ({node.op_type} '{node_label(node, i)}')")
                 vals = v if isinstance(v, list) else [v]
                 if not vals or any(not isinstance(x, int) or x < 1 for x in vals):
                     raise BadInput(f"{path}: graph.node[{i}] ({node.op_type} '{node_label(node, i)}'): attribute "
@@ -967,8 +975,8 @@ def positive(text):
 
 def dim_arg(text):
     m = re.fullmatch(r"([^=]+)=(\d+)", text)
-    if not m or int(m.group(2)) < 1:
-        raise argparse.ArgumentTypeError(f"expected NAME=N with N a positive integer, found {text!r}")
+    if not m or not 1 <= int(m.group(2)) <= DIM_MAX:
+        raise argparse.ArgumentTypeError(f"expected NAME=N with N an integer in [1, {DIM_MAX}], found {text!r}")
     return m.group(1), int(m.group(2))
 
 
@@ -1003,7 +1011,11 @@ def main(argv):
         if args.output:
             write_atomic(args.output, text)
         else:
-            sys.stdout.write(text)
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except (OSError, ValueError) as e:
+                raise BadInput(f"standard output: expected to write the workload, found {e}")
     except BadInput as e:
         print(printable(f"{PROG}: {e}"), file=sys.stderr)
         return 2

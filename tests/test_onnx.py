@@ -399,6 +399,28 @@ def main():
         check("stride 0: the message", r.stderr.strip(),
               f"onnx2workload: {src}: graph.node[3] (MaxPool 'stem.pool'): attribute strides: expected positive "
               f"integers, found [2, 0]")
+        # An attribute with a name and no value; standard output that cannot be written: a line, never a traceback.
+        m = cnn()
+        bare = onnx.AttributeProto()
+        bare.name = "strides"
+        del m.graph.node[3].attribute[1]
+        m.graph.node[3].attribute.append(bare)
+        src = os.path.join(d, "bare.onnx")
+        onnx.save(m, src)
+        r = convert(src, "-o", out)
+        check("attribute without a value: exit status", r.returncode, 2)
+        check("attribute without a value: no traceback", "Traceback" in r.stderr, False)
+        check("attribute without a value: names it", "attribute strides: expected a value of a known type" in r.stderr,
+              True)
+        src = os.path.join(d, "cnn.onnx")
+        onnx.save(cnn(), src)
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([sys.executable, SCRIPT, src], stdout=full, stderr=subprocess.PIPE, text=True)
+        check("full standard output: exit status", r.returncode, 2)
+        check("full standard output: no traceback", "Traceback" in r.stderr, False)
+        r = convert(src, "--dim", "S=100000000000000000000000")
+        check("--dim too large: exit status", r.returncode, 2)
+        check("--dim too large: no traceback", "Traceback" in r.stderr, False)
         r = convert(os.path.join(d, "missing.onnx"))
         check("missing file: exit status", r.returncode, 2)
         check("missing file: the message", r.stderr.strip(),
