@@ -37,6 +37,7 @@
 #include "api.h"
 #include "compare.h"
 #include "config.h"
+#include "fsx.h"
 #include "lab.h"
 #include "lower.h"
 #include "npy.h"
@@ -773,6 +774,23 @@ static int prepare_outputs(const struct args *a, struct err *e)
 	return 0;
 }
 
+/* The run's traces (--vcd, --trace, --dram-trace) are complete on disk: a later failure removes them. */
+static bool traces_written;
+
+/* After a failure past the simulation (the reports), the traces go too: a failed run leaves no trace. */
+static void remove_traces(const struct args *a)
+{
+	char vcd[4300];
+	if (!traces_written)
+		return;
+	if (a->vcd && snprintf(vcd, sizeof vcd, "%s.vcd", a->vcd) < (int)sizeof vcd && fsx_regular(vcd))
+		unlink(vcd);
+	if (a->trace && fsx_regular(a->trace))
+		unlink(a->trace);
+	if (a->dram_trace && fsx_regular(a->dram_trace))
+		unlink(a->dram_trace);
+}
+
 /* Loads, lowers and runs what the command line asks for: what every simulating command starts with. */
 static int simulate(const struct args *a, const char *cmd, struct sim *s, struct err *e)
 {
@@ -793,6 +811,7 @@ static int simulate(const struct args *a, const char *cmd, struct sim *s, struct
 		s->opts.progress_ctx = &view;
 	}
 	rc = sim_run(s, e);
+	traces_written = rc == 0;
 	s->opts.progress = NULL;
 	if (view.shown)
 		fprintf(stderr, "\r\033[K");
@@ -1512,6 +1531,7 @@ int main(int argc, char **argv)
 			       err_quote(q, sizeof q, a.cmd, 60));
 	}
 	if (rc < 0) {
+		remove_traces(&a);
 		unmake_parents();
 		return fail(&e);
 	}

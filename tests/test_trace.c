@@ -752,6 +752,33 @@ START_TEST(failed_run_keeps_what_is_not_its_own)
 }
 END_TEST
 
+/*
+ * A run that fails after simulating, at its reports (-o DIR whose .tpusim is
+ * a plain file), leaves no trace either, nor the directories made for them.
+ */
+START_TEST(failed_reports_leave_no_trace)
+{
+	char *dir = th_tmpdir(), o[4200], q[4200], t[4300], d[4300], *out, *err;
+	struct stat st;
+	snprintf(o, sizeof o, "%s/o", dir);
+	snprintf(q, sizeof q, "%s/q", dir);
+	snprintf(t, sizeof t, "%s/t.gz", q);
+	snprintf(d, sizeof d, "%s/d.gz", q);
+	ck_assert_int_eq(mkdir(o, 0755), 0);
+	free(th_write(o, ".tpusim", ""));
+	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "-o", o, "--trace", t,
+			       "--dram-trace", d, NULL };
+	ck_assert_int_eq(th_cli(".", argv, &out, &err), 2);
+	ck_assert_msg(strstr(err, ".tpusim: expected a directory"), "%s", err);
+	ck_assert_int_ne(stat(t, &st), 0);
+	ck_assert_int_ne(stat(d, &st), 0);
+	ck_assert_int_ne(stat(q, &st), 0);
+	free(out), free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* A VCD, an event trace and a DRAM trace at once: the VCD is the one written alone, and the trace adds up. */
 START_TEST(all_three_sinks_at_once)
 {
@@ -805,6 +832,7 @@ Suite *trace_suite(void)
 	tcase_add_test(t, bad_options_leave_no_file);
 	tcase_add_test(t, failed_run_leaves_no_trace);
 	tcase_add_test(t, failed_run_keeps_what_is_not_its_own);
+	tcase_add_test(t, failed_reports_leave_no_trace);
 	suite_add_tcase(s, t);
 	return s;
 }
