@@ -199,7 +199,8 @@ int config_find(const char *name, char *path, size_t size, struct err *e)
 	/* A file of that name wins; a directory of that name (say, an earlier -o tpu_v1) does not hide the preset. */
 	if (!preset_name(name))
 		return 0;
-	if (stat(name, &st) == 0 ? !S_ISDIR(st.st_mode) : errno != ENOENT)
+	bool dir = stat(name, &st) == 0;
+	if (dir ? !S_ISDIR(st.st_mode) : errno != ENOENT)
 		return 0;
 	n = preset_dirs(dirs);
 	for (int i = 0; i < n; i++) {
@@ -208,6 +209,8 @@ int config_find(const char *name, char *path, size_t size, struct err *e)
 			return 0;
 	}
 	snprintf(path, size, "%s", name);
+	if (dir)
+		return 0;       /* no preset of that name: the directory, which the loader refuses as such */
 	config_presets(list, sizeof list);
 	if (!*list)
 		return err_at(e, (struct pos){ name, 0, 0 }, NULL,

@@ -929,6 +929,15 @@ static int done_at(struct reader *d, int64_t wait, int64_t *end)
 	return 0;
 }
 
+/* *to += add, refused (with the offset) when the sum would pass 2^62: no count of a hostile trace wraps. */
+static int sum_into(struct reader *d, int64_t *to, int64_t add, const char *what)
+{
+	if (add < 0 || *to > RUN_MAX_CYCLES - add)
+		return bad(d, "expected %s that sum to at most 2^62, found more", what);
+	*to += add;
+	return 0;
+}
+
 /* The pass has ended: adds its ops to the layers and totals. */
 static int pass_end(struct reader *d)
 {
@@ -958,17 +967,20 @@ static int pass_end(struct reader *d)
 			cyc += d->pass_end - c->end;
 			cat[CAT_OUTPUTS] += d->pass_end - c->end;
 		}
-		s->layers[L].cycles += cyc;
-		s->layers[L].hbm_read_bytes += d->op_rd[k];
-		s->layers[L].hbm_write_bytes += d->op_wr[k];
+		if (sum_into(d, &s->layers[L].cycles, cyc, "a layer's cycles") < 0 ||
+		    sum_into(d, &s->layers[L].hbm_read_bytes, d->op_rd[k], "HBM bytes") < 0 ||
+		    sum_into(d, &s->layers[L].hbm_write_bytes, d->op_wr[k], "HBM bytes") < 0 ||
+		    sum_into(d, &s->hbm_read_bytes, d->op_rd[k], "HBM bytes") < 0 ||
+		    sum_into(d, &s->hbm_write_bytes, d->op_wr[k], "HBM bytes") < 0)
+			return -1;
 		for (int j = 0; j < CAT_N; j++) {
-			s->layers[L].cat[j] += cat[j];
-			s->cat[j] += cat[j];
+			if (sum_into(d, &s->layers[L].cat[j], cat[j], "cycles of a category") < 0 ||
+			    sum_into(d, &s->cat[j], cat[j], "cycles of a category") < 0)
+				return -1;
 		}
-		s->hbm_read_bytes += d->op_rd[k];
-		s->hbm_write_bytes += d->op_wr[k];
 	}
-	s->cycles += d->pass_end - d->pass_start;
+	if (sum_into(d, &s->cycles, d->pass_end - d->pass_start, "the passes' cycles") < 0)
+		return -1;
 	d->timeline = d->pass_end;
 	d->in_pass = false;
 	return 0;
@@ -1134,8 +1146,8 @@ static int read_record(struct reader *d, int kind, bool *done)
 		cl = cell_of(d, op, lane);
 		r.idx = cl->loads++;
 		s->loads++;
-		if (!r.onchip)
-			d->op_rd[op - d->first] += r.bytes;
+		if (!r.onchip && sum_into(d, &d->op_rd[op - d->first], r.bytes, "an op's loaded bytes") < 0)
+			return -1;
 		break;
 	case TR_FOLD:
 		if (fields(d, &lane, &r.t, &a, &b, NULL) < 0 || check_lane(d, lane) < 0 ||
@@ -1143,9 +1155,9 @@ static int read_record(struct reader *d, int kind, bool *done)
 			return -1;
 		r.rep = (int64_t)v[0], r.m0 = (int64_t)v[1], r.k0 = (int64_t)v[2], r.n0 = (int64_t)v[3];
 		r.m = (int64_t)v[4], r.k = (int64_t)v[5], r.n = (int64_t)v[6];
-		if (r.t < 1 || r.t > RUN_MAX_CYCLES || a > RUN_MAX_CYCLES || b > RUN_MAX_CYCLES)
-			return bad(d, "expected a fold of 1 to 2^62 compute cycles, its stream and drain below 2^62, found %"
-				   PRId64 ", %" PRId64 " and %" PRId64, r.t, a, b);
+		if (r.t < 1 || r.t > RUN_MAX_CYCLES || a > RUN_MAX_CYCLES - r.t || b > RUN_MAX_CYCLES - r.t - a)
+			return bad(d, "expected a fold of 1 to 2^62 compute cycles, with its stream and drain at most 2^62 in "
+				   "all, found %" PRId64 ", %" PRId64 " and %" PRId64, r.t, a, b);
 		if (piece(d, lane, r.t, CAT_COMPUTE, &op) < 0 || done_at(d, r.t + a, &r.end) < 0 ||
 		    (b && done_at(d, r.t + a + b - 1, &r.out) < 0))
 			return -1;
@@ -1163,8 +1175,8 @@ static int read_record(struct reader *d, int kind, bool *done)
 		cl = cell_of(d, op, lane);
 		r.idx = cl->stores++;
 		s->stores++;
-		if (!r.onchip)
-			d->op_wr[op - d->first] += r.bytes;
+		if (!r.onchip && sum_into(d, &d->op_wr[op - d->first], r.bytes, "an op's stored bytes") < 0)
+			return -1;
 		if (r.end > d->pass_end)
 			d->pass_end = r.end;
 		break;
