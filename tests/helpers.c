@@ -234,7 +234,7 @@ int64_t th_cat_sum(const struct result *r)
 	return s;
 }
 
-void th_run_past_int64(const struct run_opts *o)
+void th_run_past_int64(const struct run_opts *o, struct err *e)
 {
 	static const char *const bursty[] = { "clock_ghz=100", "hbm.gbps=0.001", "hbm.channels=1024",
 					      "hbm.burst_bytes=1048576", "hbm.latency_ns=0",
@@ -243,11 +243,10 @@ void th_run_past_int64(const struct run_opts *o)
 	struct workload w;
 	struct oplist ops;
 	struct run r;
-	struct err e = { 0 };
 	th_config(&c, "lab_4x4", bursty);
 	th_lower("name: v\nbatch: 1\nlayers:\n  - {name: big, type: add, elements: 200000000}\n", &w, &ops);
-	ck_assert_int_eq(run_workload(&c, &w, &ops, o, &r, &e), -1);
-	ck_assert_int_eq(e.kind, ERR_SIM);
+	ck_assert_int_eq(run_workload(&c, &w, &ops, o, &r, e), -1);
+	ck_assert_int_eq(e->kind, ERR_SIM);
 	oplist_release(&ops);
 	workload_release(&w);
 }

@@ -323,23 +323,11 @@ END_TEST
  */
 START_TEST(memory_past_int64_fails_the_kernel)
 {
-	static const char *const bursty[] = { "clock_ghz=100", "hbm.gbps=0.001", "hbm.channels=1024",
-					      "hbm.burst_bytes=1048576", "hbm.latency_ns=0",
-					      "hbm.interleave_bytes=1073741824", "vector.lanes=1", NULL };
-	struct config c;
-	struct workload w;
-	struct oplist ops;
-	struct run r;
-	struct err e;
-
-	th_config(&c, "lab_4x4", bursty);
-	th_lower("name: v\nbatch: 1\nlayers:\n  - {name: big, type: add, elements: 200000000}\n", &w, &ops);
-	ck_assert_int_eq(run(&c, &w, &ops, MODEL_CYCLE, false, &r, &e), -1);
-	ck_assert_int_eq(e.kind, ERR_SIM);
+	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE };
+	struct err e = { 0 };
+	th_run_past_int64(&o, &e);
 	ck_assert_str_eq(e.msg, "cycle 9223372036854775807: vector_0: expected a wait that ends by cycle "
 				"9223372036854775807, found one of 1024 cycles");
-	oplist_release(&ops);
-	workload_release(&w);
 }
 END_TEST
 

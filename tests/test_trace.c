@@ -717,7 +717,8 @@ START_TEST(failed_run_leaves_no_trace)
 	snprintf(tr, sizeof tr, "%s/t.gz", dir);
 	snprintf(dr, sizeof dr, "%s/d.gz", dir);
 	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .trace = tr, .dram_trace = dr };
-	th_run_past_int64(&o);
+	struct err e = { 0 };
+	th_run_past_int64(&o, &e);
 	ck_assert_int_ne(stat(tr, &st), 0);
 	ck_assert_int_ne(stat(dr, &st), 0);
 	th_rmdir(dir);
@@ -741,7 +742,8 @@ START_TEST(failed_run_keeps_what_is_not_its_own)
 	ck_assert_int_eq(symlink(target, link1), 0);
 	ck_assert_int_eq(symlink(target, link2), 0);
 	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .trace = link1, .dram_trace = link2 };
-	th_run_past_int64(&o);
+	struct err e = { 0 };
+	th_run_past_int64(&o, &e);
 	ck_assert_int_eq(lstat(link1, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
 	ck_assert_int_eq(lstat(link2, &st), 0);

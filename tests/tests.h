@@ -63,9 +63,9 @@ struct run_opts;
 /*
  * Runs, with o, an add whose transfers take about 10^14 cycles each (memory
  * of 0.001 GB/s at 100 GHz, 1 MiB bursts) on the lab array, and checks that
- * the run fails inside the kernel (ERR_SIM): memory time past int64.
+ * the run fails inside the kernel (ERR_SIM, into *e): memory time past int64.
  */
-void th_run_past_int64(const struct run_opts *o);
+void th_run_past_int64(const struct run_opts *o, struct err *e);
 
 /* The config of a preset in configs/, with --set style overrides (NULL-terminated). */
 void th_config(struct config *c, const char *preset, const char *const *sets);
