@@ -4,6 +4,7 @@
 #   scripts/bench.sh [path/to/tpusim]
 set -euo pipefail
 bin=${1:-build/tpusim}
+lib=${2:-}    # the library bench (scripts/bench_lib.c), if given
 printf '%-44s %-22s %14s %10s %14s %10s\n' workload config cycles "wall s" "cycles/s" "RSS MiB"
 run() {
 	local cfg=$1 wl=$2; shift 2
@@ -85,7 +86,6 @@ done
 
 # One ResNet-50 run through the library (no process start) next to the CLI's
 # (a whole process: start, load, simulate, print). Median of n runs each.
-lib=${2:-}
 if [ -n "$lib" ]; then
 	n=20
 	cfg=configs/tpu_v1.yaml wl=configs/workloads/resnet50.yaml
