@@ -131,7 +131,7 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void csv_str(FILE *f, const char *s)
+void report_csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
@@ -318,7 +318,7 @@ static void write_csv(FILE *f, const struct report_ctx *c)
 		const struct result *r = &c->run->layers[l];
 		struct metrics m;
 		report_metrics(a, r, c->opts->ideal_memory, &m);
-		csv_str(f, c->w->layers[l].name);
+		report_csv_str(f, c->w->layers[l].name);
 		fprintf(f, ",%s", layer_type(c->w, l));
 		for (const struct result_field *fd = result_fields; fd->name; fd++) {
 			for (int i = 0; fd->reported && i < fd->n; i++) {
@@ -998,7 +998,7 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 			char names[32];
 			unsigned most = most_reread(u, f);
 			int big = largest_stall(r);
-			csv_str(out, name);
+			report_csv_str(out, name);
 			fprintf(out, ",%s,%s,%s,%lld,%.17g,%lld", df, df_text[c->df[j]].stays, df_text[c->df[j]].streams,
 				(long long)r->folds, m.utilization, (long long)r->cycles);
 			csv_num(out, ratio_of(r, b));
@@ -1046,9 +1046,9 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 			ngemm++;
 			bytes[0] += ab, bytes[1] += bb, bytes[2] += cb;
 			if (csv) {
-				csv_str(out, op_name(o, name, sizeof name));
+				report_csv_str(out, op_name(o, name, sizeof name));
 				fputc(',', out);
-				csv_str(out, w->layers[o->layer].name);
+				report_csv_str(out, w->layers[o->layer].name);
 				fprintf(out, ",gemm,%lld,%lld,%lld,%lld,%lld,%s,%lld,%s,%lld,%lld,,,\n", (long long)o->m,
 					(long long)o->k, (long long)o->n, (long long)o->repeat, (long long)op_macs(o),
 					o->a_weight ? "weight" : "activation", (long long)ab,
@@ -1063,9 +1063,9 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 			nvec++;
 			velems += o->out_elems;
 			if (csv) {
-				csv_str(out, op_name(o, name, sizeof name));
+				report_csv_str(out, op_name(o, name, sizeof name));
 				fputc(',', out);
-				csv_str(out, w->layers[o->layer].name);
+				report_csv_str(out, w->layers[o->layer].name);
 				fprintf(out, ",%s,,,,,0,,,,,,%lld,%lld,%lld\n", vector_kind_names[o->vec],
 					(long long)o->in_elems, (long long)o->out_elems, (long long)o->lane_ops);
 			} else {

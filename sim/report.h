@@ -40,6 +40,9 @@ struct report_ctx {
 };
 
 /* The per-layer and total table for a terminal. */
+/* s as one CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break. */
+void report_csv_str(FILE *f, const char *s);
+
 void report_summary(FILE *out, const struct report_ctx *c);
 
 /*

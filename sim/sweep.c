@@ -21,6 +21,7 @@
 #include "cfg.h"
 #include "config.h"
 #include "opcache.h"
+#include "report.h"
 #include "tpusim.h"
 #include "ydoc.h"
 
@@ -723,20 +724,10 @@ static double since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-/* One CSV field: quoted when it holds a comma, quote or line break. */
+/* One CSV field (report_csv_str), then the separator. */
 static void csv_field(FILE *f, const char *s, bool last)
 {
-	if (strpbrk(s, ",\"\r\n")) {
-		fputc('"', f);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', f);
-			fputc(*s, f);
-		}
-		fputc('"', f);
-	} else {
-		fputs(s, f);
-	}
+	report_csv_str(f, s);
 	fputc(last ? '\n' : ',', f);
 }
 
