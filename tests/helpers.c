@@ -250,3 +250,33 @@ void th_run_past_int64(const struct run_opts *o, struct err *e)
 	oplist_release(&ops);
 	workload_release(&w);
 }
+
+char *th_listing(const char *dir, bool hidden, char sep)
+{
+	char *names[256], *all;
+	int n = 0;
+	size_t len = 1;
+	DIR *d = opendir(dir);
+	ck_assert_msg(d != NULL, "%s is missing", dir);
+	for (struct dirent *de; (de = readdir(d)) && n < 256;)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && (hidden || de->d_name[0] != '.')) {
+			names[n++] = strdup(de->d_name);
+			len += strlen(de->d_name) + 1;
+		}
+	closedir(d);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				char *t = names[i];
+				names[i] = names[j];
+				names[j] = t;
+			}
+	all = calloc(1, len);
+	for (int i = 0; i < n; i++) {
+		size_t k = strlen(all);
+		strcpy(all + k, names[i]);
+		all[k + strlen(names[i])] = sep;
+		free(names[i]);
+	}
+	return all;
+}

@@ -74,31 +74,12 @@ static int fields(char *line, char **v, int max)
 /* The names of the files in dir/out/points, sorted, joined by spaces (owned). */
 static char *point_names(const char *dir)
 {
-	char p[4200], *names[256], *all;
-	int n = 0;
-	size_t len = 1;
+	char p[4200];
 	snprintf(p, sizeof p, "%s/out/points", dir);
-	DIR *d = opendir(p);
-	ck_assert(d);
-	for (struct dirent *de; (de = readdir(d)) && n < 256;)
-		if (de->d_name[0] != '.') {
-			names[n++] = strdup(de->d_name);
-			len += strlen(de->d_name) + 1;
-		}
-	closedir(d);
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++)
-			if (strcmp(names[j], names[i]) < 0) {
-				char *t = names[i];
-				names[i] = names[j];
-				names[j] = t;
-			}
-	all = calloc(1, len);
-	for (int i = 0; i < n; i++) {
-		strcat(all, names[i]);
-		strcat(all, i + 1 < n ? " " : "");
-		free(names[i]);
-	}
+	char *all = th_listing(p, false, ' ');
+	size_t n = strlen(all);
+	if (n)
+		all[n - 1] = 0;         /* no space after the last */
 	return all;
 }
 

@@ -121,31 +121,7 @@ static double text_x(const char *s, const char *t)
 /* The names in dir, sorted, one per line (owned). */
 static char *listing(const char *dir)
 {
-	char *names[256], *all;
-	int n = 0;
-	size_t len = 1;
-	DIR *d = opendir(dir);
-	ck_assert_msg(d != NULL, "%s is missing", dir);
-	for (struct dirent *de; (de = readdir(d)) && n < 256;)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			names[n++] = strdup(de->d_name);
-			len += strlen(de->d_name) + 1;
-		}
-	closedir(d);
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++)
-			if (strcmp(names[j], names[i]) < 0) {
-				char *t = names[i];
-				names[i] = names[j];
-				names[j] = t;
-			}
-	all = calloc(1, len);
-	for (int i = 0; i < n; i++) {
-		strcat(all, names[i]);
-		strcat(all, "\n");
-		free(names[i]);
-	}
-	return all;
+	return th_listing(dir, true, '\n');
 }
 
 START_TEST(pareto_by_hand)

@@ -55,6 +55,12 @@ void th_rmdir(const char *dir);
 /* Writes text to dir/name; returns the owned path. */
 char *th_write(const char *dir, const char *name, const char *text);
 
+/*
+ * The names in dir (not . and ..; names starting with a dot only if hidden),
+ * sorted, each followed by sep (owned).
+ */
+char *th_listing(const char *dir, bool hidden, char sep);
+
 /* Loads a workload from YAML text (via a temporary file) and lowers it. */
 void th_lower(const char *yaml, struct workload *w, struct oplist *ops);
 
