@@ -108,6 +108,40 @@ int array_wait_cat(int operand);
 int64_t array_scalesim_layer_cycles(const struct array_params *p, int df, int64_t folds, int64_t t);
 
 /*
+ * A fold grid: the folds of one GEMM as a tile program (sim/schedule.h)
+ * orders them, described by its loop bounds. rows x cols is what the array
+ * sees of the GEMM (ws: K x N, os: M x N, is: K x M), cut into nr x nc blocks
+ * of at most R x C; t is the stream (ws: M, os: K, is: N), cut into nchunks
+ * chunks of `chunk` (ws/is) or, in os, M cut into chunks of `chunk` rows;
+ * order is ws/is's loop nest; rep repeated instances run one after another.
+ */
+enum array_order { ORDER_CT, ORDER_TC };   /* ws/is: columns outside chunks, or chunks outside columns */
+
+struct array_grid {
+	int df;                     /* enum dataflow */
+	bool compat, dbuf;          /* array.scalesim_compat, array.weight_double_buffer */
+	int64_t R, C;               /* the array */
+	int64_t rows, cols, t;      /* the GEMM as the array sees it */
+	int64_t nr, nc;             /* ceil(rows / R), ceil(cols / C) */
+	int64_t chunk, nchunks;     /* see above */
+	int order;                  /* enum array_order */
+	int64_t rep;                /* repeated instances */
+};
+
+/*
+ * The closed form of a fold grid on an array with nothing to wait for: the
+ * cycles from the first fold's start until the last outputs have left
+ * (fill, streams, shifts not hidden and drain; what the timer below gives
+ * when fed everything at once), the streams alone (the compute category)
+ * and the shifts no stream hides (weight_shift; 0 in os). O(1); INT64_MAX
+ * past 64 bits. The rest of the cycles beyond streams and shifts is
+ * fill_drain.
+ */
+int64_t array_grid_cycles(const struct array_grid *g);
+int64_t array_grid_stream_cycles(const struct array_grid *g);
+int64_t array_grid_shift_cycles(const struct array_grid *g);
+
+/*
  * The array timer: the folds of one op, in program order, each timed against
  * when what it needs is there. It is the one place that knows fold timing:
  * the engine feeds it the cycles at which operands arrive, and the same timer

@@ -154,14 +154,9 @@ static int64_t channels_done(void *s, uint64_t ticket, int64_t now, int64_t *ask
 	return (int64_t)ticket;
 }
 
-static double channels_bytes_per_cycle(const void *s)
-{
-	const struct channels *h = s;
-	return h->bpc;
-}
 
 /* The channel model as a memory.h class: hbm.model "channels" (its row in memory.c). */
 const struct mem_ops mem_channels = {
 	"channels", channels_create, channels_destroy, channels_reset, channels_issue, channels_done,
-	channels_bytes_per_cycle
+	hbm_bytes_per_cycle, hbm_latency_cycles
 };

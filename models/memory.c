@@ -60,19 +60,47 @@ static int64_t ideal_done(void *s, uint64_t ticket, int64_t now, int64_t *ask)
 	return (int64_t)ticket;
 }
 
-static double ideal_bytes_per_cycle(const void *s)
+static double ideal_bytes_per_cycle(const struct hbm_params *p, double clock_ghz)
 {
-	(void)s;
+	(void)p, (void)clock_ghz;
 	return INFINITY;
 }
 
+static int64_t ideal_latency_cycles(const struct hbm_params *p, double clock_ghz)
+{
+	(void)p, (void)clock_ghz;
+	return 0;
+}
+
 const struct mem_ops mem_ideal = {
-	"ideal", ideal_create, ideal_destroy, ideal_reset, ideal_issue, ideal_done, ideal_bytes_per_cycle
+	"ideal", ideal_create, ideal_destroy, ideal_reset, ideal_issue, ideal_done, ideal_bytes_per_cycle,
+	ideal_latency_cycles
 };
+
+const struct mem_ops *mem_model(const struct hbm_params *p, bool ideal)
+{
+	size_t n = sizeof models / sizeof models[0];
+	if (ideal)
+		return &mem_ideal;
+	SIM_ASSERT(p->model >= 0 && (size_t)p->model < n);
+	return models[p->model];
+}
+
+double mem_model_bytes_per_cycle(const struct hbm_params *p, double clock_ghz, bool ideal)
+{
+	return mem_model(p, ideal)->bytes_per_cycle(p, clock_ghz);
+}
+
+int64_t mem_model_latency_cycles(const struct hbm_params *p, double clock_ghz, bool ideal)
+{
+	return mem_model(p, ideal)->latency_cycles(p, clock_ghz);
+}
 
 struct mem {
 	const struct mem_ops *ops;
 	void *s;
+	struct hbm_params p;
+	double clock_ghz;
 	int64_t read, written, requests;
 };
 
@@ -82,6 +110,8 @@ mem *mem_new_ops(const struct mem_ops *ops, const struct hbm_params *p, double c
 	if (!m)
 		return NULL;
 	m->ops = ops;
+	m->p = *p;
+	m->clock_ghz = clock_ghz;
 	if (!(m->s = ops->create(p, clock_ghz))) {
 		free(m);
 		return NULL;
@@ -91,9 +121,7 @@ mem *mem_new_ops(const struct mem_ops *ops, const struct hbm_params *p, double c
 
 mem *mem_new(const struct hbm_params *p, double clock_ghz, bool ideal)
 {
-	size_t n = sizeof models / sizeof models[0];
-	SIM_ASSERT(p->model >= 0 && (size_t)p->model < n);
-	return mem_new_ops(ideal ? &mem_ideal : models[p->model], p, clock_ghz);
+	return mem_new_ops(mem_model(p, ideal), p, clock_ghz);
 }
 
 void mem_free(mem *m)
@@ -138,7 +166,7 @@ int64_t mem_done(mem *m, uint64_t ticket, int64_t now, int64_t *ask)
 
 double mem_bytes_per_cycle(const mem *m)
 {
-	return m->ops->bytes_per_cycle(m->s);
+	return m->ops->bytes_per_cycle(&m->p, m->clock_ghz);
 }
 
 int64_t mem_read_bytes(const mem *m)

@@ -48,8 +48,28 @@ struct mem_ops {
 		      int64_t *retry);
 	/* The cycle the request completes, or MEM_NOT_YET with *ask set to a cycle > now. */
 	int64_t (*done)(void *s, uint64_t ticket, int64_t now, int64_t *ask);
-	double (*bytes_per_cycle)(const void *s);       /* peak; INFINITY when unbounded */
+	/*
+	 * Class facts, known without making one: peak bytes per array clock
+	 * cycle (INFINITY when unbounded) and the latency of one request in
+	 * whole cycles, for p at clock_ghz. Everyone who needs the memory's
+	 * bandwidth or latency (the planner, the closed form, the roofline,
+	 * traces) asks these, through mem_model_bytes_per_cycle and
+	 * mem_model_latency_cycles.
+	 */
+	double (*bytes_per_cycle)(const struct hbm_params *p, double clock_ghz);
+	int64_t (*latency_cycles)(const struct hbm_params *p, double clock_ghz);
 };
+
+/* The class p->model names, or the ideal one when ideal is set (--ideal-memory). Borrowed, static. */
+const struct mem_ops *mem_model(const struct hbm_params *p, bool ideal);
+
+/*
+ * The peak bytes per array clock cycle and the latency in cycles of the
+ * memory mem_new(p, clock_ghz, ideal) would make: INFINITY and 0 for the
+ * ideal memory.
+ */
+double mem_model_bytes_per_cycle(const struct hbm_params *p, double clock_ghz, bool ideal);
+int64_t mem_model_latency_cycles(const struct hbm_params *p, double clock_ghz, bool ideal);
 
 typedef struct mem mem;
 
@@ -80,7 +100,7 @@ bool mem_issue(mem *m, int64_t now, uint64_t addr, int64_t bytes, bool write, ui
  */
 int64_t mem_done(mem *m, uint64_t ticket, int64_t now, int64_t *ask);
 
-/* Peak bytes per array clock cycle (INFINITY for the ideal memory). */
+/* Peak bytes per array clock cycle (INFINITY for the ideal memory), as mem_model_bytes_per_cycle. */
 double mem_bytes_per_cycle(const mem *m);
 
 /* Since creation or the last reset: bytes read, bytes written, requests accepted. */

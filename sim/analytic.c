@@ -7,147 +7,22 @@
 
 #include "xmath.h"
 
-/* Cycle sums in 128 bits: a tiny array on a huge GEMM passes 64 bits before the checks see it. */
-typedef __int128 wide;
-
-static wide wmax(wide a, wide b)
-{
-	return a > b ? a : b;
-}
-
-static wide wmin(wide a, wide b)
-{
-	return a < b ? a : b;
-}
-
-/*
- * Pipelined ws/is: the fold chain of array.h over the fold order of
- * schedule.h. *e_last receives when the last fold's stream ends: the streams
- * plus the shifts they do not hide (weight_shift).
- */
-static wide wsis_pipelined(const struct sched *s, wide rep, wide *e_last)
-{
-	wide R = s->R, nr = s->nr, rk = s->rows - (nr - 1) * R, sr0 = nr == 1 ? rk : R;
-	wide nt = s->nchunks, tt = s->chunk, tl = s->t - (nt - 1) * tt;
-	wide sc_last = s->cols - (s->nc - 1) * s->C;
-	wide nfull = rep * s->nc * (nt - 1), nlast = rep * s->nc;
-	/* Within one (column, chunk) block: fold r overlaps the shift of fold r+1. */
-#define INNER(T) (nr >= 2 ? (nr - 2) * wmax((T), R) + wmax((T), rk) : 0)
-	wide sum = nfull * (INNER(tt) + wmax(tt, sr0)) + nlast * INNER(tl) + (nlast - 1) * wmax(tl, sr0);
-	*e_last = sr0 + sum + tl;
-	/*
-	 * The op ends when its last partial sums leave the array. The last column
-	 * block may be narrower than the one before it, whose last sums cross C
-	 * columns: that block's streams ended P cycles before the last one's,
-	 * P being the span of the last column's blocks (all its chunks when
-	 * columns are the outer loop, only the last chunk when chunks are).
-	 */
-	wide width = sc_last;
-	if (s->nc >= 2) {
-		wide p = wmax(tl, sr0) + INNER(tl);
-		if (s->order == ORDER_CT)
-			p += (nt - 1) * wmax(tt, sr0) + (nt - 1) * INNER(tt);
-		width = wmax(width, s->C - p);
-	}
-#undef INNER
-	return *e_last + R + width - 2;
-}
-
-/*
- * Serial ws/is: each fold shifts its tile in (Sr) after the previous stream
- * and streams (T); partial sums drain behind. The op ends R + Sc - 2 after
- * the last stream, or later when the block before the last column block,
- * C wide, is still draining: it ended P cycles before, P being the last
- * column block's shifts and streams.
- */
-static wide wsis_serial(const struct sched *s, wide rep)
-{
-	wide R = s->R, nt = s->nchunks, tl = s->t - (nt - 1) * s->chunk;
-	wide width = s->cols - (s->nc - 1) * s->C;
-	if (s->nc >= 2) {
-		wide p = s->order == ORDER_CT ? nt * s->rows + s->nr * s->t : s->rows + s->nr * tl;
-		width = wmax(width, s->C - p);
-	}
-	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t) + R + width - 2;
-}
-
-/*
- * os (functional.h): fold g's stream ends at e_g = K + the spacing of the
- * folds before it, max(K, Sr) pipelined (its results wait for the out
- * registers the block before drains through), K + Sr - 1 serial (its first
- * MAC waits for the accumulators). Only the last row block of the last chunk
- * may have fewer than R rows (rk), once per column block. A block's last
- * results leave Sr + Sc - 2 + R after its stream ends; the op ends with the
- * latest, which is the latest fold of one of the four shapes (R or rk rows,
- * C or the last columns): in the last two row blocks of the last two column
- * blocks of the last two chunks of the last instance.
- */
-static wide os_space(const struct sched *s, wide sr)
-{
-	return s->dbuf ? wmax(s->t, sr) : s->t + sr - 1;
-}
-
-static wide os_cycles(const struct sched *s, wide rep)
-{
-	wide R = s->R, C = s->C, K = s->t, f = s->nr * s->nc, rk = s->rows - (s->nr - 1) * R;
-	wide per_chunk = s->chunk / R, nch = s->nchunks, end = 0;
-	wide sp_full = os_space(s, R), sp_part = os_space(s, rk);
-	for (wide i0 = nch >= 2 ? nch - 2 : 0; i0 < nch; i0++) {
-		wide rows0 = i0 * s->chunk, nrc = (wmin(s->chunk, s->rows - rows0) + R - 1) / R;
-		for (wide i1 = s->nc >= 2 ? s->nc - 2 : 0; i1 < s->nc; i1++) {
-			for (wide i2 = nrc >= 2 ? nrc - 2 : 0; i2 < nrc; i2++) {
-				wide g = (rep - 1) * f + i0 * per_chunk * s->nc + i1 * nrc + i2;
-				/* Folds of rk rows before g: one per column block in each earlier instance, and in this chunk if it is the last. */
-				wide q = (rep - 1) * s->nc + (i0 == nch - 1 ? i1 : 0);
-				wide e_g = K + (g - q) * sp_full + q * sp_part;
-				wide sr = wmin(R, s->rows - rows0 - i2 * R), sc = wmin(C, s->cols - i1 * C);
-				end = wmax(end, e_g + sr + sc - 2 + R);
-			}
-		}
-	}
-	return end;
-}
-
-static int64_t clamp64(wide c)
-{
-	return c > INT64_MAX ? INT64_MAX : (int64_t)c;
-}
-
 int64_t analytic_gemm_cycles(const struct sched *s)
 {
-	wide rep = s->op->repeat, c, e_last;
-	if (s->compat) {
-		/* SCALE-Sim counts each repeated instance as a layer. */
-		struct array_params p = { .rows = s->R, .cols = s->C };
-		c = rep * array_scalesim_layer_cycles(&p, s->df, s->nr * s->nc, s->t);
-	} else if (s->df == DF_OS) {
-		c = os_cycles(s, rep);
-	} else {
-		c = s->dbuf ? wsis_pipelined(s, rep, &e_last) : wsis_serial(s, rep);
-	}
-	return clamp64(c);
+	struct array_grid g = sched_grid(s);
+	return array_grid_cycles(&g);
 }
 
 int64_t analytic_stream_cycles(const struct sched *s)
 {
-	/* ws/is: every (column, row) pair of blocks streams all of T once; os: every fold streams K. */
-	return s->op->repeat * s->nr * s->nc * s->t;
+	struct array_grid g = sched_grid(s);
+	return array_grid_stream_cycles(&g);
 }
 
 int64_t analytic_shift_cycles(const struct sched *s)
 {
-	wide rep = s->op->repeat, e_last;
-	if (s->df == DF_OS)
-		return 0;
-	/* SCALE-Sim: an R-cycle preload per fold, of which a 1x1 array gives up its layer's one cycle. */
-	if (s->compat)
-		return clamp64(rep * ((wide)s->nr * s->nc * s->R - (s->R + s->C == 2)));
-	/* Serial: every shift, Sr summed over the row blocks of each (column, chunk) block. */
-	if (!s->dbuf)
-		return clamp64(rep * s->nc * s->nchunks * s->rows);
-	/* Pipelined: where the last stream ends, less the streams. */
-	wsis_pipelined(s, rep, &e_last);
-	return clamp64(e_last - rep * s->nr * s->nc * s->t);
+	struct array_grid g = sched_grid(s);
+	return array_grid_shift_cycles(&g);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "memory.h"
 #include "ydoc.h"
 
 static const struct cfg_key top_keys[] = {
@@ -343,12 +344,15 @@ double arch_peak_macs_per_s(const struct arch *a)
 
 double arch_hbm_bytes_per_s(const struct arch *a)
 {
-	return a->hbm.gbps * 1e9;
+	return mem_model_bytes_per_cycle(&a->hbm, a->clock_ghz, false) * a->clock_ghz * 1e9;
 }
 
 int64_t arch_memory_cycles(const struct arch *a, int64_t bytes)
 {
-	double c = ceil((double)bytes / hbm_bytes_per_cycle(&a->hbm, a->clock_ghz));
+	double bpc = mem_model_bytes_per_cycle(&a->hbm, a->clock_ghz, false);
+	if (isinf(bpc) || bytes <= 0)
+		return 0;
+	double c = ceil((double)bytes / bpc);
 	return c >= 0x1p62 ? INT64_MAX : (int64_t)c;
 }
 

@@ -129,7 +129,10 @@ struct pos config_origin(const struct config *c, const char *key);
 int64_t arch_arrays(const struct arch *a);
 int64_t arch_pes(const struct arch *a);
 
-/* Peak MACs per second (the whole chip) and HBM bytes per second. */
+/*
+ * Peak MACs per second (the whole chip) and HBM bytes per second: the memory
+ * model's (hbm.model, memory.h), INFINITY for the ideal one.
+ */
 double arch_peak_macs_per_s(const struct arch *a);
 double arch_hbm_bytes_per_s(const struct arch *a);
 
@@ -145,8 +148,9 @@ double arch_hbm_bytes_per_s(const struct arch *a);
 int config_warnings(const struct config *c, bool positioned, char lines[][CONFIG_WARNING_MAX], int max);
 
 /*
- * The memory bound: cycles to move bytes at the full HBM bandwidth, rounded
- * up (INT64_MAX past 2^62).
+ * The memory bound: cycles to move bytes at the memory model's full
+ * bandwidth (memory.h), rounded up (INT64_MAX past 2^62); 0 for the ideal
+ * memory.
  */
 int64_t arch_memory_cycles(const struct arch *a, int64_t bytes);
 

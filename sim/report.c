@@ -85,8 +85,11 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		(long long)w->batch, a->name, (long long)a->array.rows, (long long)a->array.cols,
 		array_dataflow_names[c->opts->dataflow], array_dtype_names[a->array.dtype], a->clock_ghz, a->hbm.gbps,
 		run_model_names[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
-	fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12, a->hbm.gbps,
-		peak / arch_hbm_bytes_per_s(a));
+	if (isinf(arch_hbm_bytes_per_s(a)))
+		fprintf(out, "peak %.2f TOPS, HBM ideal (hbm.model), no memory roof\n\n", peak / 1e12);
+	else
+		fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12,
+			arch_hbm_bytes_per_s(a) / 1e9, peak / arch_hbm_bytes_per_s(a));
 	summary_head(out);
 	for (size_t i = 0; i < r->n; i++)
 		summary_row(out, c, w->layers[i].name, layer_type(w, i), &r->layers[i]);
@@ -240,11 +243,23 @@ static void json_config(FILE *f, const struct config *c)
 	fprintf(f, "\n  }");
 }
 
+/* The memory's bandwidth in bytes per second as JSON, in buf: null for the ideal memory (unbounded). */
+static const char *json_bandwidth(char *buf, size_t size, const struct arch *a)
+{
+	double bw = arch_hbm_bytes_per_s(a);
+	if (isinf(bw))
+		snprintf(buf, size, "null");
+	else
+		snprintf(buf, size, "%.17g", bw);
+	return buf;
+}
+
 void report_json(FILE *f, const struct report_ctx *c)
 {
 	const struct arch *a = &c->cfg->arch;
 	const struct config *cfg = c->cfg;
 	double peak = 2 * arch_peak_macs_per_s(a);
+	char bw[40];
 
 	fprintf(f, "{\n  \"version\": ");
 	json_str(f, TPUSIM_VERSION);
@@ -277,11 +292,11 @@ void report_json(FILE *f, const struct report_ctx *c)
 	}
 	fprintf(f, "],\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
 		   "  \"array\": {\"rows\": %lld, \"cols\": %lld},\n  \"clock_ghz\": %.17g,\n"
-		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %.17g,\n  \"ridge_ops_per_byte\": %.17g,\n"
+		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %s,\n  \"ridge_ops_per_byte\": %.17g,\n"
 		   "  \"config\": ",
 		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], run_model_names[c->opts->model],
 		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
-		a->clock_ghz, peak, arch_hbm_bytes_per_s(a), peak / arch_hbm_bytes_per_s(a));
+		a->clock_ghz, peak, json_bandwidth(bw, sizeof bw, a), peak / arch_hbm_bytes_per_s(a));
 	json_config(f, cfg);
 	if (c->run->checks) {
 		fprintf(f, ",\n  \"functional\": ");

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "memory.h"
 #include "xmath.h"
-#include "analytic.h"
 
 static int64_t ceil_div(int64_t a, int64_t b)
 {
@@ -272,6 +272,12 @@ static int too_small(const struct sched *s, const struct config *cfg, const stru
 		      (long long)cp->pool[need_w > cp->pool[SRAM_WEIGHTS] ? SRAM_WEIGHTS : SRAM_INPUTS]);
 }
 
+struct array_grid sched_grid(const struct sched *s)
+{
+	return (struct array_grid){ s->df, s->compat, s->dbuf, s->R, s->C, s->rows, s->cols, s->t, s->nr, s->nc,
+				    s->chunk, s->nchunks, s->order, s->op->repeat };
+}
+
 /* Sets the plan's fields from candidate c: its loops, tiles, footprint and HBM traffic. */
 static void apply(struct sched *s, const struct cand *c, int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
 {
@@ -347,7 +353,8 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 	int tbuf[2];
 
 	apply(&x, c, a_bytes, b_bytes, c_bytes);
-	compute = analytic_gemm_cycles(&x);
+	struct array_grid g = sched_grid(&x);
+	compute = array_grid_cycles(&g);
 	c->time = compute;
 	c->exposed = 0;
 	c->folds = x.folds;
@@ -451,8 +458,8 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 			     sram_pool_bytes(&a->sram, SRAM_OUTPUTS) }, &a->sram };
 	struct cand best = { 0 };
 	int64_t a_bytes, b_bytes, c_bytes;
-	struct hbm_view hm = { a, ideal ? 0 : hbm_bytes_per_cycle(&a->hbm, a->clock_ghz),
-			       hbm_latency_cycles(&a->hbm, a->clock_ghz) };
+	double bpc = mem_model_bytes_per_cycle(&a->hbm, a->clock_ghz, ideal);
+	struct hbm_view hm = { a, isinf(bpc) ? 0 : bpc, mem_model_latency_cycles(&a->hbm, a->clock_ghz, ideal) };
 	/* Only with bounded buffers and real timing do tile sizes matter: else the largest tiles. */
 	bool sizes = !ideal && !a->array.scalesim_compat;
 

@@ -59,7 +59,6 @@
 #include "err.h"
 #include "lower.h"
 
-enum order { ORDER_CT, ORDER_TC };     /* ws/is loop nest: columns outside chunks, or chunks outside columns */
 
 struct sched {
 	const struct op *op;            /* borrowed */
@@ -74,7 +73,7 @@ struct sched {
 	int64_t chunk, nchunks;         /* ws/is: T per chunk; os: rows of M per chunk */
 	int64_t kpart, nparts;          /* os: K streamed per part, parts per fold (ws/is: 0) */
 	bool keep_s, keep_x;            /* see above */
-	int order;                      /* ws/is: ORDER_CT or ORDER_TC */
+	int order;                      /* ws/is: enum array_order, ORDER_CT or ORDER_TC */
 	int s_opnd, x_opnd;             /* enum operand of S and X (os: A and B) */
 	int s_buf, x_buf;               /* enum sram_buf of S and X, by sram_operand_buf */
 
@@ -110,6 +109,9 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
  * input from sched_base(OPND_A) and writes its output at sched_base(OPND_C).
  */
 uint64_t sched_base(int operand);
+
+/* The plan's fold grid (array.h), whose closed form array_grid_cycles gives. */
+struct array_grid sched_grid(const struct sched *s);
 
 /* One instruction of the tile program. */
 enum tile_kind { TI_LOAD, TI_FOLD, TI_STORE };

@@ -164,14 +164,20 @@ static int64_t q1_done(void *s, uint64_t ticket, int64_t now, int64_t *ask)
 	return (int64_t)ticket;
 }
 
-static double q1_bytes_per_cycle(const void *s)
+static double q1_bytes_per_cycle(const struct hbm_params *p, double clock_ghz)
 {
-	(void)s;
+	(void)p, (void)clock_ghz;
 	return 4;
 }
 
+static int64_t q1_latency_cycles(const struct hbm_params *p, double clock_ghz)
+{
+	(void)p, (void)clock_ghz;
+	return 0;
+}
+
 static const struct mem_ops queue1_ops = {
-	"queue1", q1_create, q1_destroy, q1_reset, q1_issue, q1_done, q1_bytes_per_cycle
+	"queue1", q1_create, q1_destroy, q1_reset, q1_issue, q1_done, q1_bytes_per_cycle, q1_latency_cycles
 };
 
 /* The interface passes refusals and "not yet" through and counts only what was accepted. */
