@@ -51,41 +51,30 @@ static void gemm_sram(const struct sched *s, struct result *r)
 	r->sram_write_bytes[SRAM_INPUTS] += s->onchip_write_bytes;
 }
 
-/* The closed form's time of an op: compute and memory bounds, and HBM bytes. */
-static void bound(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r)
+/* The closed form's time of an op (plan_bound_op) as a result: compute and memory bounds, and HBM bytes. */
+static void bound(const struct arch *a, const struct op *o, const struct sched *s, bool ideal, struct result *r)
 {
-	const struct arch *a = &cfg->arch;
+	struct plan_bound b;
+	plan_bound_op(a, o, s, ideal, &b);
 	memset(r, 0, sizeof *r);
-	if (o->kind == OP_GEMM) {
-		SIM_ASSERT(s && s->op == o);
-		r->compute_cycles = analytic_gemm_cycles(s);
-		r->hbm_read_bytes = s->read_bytes[OPND_A] + s->read_bytes[OPND_B];
-		r->hbm_write_bytes = s->write_bytes;
-	} else {
-		int64_t eb = array_elem_bytes(a->array.dtype);
-		r->compute_cycles = vector_cycles(&a->vector, o->lane_ops);
-		r->hbm_read_bytes = (o->in_elems - o->onchip_elems) * eb;
-		r->hbm_write_bytes = o->onchip & OC_C ? 0 : o->out_elems * eb;
-	}
-	r->memory_cycles = ideal ? 0 : arch_memory_cycles(a, r->hbm_read_bytes + r->hbm_write_bytes);
-	r->cycles = max64(r->compute_cycles, r->memory_cycles);
+	r->compute_cycles = b.compute_cycles;
+	r->hbm_read_bytes = b.read_bytes;
+	r->hbm_write_bytes = b.write_bytes;
+	r->memory_cycles = b.memory_cycles;
+	r->cycles = b.cycles;
 }
 
 static int too_long(const struct op *o, const struct result *r, struct err *e)
 {
-	char path[64], name[OP_NAME_MAX];
-	if (r->cycles <= ANALYTIC_MAX_CYCLES)
-		return 0;
-	snprintf(path, sizeof path, "layers[%zu]", o->layer);
-	return err_at(e, o->pos, path, "expected ops that take at most 2^50 cycles, found %s taking more "
-		      "(a larger array, buffer or bandwidth would do)", op_name(o, name, sizeof name));
+	struct plan_bound b = { .cycles = r->cycles };
+	return plan_check_op(o, &b, e);
 }
 
 int analytic_check(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal,
 		   int64_t *compute_cycles, struct err *e)
 {
 	struct result r;
-	bound(cfg, o, s, ideal, &r);
+	bound(&cfg->arch, o, s, ideal, &r);
 	*compute_cycles = r.compute_cycles;
 	return too_long(o, &r, e);
 }
@@ -93,15 +82,16 @@ int analytic_check(const struct config *cfg, const struct op *o, const struct sc
 int64_t analytic_cycles(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal)
 {
 	struct result r;
-	bound(cfg, o, s, ideal, &r);
+	bound(&cfg->arch, o, s, ideal, &r);
 	return r.cycles;
 }
 
-int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,
-		struct err *e)
+/* One op (or part) on a: the closed form, its categories and its counts. */
+static int op_result(const struct arch *a, const struct op *o, const struct sched *s, bool ideal, struct result *r,
+		     struct err *e)
 {
 	int excess_cat;
-	bound(cfg, o, s, ideal, r);
+	bound(a, o, s, ideal, r);
 	if (too_long(o, r, e) < 0)
 		return -1;
 	if (o->kind == OP_GEMM) {
@@ -116,7 +106,7 @@ int analytic_op(const struct config *cfg, const struct op *o, const struct sched
 		excess_cat = s->read_bytes[OPND_B] >= s->read_bytes[OPND_A] && s->read_bytes[OPND_B] >= s->write_bytes ?
 			     CAT_WEIGHTS : s->read_bytes[OPND_A] >= s->write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
 	} else {
-		int64_t eb = array_elem_bytes(cfg->arch.array.dtype), out = o->out_elems * eb;
+		int64_t eb = array_elem_bytes(a->array.dtype), out = o->out_elems * eb;
 		r->cat[CAT_VECTOR] = r->compute_cycles;
 		/*
 		 * Operands land in the input buffer (unless already held there) and
@@ -135,24 +125,37 @@ int analytic_op(const struct config *cfg, const struct op *o, const struct sched
 	return 0;
 }
 
-int analytic_parts(const struct config *cfg, const struct config *acfg, const struct op *o,
-		   const struct chip_part *parts, int n, bool ideal, struct result *r, struct err *e)
+int analytic_op(const struct config *cfg, const struct op *o, const struct sched *s, bool ideal, struct result *r,
+		struct err *e)
+{
+	return op_result(&cfg->arch, o, s, ideal, r, e);
+}
+
+/*
+ * Op o split into parts[0 .. n) on the chip's arrays (each planned with the
+ * view a): the arrays run together, so its compute is the slowest part's,
+ * its memory time all the parts' HBM bytes at the chip's bandwidth, its
+ * cycles the larger; its categories are the slowest part's, with the memory
+ * time beyond compute added as for one op. Counts are summed.
+ */
+static int parts_result(const struct plan *p, const struct op *o, const struct chip_part *parts, struct result *r,
+			struct err *e)
 {
 	int64_t slow_cat[CAT_N] = { 0 }, rd[2] = { 0 }, wr = 0;
 	memset(r, 0, sizeof *r);
-	for (int q = 0; q < n; q++) {
-		struct result p;
+	for (int q = 0; q < p->arrays; q++) {
+		struct result pr;
 		if (!parts[q].op)
 			continue;
 		/* Each part's own time, without memory: the arrays share the chip's bandwidth, counted below. */
-		if (analytic_op(acfg, parts[q].op, parts[q].s, true, &p, e) < 0)
+		if (op_result(&p->array, parts[q].op, parts[q].s, true, &pr, e) < 0)
 			return -1;
-		if (p.compute_cycles >= r->compute_cycles)
-			memcpy(slow_cat, p.cat, sizeof slow_cat);
-		int64_t compute = max64(r->compute_cycles, p.compute_cycles);
-		p.cycles = 0;
-		memset(p.cat, 0, sizeof p.cat);
-		result_add(r, &p);
+		if (pr.compute_cycles >= r->compute_cycles)
+			memcpy(slow_cat, pr.cat, sizeof slow_cat);
+		int64_t compute = max64(r->compute_cycles, pr.compute_cycles);
+		pr.cycles = 0;
+		memset(pr.cat, 0, sizeof pr.cat);
+		result_add(r, &pr);
 		r->compute_cycles = compute;
 		if (parts[q].s) {
 			rd[0] += parts[q].s->read_bytes[OPND_A];
@@ -160,11 +163,28 @@ int analytic_parts(const struct config *cfg, const struct config *acfg, const st
 			wr += parts[q].s->write_bytes;
 		}
 	}
-	r->memory_cycles = ideal ? 0 : arch_memory_cycles(&cfg->arch, r->hbm_read_bytes + r->hbm_write_bytes);
+	r->memory_cycles = p->v[o - p->ops.v].bound.memory_cycles;
 	r->cycles = max64(r->compute_cycles, r->memory_cycles);
 	memcpy(r->cat, slow_cat, sizeof r->cat);
 	int excess = o->kind != OP_GEMM ? (r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS)
 		     : rd[1] >= rd[0] && rd[1] >= wr ? CAT_WEIGHTS : rd[0] >= wr ? CAT_INPUTS : CAT_OUTPUTS;
 	r->cat[excess] += r->cycles - r->compute_cycles;
 	return too_long(o, r, e);
+}
+
+int analytic_plan_op(const struct plan *p, size_t i, struct result *r, struct err *e)
+{
+	const struct op *o = &p->ops.v[i];
+	const struct chip_part *cp = plan_parts(p, i);
+	int by = p->v[i].by;
+	if (p->arrays == 1) {
+		if (op_result(&p->cfg->arch, o, cp->s, p->ideal, r, e) < 0)
+			return -1;
+	} else if (parts_result(p, o, cp, r, e) < 0) {
+		return -1;
+	}
+	r->split_m_ops = by == SPLIT_M;
+	r->split_n_ops = by == SPLIT_N;
+	r->spill_bytes = plan_spill_bytes(p, i);
+	return 0;
 }

@@ -16,11 +16,10 @@
 
 #include "config.h"
 #include "lower.h"
+#include "plan.h"
 #include "schedule.h"
 #include "stats.h"
 
-/* Longest op either model simulates: 2^50 cycles (13 days at 1 GHz). */
-#define ANALYTIC_MAX_CYCLES (INT64_C(1) << 50)
 
 /* Compute cycles of a planned GEMM (INT64_MAX when past 64 bits). */
 int64_t analytic_gemm_cycles(const struct sched *s);
@@ -49,16 +48,14 @@ int analytic_op(const struct config *cfg, const struct op *o, const struct sched
 		struct err *e);
 
 /*
- * The closed form of op o split over the chip's arrays: parts[q] for array
- * q of n (op NULL: none), each planned with acfg, the config an array plans
- * with (chip_array_config). The arrays run together: the op's compute is its
- * slowest part's, its memory time all the parts' HBM bytes at the chip's
- * bandwidth (cfg), its cycles the larger; its categories are the slowest
- * part's, with the memory time beyond compute added as analytic_op does.
- * Counts are summed. Fails as analytic_check does, for the op or a part.
+ * Op i of plan p, evaluated by the closed form: on one array, the op as
+ * planned; split over several, its parts run together (compute the slowest
+ * part's, memory all their HBM bytes at the chip's bandwidth, categories the
+ * slowest part's with the memory time beyond compute added as for one op,
+ * counts summed). With the split and the spill bytes. Fails as
+ * analytic_check does.
  */
-int analytic_parts(const struct config *cfg, const struct config *acfg, const struct op *o,
-		   const struct chip_part *parts, int n, bool ideal, struct result *r, struct err *e);
+int analytic_plan_op(const struct plan *p, size_t i, struct result *r, struct err *e);
 
 /* Cycles the array streams (the sum of T over folds) of a planned GEMM: its compute category. */
 int64_t analytic_stream_cycles(const struct sched *s);

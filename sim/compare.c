@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chip.h"
+#include "plan.h"
 #include "schedule.h"
 
 double compare_factor(int64_t read, int64_t unique)
@@ -58,56 +58,61 @@ static void plan_reuse(const struct sched *s, struct compare_reuse *r)
 }
 
 /*
- * The re-reads of every GEMM op of ops (placed) under o, into layers[]
- * (nlayers, zeroed by the caller) and *total. pcfg: the config a plan uses.
+ * What op i of plan p moves: its parts' re-reads summed, against the whole
+ * op's distinct bytes (a part split over the arrays reads its share, or all
+ * of the operand the split does not cut).
  */
-static int count_reuse(const struct config *pcfg, const struct oplist *ops, const struct run_opts *o,
-		       struct compare_reuse *layers, size_t nlayers, struct compare_reuse *total, struct err *e)
+static void op_reuse(const struct plan *p, size_t i, struct compare_reuse *r)
 {
-	for (size_t i = 0; i < ops->n; i++) {
-		const struct op *op = &ops->v[i];
-		struct sched s;
+	const struct op *o = &p->ops.v[i];
+	const struct chip_part *cp = plan_parts(p, i);
+	const struct sched *s0 = NULL;
+	memset(r, 0, sizeof *r);
+	for (int q = 0; q < p->arrays; q++) {
+		struct compare_reuse pr;
+		if (!cp[q].s)
+			continue;
+		plan_reuse(cp[q].s, &pr);
+		reuse_add(r, &pr);
+		s0 = s0 ? s0 : cp[q].s;
+	}
+	if (!s0)
+		return;
+	int64_t rep = o->repeat, eb = s0->eb;
+	r->gemm_ops = 1;
+	r->unique[OPND_A] = rep * o->m * o->k * eb;
+	r->unique[OPND_B] = rep * o->k * o->n * eb;
+	r->unique[OPND_C] = rep * o->m * o->n * s0->ab;
+	r->hbm_unique[OPND_A] = o->onchip & OC_A ? 0 : rep * (o->a_elems ? o->a_elems : o->m * o->k) * eb;
+	r->hbm_unique[OPND_B] = o->onchip & OC_B ? 0 : rep * o->k * o->n * eb;
+}
+
+/* The re-reads of every GEMM op of plan p, into layers[] (nlayers, zeroed by the caller) and *total. */
+static void count_reuse(const struct plan *p, struct compare_reuse *layers, size_t nlayers,
+			struct compare_reuse *total)
+{
+	for (size_t i = 0; i < p->ops.n; i++) {
+		const struct op *op = &p->ops.v[i];
 		struct compare_reuse r;
 		if (op->kind != OP_GEMM)
 			continue;
-		if (sched_plan(&s, op, pcfg, o->dataflow, o->ideal_memory, e) < 0)
-			return -1;
-		plan_reuse(&s, &r);
+		op_reuse(p, i, &r);
 		SIM_ASSERT(op->layer < nlayers);
 		reuse_add(&layers[op->layer], &r);
 		reuse_add(total, &r);
 	}
-	return 0;
 }
 
 int compare_run(struct compare *c, const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		const struct run_opts *o, const int *df, int n, struct err *e)
 {
-	struct oplist placed = *ops;
-	struct config *pcfg = NULL;
 	int rc = -1;
 
 	SIM_ASSERT(n >= 1 && n <= COMPARE_MAX);
 	memset(c, 0, sizeof *c);
-	/* The ops as the run sees them: with the chip's placement when it keeps activations. */
-	placed.v = NULL;
-	if (chip_keeps(cfg) && ops->nt) {
-		if (!(placed.v = malloc((ops->n ? ops->n : 1) * sizeof *placed.v)))
-			return err_nomem(e, NULL);
-		memcpy(placed.v, ops->v, ops->n * sizeof *placed.v);
-		placed.cap = ops->n;
-		if (chip_place(cfg, &placed, e) < 0)
-			goto out;
-	}
-	if (arch_arrays(&cfg->arch) > 1) {
-		if (!(pcfg = malloc(sizeof *pcfg))) {
-			err_nomem(e, NULL);
-			goto out;
-		}
-		chip_array_config(cfg, pcfg);
-	}
 	for (int j = 0; j < n; j++) {
 		struct run_opts oj = *o;
+		struct plan p;
 		oj.dataflow = df[j];
 		c->df[j] = df[j];
 		if (df[j] == DF_WS)
@@ -116,11 +121,15 @@ int compare_run(struct compare *c, const struct config *cfg, const struct worklo
 			err_nomem(e, NULL);
 			goto out;
 		}
-		if (run_workload(cfg, w, ops, &oj, &c->runs[j], e) < 0)
+		if (plan_build(&p, cfg, ops, oj.dataflow, oj.ideal_memory || oj.model == MODEL_FUNCTIONAL, e) < 0)
 			goto out;
+		if (run_on_plan(&p, w, &oj, &c->runs[j], e) < 0) {
+			plan_release(&p);
+			goto out;
+		}
 		c->n = j + 1;
-		if (count_reuse(pcfg ? pcfg : cfg, placed.v ? &placed : ops, &oj, c->layers[j], w->n, &c->total[j], e) < 0)
-			goto out;
+		count_reuse(&p, c->layers[j], w->n, &c->total[j]);
+		plan_release(&p);
 	}
 	rc = 0;
 out:
@@ -129,8 +138,6 @@ out:
 		free(c->layers[j]);
 		c->layers[j] = NULL;
 	}
-	free(placed.v);
-	free(pcfg);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #include "array.h"
 #include "etrace.h"
 #include "memory.h"
+#include "place.h"
 #include "run.h"
 #include "schedule.h"
 #include "scw.h"
@@ -23,7 +24,7 @@
 
 struct engine {
 	const struct config *cfg;   /* borrowed */
-	struct sram_params asram;   /* one array's share of its core's buffers (chip_array_sram) */
+	struct sram_params asram;   /* one array's share of its core's buffers (place_array_sram) */
 	bool ideal;
 	mem *mem;                   /* off-chip memory */
 	int64_t mem_t0;             /* the memory's cycle 0 on the kernel's clock: a layer-by-layer pass's start */
@@ -106,7 +107,7 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 	}
 	en->cfg = cfg;
 	en->ideal = ideal;
-	chip_array_sram(cfg, &en->asram);
+	place_array_sram(&cfg->arch, &en->asram);
 	return en;
 }
 
@@ -940,7 +941,7 @@ static void pass_free(struct pass *p, bool own_pools)
 /*
  * chip: this array's pools in its core's buffers (buffers that share a pool
  * share one semaphore), bounded unless ideal: each array of a core has its
- * share, as it plans with (chip_array_config). Shared dynamically, one
+ * share, as it plans with (plan.h). Shared dynamically, one
  * array's loads running ahead could take the room another still needs for
  * the op that all must finish first.
  */

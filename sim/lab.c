@@ -24,6 +24,7 @@
 #include "functional.h"
 #include "lab.h"
 #include "lower.h"
+#include "plan.h"
 #include "schedule.h"
 
 /* Matrices larger than this in any dimension are not printed or drawn. */
@@ -158,7 +159,7 @@ static int gemm_init(struct gemm *g, const struct config *cfg, const struct lab_
 
 static int gemm_plan(struct gemm *g, const struct config *cfg, int df, struct err *e)
 {
-	if (sched_plan(&g->s, &g->op, cfg, df, true, e) < 0)
+	if (plan_gemm(&g->s, &g->op, cfg, &cfg->arch, df, true, e) < 0)
 		return -1;
 	g->folds = sched_fold_ins(&g->s);
 	return 0;

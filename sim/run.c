@@ -7,12 +7,11 @@
 #include <string.h>
 
 #include "analytic.h"
-#include "chip.h"
 #include "engine.h"
 #include "functional.h"
 #include "npy.h"
 #include "opcache.h"
-#include "schedule.h"
+#include "plan.h"
 #include "xmath.h"
 
 const char *const run_model_names[] = { "analytic", "cycle", "functional", NULL };
@@ -59,150 +58,27 @@ int run_check_limits(const struct config *cfg, const char *file, int model, int6
 	return 0;
 }
 
-/* Plans op if it is a GEMM (into *plan; *s points at it, else NULL) and checks it against the per-op limit. */
-static int plan_op(const struct config *cfg, const struct op *op, const struct run_opts *o, struct sched *plan,
-		   const struct sched **s, int64_t *compute, struct err *e)
+int64_t run_plan_folds(const struct plan *p)
 {
-	*s = NULL;
-	if (op->kind == OP_GEMM) {
-		if (sched_plan(plan, op, cfg, o->dataflow, o->ideal_memory, e) < 0)
-			return -1;
-		*s = plan;
+	int64_t folds = 0;
+	for (size_t i = 0; i < p->ops.n; i++) {
+		const struct chip_part *cp = plan_parts(p, i);
+		for (int q = 0; q < p->arrays; q++)
+			if (cp[q].op)
+				folds = sat_add(folds, engine_op_folds(p->cfg, cp[q].op, cp[q].s));
 	}
-	return analytic_check(cfg, op, *s, o->ideal_memory, compute, e);
+	return folds;
 }
 
-/*
- * A run on a chip of several arrays: each op is split (chip_split) and every
- * part planned with one array's config. split() fills, for one op, the
- * arrays' parts, their plans and the chip_part entries that point at them.
- */
-struct chip_run {
-	const struct config *cfg;       /* the chip */
-	struct config acfg;             /* one array's view (chip_array_config) */
-	int arrays;
-	const struct run_opts *o;
-	struct op scratch[CHIP_MAX_ARRAYS];
-};
-
-/* Plans the parts of op split `by` into part/plan/cp; the closed form into *r. 1: no plan fits, 0: done, -1: error. */
-static int try_split(struct chip_run *c, const struct op *op, int by, struct op *part, struct sched *plan,
-		     struct chip_part *cp, struct result *r, struct err *e)
+int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, int64_t *folds,
+		 int64_t *cycles, struct err *e)
 {
-	int n = chip_split(c->cfg, op, by, c->o->dataflow, part);
-	if (op->kind == OP_GEMM && by != SPLIT_NONE && n < 2)
-		return 1;
-	for (int q = 0; q < c->arrays; q++) {
-		cp[q].op = chip_part_empty(&part[q]) ? NULL : &part[q];
-		cp[q].s = NULL;
-		if (cp[q].op && part[q].kind == OP_GEMM) {
-			struct err pe;
-			if (sched_plan(&plan[q], &part[q], &c->acfg, c->o->dataflow, c->o->ideal_memory, &pe) < 0) {
-				if (by != SPLIT_NONE)
-					return 1;       /* another split may fit */
-				*e = pe;
-				return -1;
-			}
-			cp[q].s = &plan[q];
-		}
-	}
-	return analytic_parts(c->cfg, &c->acfg, op, cp, c->arrays, c->o->ideal_memory, r, e) < 0 ? -1 : 0;
-}
-
-/*
- * Op op on the chip's arrays: a vector op over the cores; a GEMM split by N
- * or by M, whichever the closed form finds faster (then less HBM traffic,
- * then N), or whole on one array when neither splits it. Fills part, plan
- * and cp (c->arrays entries each) and the closed form *r.
- */
-static int split_parts(struct chip_run *c, const struct op *op, struct op *part, struct sched *plan,
-		       struct chip_part *cp, struct result *r, int *by, struct err *e)
-{
-	struct sched alt[CHIP_MAX_ARRAYS];
-	struct chip_part acp[CHIP_MAX_ARRAYS];
-	struct result ra;
-	int rn, rm;
-	*by = SPLIT_NONE;
-	if (op->kind != OP_GEMM)
-		return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
-	/* N into the caller's arrays, M beside it; M is planned again there when it wins. */
-	if ((rn = try_split(c, op, SPLIT_N, part, plan, cp, r, e)) < 0 ||
-	    (rm = try_split(c, op, SPLIT_M, c->scratch, alt, acp, &ra, e)) < 0)
+	struct plan p;
+	if (plan_build(&p, cfg, ops, o->dataflow, o->ideal_memory || o->model == MODEL_FUNCTIONAL, e) < 0)
 		return -1;
-	if (rm == 0 && (rn || ra.cycles < r->cycles ||
-			(ra.cycles == r->cycles && ra.hbm_read_bytes + ra.hbm_write_bytes <
-						   r->hbm_read_bytes + r->hbm_write_bytes))) {
-		*by = SPLIT_M;
-		return try_split(c, op, SPLIT_M, part, plan, cp, r, e);
-	}
-	if (rn == 0) {
-		*by = SPLIT_N;
-		return 0;
-	}
-	return try_split(c, op, SPLIT_NONE, part, plan, cp, r, e);
-}
-
-/* split_parts, and the split counted in r. */
-static int split(struct chip_run *c, const struct op *op, struct op *part, struct sched *plan, struct chip_part *cp,
-		 struct result *r, struct err *e)
-{
-	int by;
-	if (split_parts(c, op, part, plan, cp, r, &by, e) < 0)
-		return -1;
-	r->split_m_ops = by == SPLIT_M;
-	r->split_n_ops = by == SPLIT_N;
-	return 0;
-}
-
-/* A chip_run for cfg and o (one array's config when there are several), or NULL with e set. */
-static struct chip_run *chip_run_new(const struct config *cfg, const struct run_opts *o, struct err *e)
-{
-	struct chip_run *c = malloc(sizeof *c);
-	if (!c) {
-		err_nomem(e, NULL);
-		return NULL;
-	}
-	c->cfg = cfg;
-	c->arrays = (int)arch_arrays(&cfg->arch);
-	c->o = o;
-	if (c->arrays > 1)
-		chip_array_config(cfg, &c->acfg);
-	return c;
-}
-
-int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, struct sched *plans,
-		 int64_t *folds, int64_t *cycles, struct err *e)
-{
-	struct chip_run *c = NULL;
-	*folds = *cycles = 0;
-	if (arch_arrays(&cfg->arch) > 1 && !(c = chip_run_new(cfg, o, e)))
-		return -1;
-	for (size_t i = 0; i < ops->n; i++) {
-		const struct op *op = &ops->v[i];
-		if (c) {
-			struct op part[CHIP_MAX_ARRAYS];
-			struct sched plan[CHIP_MAX_ARRAYS];
-			struct chip_part cp[CHIP_MAX_ARRAYS];
-			struct result r;
-			if (split(c, op, part, plan, cp, &r, e) < 0) {
-				free(c);
-				return -1;
-			}
-			for (int q = 0; q < c->arrays; q++)
-				if (cp[q].op)
-					*folds = sat_add(*folds, engine_op_folds(&c->acfg, cp[q].op, cp[q].s));
-			*cycles = sat_add(*cycles, r.cycles);
-			continue;
-		}
-		const struct sched *s;
-		struct sched plan, *into = plans ? &plans[i] : &plan;
-		int64_t compute;
-		if (plan_op(cfg, op, o, into, &s, &compute, e) < 0)
-			return -1;
-		*folds = sat_add(*folds, engine_op_folds(cfg, op, s));
-		*cycles = sat_add(*cycles, analytic_cycles(cfg, op, s, o->ideal_memory));
-	}
-	free(c);
+	*folds = run_plan_folds(&p);
+	*cycles = p.cycles;
+	plan_release(&p);
 	return 0;
 }
 
@@ -210,14 +86,12 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 
 static int add_result(const struct workload *w, const struct op *op, const struct result *r, struct run *out,
 		      struct err *e);
-static int64_t spill_of(const struct config *cfg, const struct op *op, const struct sched *s,
-			const struct chip_part *cp, int arrays);
 
 /* The functional model's run: its options, the per-PE trace and the operands' buffers. */
 struct frun {
 	const struct config *cfg;
 	const struct workload *w;
-	struct chip_run *c;             /* one array's config and the splits, on a chip of several */
+	const struct plan *p;           /* built with ideal memory */
 	struct run_opts o;              /* the caller's, with ideal memory */
 	func_vcd *vcd;                  /* per-PE signals, or NULL */
 	int64_t base;                   /* the run's cycle at the current op's cycle 0 */
@@ -284,65 +158,59 @@ static void func_result_into(const struct func_result *f, struct result *r, stru
 }
 
 /*
- * GEMM op op: the closed form for its counts (r), then the registers
- * for its time, on one array or on each part of the op split over the chip's
- * arrays (operands sliced: rows of A and C when split by M, columns of B and
- * C by N). c (M x N) receives the result when not NULL.
+ * GEMM op i: the closed form for its counts (r), then the registers for its
+ * time, on one array or on each part of the op split over the chip's arrays
+ * (operands sliced: rows of A and C when split by M, columns of B and C by
+ * N). c (M x N) receives the result when not NULL.
  */
-static int func_gemm(struct frun *fr, const struct op *op, const double *a, const double *b, double *c,
-		     struct result *r, struct run_check *ck, struct err *e)
+static int func_gemm(struct frun *fr, size_t i, const double *a, const double *b, double *c, struct result *r,
+		     struct run_check *ck, struct err *e)
 {
+	const struct plan *p = fr->p;
+	const struct op *op = &p->ops.v[i];
+	const struct chip_part *cp = plan_parts(p, i);
 	struct func_result f;
 	struct func_opts fo = { .seed = 0, .a = a, .b = b, .c = c };
-	struct sched plan;
-	const struct sched *s;
-	int64_t compute;
 	if (fr->vcd) {
 		fo.observe = func_vcd_observe;
 		fo.ctx = fr->vcd;
 	}
-	if (!fr->c) {
-		if (plan_op(fr->cfg, op, &fr->o, &plan, &s, &compute, e) < 0 || analytic_op(fr->cfg, op, s, true, r, e) < 0 ||
-		    func_run(fr->cfg, op, s, &fo, &f, e) < 0)
+	if (analytic_plan_op(p, i, r, e) < 0)
+		return -1;
+	if (p->arrays == 1) {
+		if (func_run(fr->cfg, op, cp->s, &fo, &f, e) < 0)
 			return -1;
-		r->spill_bytes = chip_spill_bytes(fr->cfg, op, s);
 		func_result_into(&f, r, ck);
 		return 0;
 	}
-	struct op part[CHIP_MAX_ARRAYS];
-	struct sched pl[CHIP_MAX_ARRAYS];
-	struct chip_part cp[CHIP_MAX_ARRAYS];
 	struct func_result slow = { 0 };
 	struct run_check sum = { 0 };
 	int64_t off = 0, K = op->k, N = op->n;
-	if (split(fr->c, op, part, pl, cp, r, e) < 0)
-		return -1;
-	r->spill_bytes = spill_of(fr->cfg, op, NULL, cp, fr->c->arrays);
-	bool by_n = r->split_n_ops;
-	for (int q = 0; q < fr->c->arrays; q++) {
-		const struct op *p = cp[q].op;
+	bool by_n = p->v[i].by == SPLIT_N;
+	for (int q = 0; q < p->arrays; q++) {
+		const struct op *pt = cp[q].op;
 		double *bs = NULL, *cs = NULL;
 		int rc;
-		if (!p)
+		if (!pt)
 			continue;
 		fo.a = by_n ? a : a + off * K;
 		fo.b = b;
 		fo.c = c && !by_n ? c + off * N : NULL;
-		if (by_n && ((bs = malloc((size_t)(K * p->n) * sizeof *bs)) == NULL ||
-			     (c && (cs = malloc((size_t)(op->m * p->n) * sizeof *cs)) == NULL))) {
+		if (by_n && ((bs = malloc((size_t)(K * pt->n) * sizeof *bs)) == NULL ||
+			     (c && (cs = malloc((size_t)(op->m * pt->n) * sizeof *cs)) == NULL))) {
 			free(bs);
 			return err_nomem(e, "functional model");
 		}
 		if (by_n) {
 			for (int64_t k = 0; k < K; k++)
-				memcpy(bs + k * p->n, b + k * N + off, (size_t)p->n * sizeof *bs);
+				memcpy(bs + k * pt->n, b + k * N + off, (size_t)pt->n * sizeof *bs);
 			fo.b = bs;
 			fo.c = cs;
 		}
-		rc = func_run(&fr->c->acfg, p, cp[q].s, &fo, &f, e);
+		rc = func_run(fr->cfg, pt, cp[q].s, &fo, &f, e);
 		if (rc == 0 && cs)
 			for (int64_t m = 0; m < op->m; m++)
-				memcpy(c + m * N + off, cs + m * p->n, (size_t)p->n * sizeof *cs);
+				memcpy(c + m * N + off, cs + m * pt->n, (size_t)pt->n * sizeof *cs);
 		free(bs);
 		free(cs);
 		if (rc < 0)
@@ -350,47 +218,12 @@ static int func_gemm(struct frun *fr, const struct op *op, const double *a, cons
 		if (f.cycles >= slow.cycles)
 			slow = f;
 		func_result_into(&f, r, &sum);
-		off += by_n ? p->n : p->m;
+		off += by_n ? pt->n : pt->m;
 	}
 	slow.outputs = sum.outputs;
 	slow.mismatches = sum.mismatches;
 	slow.max_abs_error = sum.max_abs_error;
 	func_result_into(&slow, r, ck);
-	return 0;
-}
-
-/* The functional model's work: PE updates by the closed form (ideal memory), and the closed form's cycles. */
-static int func_estimate(struct frun *fr, const struct oplist *ops, int64_t *updates, int64_t *cycles, struct err *e)
-{
-	const struct array_params *ap = &fr->cfg->arch.array;
-	int64_t pes = ap->rows * ap->cols;
-	*updates = *cycles = 0;
-	for (size_t i = 0; i < ops->n; i++) {
-		const struct op *op = &ops->v[i];
-		struct result r;
-		if (fr->c) {
-			struct op part[CHIP_MAX_ARRAYS];
-			struct sched pl[CHIP_MAX_ARRAYS];
-			struct chip_part cp[CHIP_MAX_ARRAYS];
-			if (split(fr->c, op, part, pl, cp, &r, e) < 0)
-				return -1;
-			for (int q = 0; op->kind == OP_GEMM && q < fr->c->arrays; q++)
-				if (cp[q].s) {
-					int64_t g = analytic_gemm_cycles(cp[q].s);
-					*updates = sat_add(*updates, g > INT64_MAX / pes ? INT64_MAX : g * pes);
-				}
-			*cycles = sat_add(*cycles, r.cycles);
-			continue;
-		}
-		struct sched plan;
-		const struct sched *s;
-		int64_t compute;
-		if (plan_op(fr->cfg, op, &fr->o, &plan, &s, &compute, e) < 0)
-			return -1;
-		if (s)
-			*updates = sat_add(*updates, compute > INT64_MAX / pes ? INT64_MAX : compute * pes);
-		*cycles = sat_add(*cycles, analytic_cycles(fr->cfg, op, s, true));
-	}
 	return 0;
 }
 
@@ -403,21 +236,24 @@ static void outputs_release(struct run *r)
 	r->noutputs = 0;
 }
 
-static int run_functional(const struct config *cfg, const struct workload *w, const struct oplist *ops,
-			  const struct run_opts *o, struct run *out, struct err *e)
+static int run_functional(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
+			  struct err *e)
 {
-	struct frun fr = { cfg, w, NULL, *o, NULL, 0 };
-	int64_t updates, cycles, ngemm = 0;
+	const struct config *cfg = p->cfg;
+	const struct oplist *ops = &p->ops;
+	struct frun fr = { cfg, w, p, *o, NULL, 0 };
+	int64_t updates, cycles, ngemm = 0, pes;
 	double *a = NULL, *b = NULL;
 	int64_t amax = 0, bmax = 0;
 	char found[32];
 	int rc = -1;
 
 	fr.o.ideal_memory = true;
-	if (arch_arrays(&cfg->arch) > 1 && !(fr.c = chip_run_new(cfg, &fr.o, e)))
-		return -1;
-	if (func_estimate(&fr, ops, &updates, &cycles, e) < 0)
-		goto out;
+	SIM_ASSERT(p->ideal);
+	/* The work: PE updates by the closed form (ideal memory), and the closed form's cycles. */
+	pes = cfg->arch.array.rows * cfg->arch.array.cols;
+	updates = p->gemm_compute_cycles > INT64_MAX / pes ? INT64_MAX : p->gemm_compute_cycles * pes;
+	cycles = p->cycles;
 	if (updates > cfg->arch.sim.max_pe_updates) {
 		err_at(e, (struct pos){ w->file, 0, 0 }, NULL, "expected at most %lld PE updates for the functional model "
 		       "(sim.max_pe_updates), found %s; use --model cycle, a smaller workload or array, or raise "
@@ -446,7 +282,7 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 		goto nomem;
 	if (o->vcd) {
 		char path[4200];
-		int64_t pes = cfg->arch.array.rows * cfg->arch.array.cols, bytes;
+		int64_t bytes;
 		snprintf(path, sizeof path, "%s.vcd", o->vcd);
 		if (!(fr.vcd = func_vcd_open(cfg, o->dataflow, path, e)))
 			goto out;
@@ -464,18 +300,8 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 		const struct op *op = &ops->v[i];
 		struct result r;
 		if (op->kind != OP_GEMM) {
-			if (fr.c) {
-				struct op part[CHIP_MAX_ARRAYS];
-				struct sched pl[CHIP_MAX_ARRAYS];
-				struct chip_part cp[CHIP_MAX_ARRAYS];
-				if (split(fr.c, op, part, pl, cp, &r, e) < 0)
-					goto out;
-				r.spill_bytes = spill_of(cfg, op, NULL, cp, fr.c->arrays);
-			} else if (analytic_op(cfg, op, NULL, true, &r, e) < 0) {
+			if (analytic_plan_op(p, i, &r, e) < 0)
 				goto out;
-			} else {
-				r.spill_bytes = chip_spill_bytes(cfg, op, NULL);
-			}
 		} else {
 			double *c = NULL;
 			if (o->keep_outputs) {
@@ -494,7 +320,7 @@ static int run_functional(const struct config *cfg, const struct workload *w, co
 				char name[OP_NAME_MAX];
 				func_vcd_set_op(fr.vcd, op_name(op, name, sizeof name), fr.base);
 			}
-			if (func_gemm(&fr, op, a, b, c, &r, &out->checks[op->layer], e) < 0)
+			if (func_gemm(&fr, i, a, b, c, &r, &out->checks[op->layer], e) < 0)
 				goto out;
 		}
 		fr.base += r.cycles;
@@ -531,7 +357,6 @@ out:
 	func_vcd_abandon(fr.vcd);
 	free(a);
 	free(b);
-	free(fr.c);
 	return rc;
 }
 
@@ -546,19 +371,6 @@ static int add_result(const struct workload *w, const struct op *op, const struc
 	result_add(&out->layers[op->layer], r);
 	result_add(&out->total, r);
 	return 0;
-}
-
-/* The spill bytes of op's parts (cp, arrays entries), or of op planned as s on one array. */
-static int64_t spill_of(const struct config *cfg, const struct op *op, const struct sched *s,
-			const struct chip_part *cp, int arrays)
-{
-	int64_t bytes = 0;
-	if (!cp)
-		return chip_spill_bytes(cfg, op, s);
-	for (int q = 0; q < arrays; q++)
-		if (cp[q].op)
-			bytes += chip_spill_bytes(cfg, cp[q].op, cp[q].s);
-	return bytes;
 }
 
 /* Reuse in one run (opcache.h): the cache and the run's key parts; cache NULL: none. */
@@ -585,19 +397,18 @@ static bool reused(const struct reuse *ru, const struct op *op, struct opkey *k,
 struct ticker {
 	const struct run_opts *o;
 	struct run_progress p;
-	const struct config *cfg;       /* the lane-0 array's */
-	const struct chip_part *cp;     /* the pass's parts */
-	size_t i0;
-	int arrays;
+	const struct plan *plan;
+	size_t i0;                      /* the pass's first op */
 };
 
 static void tick(void *ctx, size_t op, int64_t folds)
 {
 	struct ticker *t = ctx;
-	const struct chip_part *pt = &t->cp[(op - t->i0) * (size_t)t->arrays];
+	const struct chip_part *pt = plan_parts(t->plan, op);
+	(void)t->i0;
 	t->p.op = op;
 	t->p.op_folds_done = folds;
-	t->p.op_folds = pt->op ? engine_op_folds(t->cfg, pt->op, pt->s) : 0;
+	t->p.op_folds = pt->op ? engine_op_folds(t->plan->cfg, pt->op, pt->s) : 0;
 	t->o->progress(t->o->progress_ctx, &t->p);
 }
 
@@ -608,34 +419,28 @@ static void ops_done(const struct run_opts *o, size_t done, size_t ops)
 }
 
 /*
- * The cycle model on the chip: passes of ops through engine_run (chip:
- * several ops a pass, up to RUN_KEEP_PLANS plans in all; else one op a
- * pass, each looked up in ru first). plans: every op's plan on a one-array
- * chip, or NULL.
+ * The cycle model on the plan: passes of ops through engine_run (chip:
+ * up to RUN_KEEP_PLANS op parts a pass; else one op a pass, each looked up
+ * in ru first).
  */
-static int run_engine(engine *en, struct chip_run *c, const struct workload *w, const struct oplist *ops,
-		      const struct sched *plans, bool chip, const struct reuse *ru, struct run *out, struct err *e)
+static int run_engine(engine *en, const struct plan *p, const struct run_opts *o, const struct workload *w,
+		      bool chip, const struct reuse *ru, struct run *out, struct err *e)
 {
-	const struct config *cfg = c->cfg;
-	int arrays = c->arrays;
-	size_t most = chip ? RUN_KEEP_PLANS / (size_t)arrays : 1;
+	const struct oplist *ops = &p->ops;
+	size_t arrays = (size_t)p->arrays;
+	size_t most = chip ? RUN_KEEP_PLANS / arrays : 1;
 	if (most > ops->n)
 		most = ops->n ? ops->n : 1;
-	struct op *part = malloc(most * (size_t)arrays * sizeof *part);
-	struct sched *plan = malloc(most * (size_t)arrays * sizeof *plan);
-	struct chip_part *cp = malloc(most * (size_t)arrays * sizeof *cp);
 	struct result *res = calloc(most, sizeof *res);
-	struct result *ana = calloc(most, sizeof *ana);   /* the closed form's: compute and splits */
 	int rc = -1;
-
-	struct ticker tk = { c->o, { 0, ops->n, 0, 0, 0 }, arrays > 1 ? &c->acfg : cfg, cp, 0, arrays };
+	struct ticker tk = { o, { 0, ops->n, 0, 0, 0 }, p, 0 };
 	struct opkey key;
 
-	if (!part || !plan || !cp || !res || !ana) {
+	if (!res) {
 		err_nomem(e, NULL);
 		goto out;
 	}
-	if (c->o->progress)
+	if (o->progress)
 		engine_on_folds(en, tick, &tk);
 	for (size_t i0 = 0; i0 < ops->n; i0 += most) {
 		size_t n = ops->n - i0 < most ? ops->n - i0 : most;
@@ -643,94 +448,105 @@ static int run_engine(engine *en, struct chip_run *c, const struct workload *w, 
 		if (!chip && reused(ru, &ops->v[i0], &key, &res[0])) {
 			if (add_result(w, &ops->v[i0], &res[0], out, e) < 0)
 				goto out;
-			ops_done(c->o, tk.p.done = i0 + 1, ops->n);
+			ops_done(o, tk.p.done = i0 + 1, ops->n);
 			continue;
 		}
-		for (size_t k = 0; k < n; k++) {
-			const struct op *op = &ops->v[i0 + k];
-			size_t at = k * (size_t)arrays;
-			if (arrays > 1) {
-				if (split(c, op, &part[at], &plan[at], &cp[at], &ana[k], e) < 0)
-					goto out;
-				continue;
-			}
-			const struct sched *s;
-			memset(&ana[k], 0, sizeof ana[k]);
-			cp[at].op = op;
-			if (plans) {
-				s = op->kind == OP_GEMM ? &plans[i0 + k] : NULL;
-				if (analytic_check(cfg, op, s, c->o->ideal_memory, &ana[k].compute_cycles, e) < 0)
-					goto out;
-			} else if (plan_op(cfg, op, c->o, &plan[at], &s, &ana[k].compute_cycles, e) < 0) {
-				goto out;
-			}
-			cp[at].s = s;
-		}
-		if (engine_run(en, ops, i0, n, cp, chip, res, e) < 0)
+		if (engine_run(en, ops, i0, n, plan_parts(p, i0), chip, res, e) < 0)
 			goto out;
 		for (size_t k = 0; k < n; k++) {
 			const struct op *op = &ops->v[i0 + k];
-			res[k].compute_cycles = ana[k].compute_cycles;
-			res[k].split_m_ops = ana[k].split_m_ops;
-			res[k].split_n_ops = ana[k].split_n_ops;
-			res[k].spill_bytes = spill_of(cfg, op, cp[k * (size_t)arrays].s, arrays > 1 ? &cp[k * (size_t)arrays] : NULL,
-						      arrays);
+			int by = p->v[i0 + k].by;
+			res[k].compute_cycles = p->v[i0 + k].bound.compute_cycles;
+			res[k].split_m_ops = by == SPLIT_M;
+			res[k].split_n_ops = by == SPLIT_N;
+			res[k].spill_bytes = plan_spill_bytes(p, i0 + k);
 			if (add_result(w, op, &res[k], out, e) < 0)
 				goto out;
 			if (!chip && ru->cache)
 				opcache_put(ru->cache, &key, &res[k]);
 		}
-		ops_done(c->o, tk.p.done = i0 + n, ops->n);
+		ops_done(o, tk.p.done = i0 + n, ops->n);
 	}
 	rc = 0;
 out:
 	engine_on_folds(en, NULL, NULL);
-	free(part);
-	free(plan);
-	free(cp);
 	free(res);
-	free(ana);
 	return rc;
 }
 
-/*
- * ops with the chip's placement (chip_place) in *placed when the chip keeps
- * activations: a copy of the ops that shares the tensors (free placed->v
- * only); else *use is ops itself.
- */
-static int place(const struct config *cfg, const struct oplist *ops, struct oplist *placed,
-		 const struct oplist **use, struct err *e)
+static int run_model(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
+		     struct err *e)
 {
-	memset(placed, 0, sizeof *placed);
-	*use = ops;
-	if (!chip_keeps(cfg) || !ops->nt)
-		return 0;
-	*placed = *ops;
-	if (!(placed->v = malloc((ops->n ? ops->n : 1) * sizeof *placed->v))) {
-		placed->v = NULL;
-		return err_nomem(e, NULL);
-	}
-	memcpy(placed->v, ops->v, ops->n * sizeof *placed->v);
-	placed->cap = ops->n;
-	*use = placed;
-	return chip_place(cfg, placed, e);
-}
-
-int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *lowered,
-		 const struct run_opts *o, struct run *out, struct err *e)
-{
+	const struct config *cfg = p->cfg;
+	const struct oplist *ops = &p->ops;
 	engine *en = NULL;
-	struct sched *plans = NULL;
-	struct oplist placed;
-	const struct oplist *ops;
-	struct chip_run *c = NULL;
-	int64_t folds, cycles = 0;
-	int arrays = (int)arch_arrays(&cfg->arch);
 	bool chip = cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
+	bool traced = o->vcd || o->trace || o->dram_trace;
 	struct reuse ru = { NULL, 0, o };
 	struct opcache *own = NULL;
-	memset(out, 0, sizeof *out);
-	bool traced = o->vcd || o->trace || o->dram_trace;
+
+	if (!o->no_reuse && !traced && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
+		/* Out of memory for the run's own cache: no reuse, the same results. */
+		ru.cache = o->cache ? o->cache : (own = opcache_new());
+		if (ru.cache)
+			ru.cfg = opcache_config_hash(cfg);
+	}
+	if (o->model == MODEL_FUNCTIONAL) {
+		if (run_functional(p, w, o, out, e) < 0)
+			goto fail;
+		goto done;
+	}
+	/*
+	 * The cycle model's work is unbounded by its input: count it, and check
+	 * the limits, before simulating anything. The analytic model's work is
+	 * O(1) an op.
+	 */
+	if (run_check_limits(cfg, w->file, o->model, o->model == MODEL_CYCLE ? run_plan_folds(p) : 0, p->cycles, e) < 0)
+		goto fail;
+	if (o->model == MODEL_CYCLE) {
+		if (!(en = engine_new(cfg, o->ideal_memory, e)))
+			goto fail;
+		if (o->vcd && engine_trace(en, o->vcd, e) < 0)
+			goto fail;
+		if (o->trace) {
+			struct trace_head h = { cfg, w->name, w->batch, o->dataflow, o->ideal_memory };
+			if (engine_trace_events(en, o->trace, &h, e) < 0)
+				goto fail;
+		}
+		if (o->dram_trace && engine_trace_dram(en, o->dram_trace, o->dram_format, e) < 0)
+			goto fail;
+		if (run_engine(en, p, o, w, chip, &ru, out, e) < 0 || engine_trace_close(en, e) < 0)
+			goto fail;
+		goto done;
+	}
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *op = &ops->v[i];
+		struct result r;
+		struct opkey key;
+		if (!reused(&ru, op, &key, &r)) {
+			if (analytic_plan_op(p, i, &r, e) < 0)
+				goto fail;
+			if (ru.cache)
+				opcache_put(ru.cache, &key, &r);
+		}
+		if (add_result(w, op, &r, out, e) < 0)
+			goto fail;
+	}
+done:
+	engine_free(en);
+	opcache_free(own);
+	return 0;
+fail:
+	if (en)
+		engine_trace_abandon(en);
+	engine_free(en);
+	opcache_free(own);
+	return -1;
+}
+
+/* Refuses options the model cannot honour, before anything is planned. */
+static int check_opts(const struct workload *w, const struct run_opts *o, struct err *e)
+{
 	if ((o->trace || o->dram_trace) && o->model != MODEL_CYCLE)
 		return err_input(e, "%s: expected --model cycle (only the cycle engine has events to trace), found --model %s",
 				 o->trace ? "--trace" : "--dram-trace", run_model_names[o->model]);
@@ -743,104 +559,39 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		return err_at(e, f->at, key, "expected --model functional (only the functional model reads operand "
 			      "values), found the %s model", run_model_names[o->model]);
 	}
+	return 0;
+}
+
+int run_on_plan(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
+		struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	SIM_ASSERT(p->df == o->dataflow && p->ideal == (o->ideal_memory || o->model == MODEL_FUNCTIONAL));
+	if (check_opts(w, o, e) < 0)
+		return -1;
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
 	if (!out->layers)
 		return err_nomem(e, NULL);
-	if (!(c = chip_run_new(cfg, o, e))) {
-		free(out->layers);
-		out->layers = NULL;
+	out->n = w->n;
+	if (run_model(p, w, o, out, e) < 0) {
+		run_release(out);
 		return -1;
 	}
-	out->n = w->n;
-	if (!o->no_reuse && !traced && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
-		/* Out of memory for the run's own cache: no reuse, the same results. */
-		ru.cache = o->cache ? o->cache : (own = opcache_new());
-		if (ru.cache)
-			ru.cfg = opcache_config_hash(cfg);
-	}
-	if (place(cfg, lowered, &placed, &ops, e) < 0)
-		goto fail;
-	if (o->model == MODEL_FUNCTIONAL) {
-		if (run_functional(cfg, w, ops, o, out, e) < 0)
-			goto fail;
-		goto done;
-	}
-	/*
-	 * The cycle model's work is unbounded by its input: count it, and check
-	 * the limits, before simulating anything. The analytic model's work is
-	 * O(1) an op; it checks its closed form's sum as it goes, and once at the end.
-	 */
-	if (o->model == MODEL_CYCLE) {
-		/* One array: the plans are kept for the run when they take little room (else planned again). */
-		if (arrays == 1 && ops->n <= RUN_KEEP_PLANS)
-			plans = malloc((ops->n ? ops->n : 1) * sizeof *plans);
-		if (run_estimate(cfg, ops, o, plans, &folds, &cycles, e) < 0 ||
-		    run_check_limits(cfg, w->file, o->model, folds, cycles, e) < 0)
-			goto fail;
-		if (!(en = engine_new(cfg, o->ideal_memory, e)))
-			goto fail;
-		if (o->vcd && engine_trace(en, o->vcd, e) < 0)
-			goto fail;
-		if (o->trace) {
-			struct trace_head h = { cfg, w->name, w->batch, o->dataflow, o->ideal_memory };
-			if (engine_trace_events(en, o->trace, &h, e) < 0)
-				goto fail;
-		}
-		if (o->dram_trace && engine_trace_dram(en, o->dram_trace, o->dram_format, e) < 0)
-			goto fail;
-		if (run_engine(en, c, w, ops, plans, chip, &ru, out, e) < 0 || engine_trace_close(en, e) < 0)
-			goto fail;
-		goto done;
-	}
-	for (size_t i = 0; i < ops->n; i++) {
-		const struct op *op = &ops->v[i];
-		const struct sched *s = NULL;
-		struct result r;
-		struct sched plan;
-		struct opkey key;
-		int64_t compute;
-		if (reused(&ru, op, &key, &r)) {
-			;
-		} else if (arrays > 1) {
-			struct op part[CHIP_MAX_ARRAYS];
-			struct sched pl[CHIP_MAX_ARRAYS];
-			struct chip_part cp[CHIP_MAX_ARRAYS];
-			if (split(c, op, part, pl, cp, &r, e) < 0)
-				goto fail;
-			r.spill_bytes = spill_of(cfg, op, NULL, cp, arrays);
-		} else {
-			if (plan_op(cfg, op, o, &plan, &s, &compute, e) < 0 ||
-			    analytic_op(cfg, op, s, o->ideal_memory, &r, e) < 0)
-				goto fail;
-			r.spill_bytes = chip_spill_bytes(cfg, op, s);
-		}
-		if (ru.cache)
-			opcache_put(ru.cache, &key, &r);
-		cycles = sat_add(cycles, r.cycles);
-		if (cycles > RUN_MAX_EST_CYCLES)
-			continue;       /* refused below, once the whole sum is known */
-		if (add_result(w, op, &r, out, e) < 0)
-			goto fail;
-	}
-	if (run_check_limits(cfg, w->file, o->model, 0, cycles, e) < 0)
-		goto fail;
-done:
-	engine_free(en);
-	free(plans);
-	free(placed.v);
-	free(c);
-	opcache_free(own);
 	return 0;
-fail:
-	if (en)
-		engine_trace_abandon(en);
-	engine_free(en);
-	free(plans);
-	free(placed.v);
-	free(c);
-	opcache_free(own);
-	run_release(out);
-	return -1;
+}
+
+int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *lowered,
+		 const struct run_opts *o, struct run *out, struct err *e)
+{
+	struct plan p;
+	memset(out, 0, sizeof *out);
+	if (check_opts(w, o, e) < 0)
+		return -1;
+	if (plan_build(&p, cfg, lowered, o->dataflow, o->ideal_memory || o->model == MODEL_FUNCTIONAL, e) < 0)
+		return -1;
+	int rc = run_on_plan(&p, w, o, out, e);
+	plan_release(&p);
+	return rc;
 }
 
 void run_release(struct run *r)

@@ -13,7 +13,7 @@
 #include "analytic.h"
 #include "config.h"
 #include "lower.h"
-#include "schedule.h"
+#include "plan.h"
 #include "workload.h"
 
 enum model { MODEL_ANALYTIC, MODEL_CYCLE, MODEL_FUNCTIONAL };
@@ -119,18 +119,27 @@ int run_workload(const struct config *cfg, const struct workload *w, const struc
 		 const struct run_opts *o, struct run *out, struct err *e);
 void run_release(struct run *r);
 
-/* A cycle run keeps the plans of workloads of at most this many ops (about 300 B each), else plans twice. */
+/*
+ * run_workload on a plan already built (plan_build with o's dataflow and
+ * ideal memory, or ideal for the functional model): what compare does, to
+ * read the plan it ran. p borrowed.
+ */
+int run_on_plan(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
+		struct err *e);
+
+/* A chip's cycle run (chip.prefetch_across_ops) gives the engine at most this many ops' parts (ops x arrays) a pass. */
 #define RUN_KEEP_PLANS 65536
 
+/* The cycle model's work on plan p: engine_op_folds over every op's parts, saturating at INT64_MAX. O(ops). */
+int64_t run_plan_folds(const struct plan *p);
+
 /*
- * Plans every op of ops as run_workload would (checking each, as it does)
- * and sums the cycle model's work (*folds) and the closed form's cycles
- * (*cycles), each saturating at INT64_MAX. plans: NULL, or ops->n entries
- * that receive the GEMMs' plans (a vector op's entry is left as it was).
- * O(ops). Returns 0 or -1 with e set.
+ * Plans every op of ops as run_workload would (plan_build, checking each)
+ * and gives the cycle model's work (*folds) and the closed form's cycles
+ * (*cycles), each saturating at INT64_MAX. Returns 0 or -1 with e set.
  */
-int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, struct sched *plans,
-		 int64_t *folds, int64_t *cycles, struct err *e);
+int run_estimate(const struct config *cfg, const struct oplist *ops, const struct run_opts *o, int64_t *folds,
+		 int64_t *cycles, struct err *e);
 
 /*
  * The limits above, for a run of model with those estimates; file names

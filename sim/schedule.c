@@ -234,15 +234,14 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 	return c;
 }
 
-/* Names the buffer that must grow when no plan fits, with what the smallest plan needs. */
-static int too_small(const struct sched *s, const struct config *cfg, const struct caps *cp, struct err *e)
+/* Names the buffer that must grow when no plan fits, with what the smallest plan needs, in *why. */
+static int too_small(const struct sched *s, const struct caps *cp, struct sched_short *why)
 {
 	const struct op *o = s->op;
 	int64_t rr = min64(s->R, s->rows), cc = min64(s->C, s->cols);
 	int64_t need_o = s->df == DF_OS ? 2 * rr * cc * s->ab : 2 * cc * s->ab;
 	int64_t need_w, need_i;
-	const char *key;
-	char path[64], opname[OP_NAME_MAX];
+	char opname[OP_NAME_MAX];
 
 	if (s->df == DF_OS) {
 		need_i = 2 * rr * s->eb;             /* parts of one element of K */
@@ -252,24 +251,23 @@ static int too_small(const struct sched *s, const struct config *cfg, const stru
 		need_w = s->s_buf == SRAM_WEIGHTS ? stile : xtile;
 		need_i = s->s_buf == SRAM_WEIGHTS ? xtile : stile;
 	}
+	op_name(o, opname, sizeof opname);
 	if (need_o > cp->pool[SRAM_OUTPUTS]) {
-		key = "sram.outputs.kib";
-		snprintf(path, sizeof path, "%s", key);
-		return err_at(e, config_origin(cfg, key), path,
-			      "expected at least %lld bytes for two tiles of %lld accumulators for %s, found %lld",
-			      (long long)need_o, (long long)need_o / (2 * s->ab), op_name(o, opname, sizeof opname), (long long)cp->pool[SRAM_OUTPUTS]);
+		why->key = "sram.outputs.kib";
+		snprintf(why->msg, sizeof why->msg, "expected at least %lld bytes for two tiles of %lld accumulators for %s, "
+			 "found %lld", (long long)need_o, (long long)need_o / (2 * s->ab), opname,
+			 (long long)cp->pool[SRAM_OUTPUTS]);
+	} else if (cp->shared) {
+		why->key = "sram.inputs.kib";
+		snprintf(why->msg, sizeof why->msg, "expected weights.kib + inputs.kib of at least %lld bytes for the smallest "
+			 "tiles of %s, found %lld", (long long)(need_w + need_i), opname, (long long)cp->pool[SRAM_INPUTS]);
+	} else {
+		bool w = need_w > cp->pool[SRAM_WEIGHTS];
+		why->key = w ? "sram.weights.kib" : "sram.inputs.kib";
+		snprintf(why->msg, sizeof why->msg, "expected at least %lld bytes for two streaming tiles of %s, found %lld",
+			 (long long)(w ? need_w : need_i), opname, (long long)cp->pool[w ? SRAM_WEIGHTS : SRAM_INPUTS]);
 	}
-	if (cp->shared) {
-		key = "sram.inputs.kib";
-		return err_at(e, config_origin(cfg, key), key,
-			      "expected weights.kib + inputs.kib of at least %lld bytes for the smallest tiles of %s, "
-			      "found %lld", (long long)(need_w + need_i), op_name(o, opname, sizeof opname), (long long)cp->pool[SRAM_INPUTS]);
-	}
-	key = need_w > cp->pool[SRAM_WEIGHTS] ? "sram.weights.kib" : "sram.inputs.kib";
-	return err_at(e, config_origin(cfg, key), key,
-		      "expected at least %lld bytes for two streaming tiles of %s, found %lld",
-		      (long long)(need_w > cp->pool[SRAM_WEIGHTS] ? need_w : need_i), op_name(o, opname, sizeof opname),
-		      (long long)cp->pool[need_w > cp->pool[SRAM_WEIGHTS] ? SRAM_WEIGHTS : SRAM_INPUTS]);
+	return -1;
 }
 
 struct array_grid sched_grid(const struct sched *s)
@@ -449,10 +447,9 @@ static int64_t series_next(int64_t total, int64_t unit, int64_t chunk)
 	return chunk <= 1 ? 0 : series_at_most(total, unit, chunk - 1);
 }
 
-int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
-	       struct err *e)
+int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int df, bool ideal,
+	       struct sched_short *why)
 {
-	const struct arch *a = &cfg->arch;
 	struct caps cp = { ideal, { false, false, false }, sram_shares(&a->sram, SRAM_WEIGHTS, SRAM_INPUTS),
 			   { sram_pool_bytes(&a->sram, SRAM_WEIGHTS), sram_pool_bytes(&a->sram, SRAM_INPUTS),
 			     sram_pool_bytes(&a->sram, SRAM_OUTPUTS) }, &a->sram };
@@ -554,7 +551,7 @@ int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, i
 		}
 	}
 	if (!best.ok)
-		return too_small(s, cfg, &cp, e);
+		return too_small(s, &cp, why);
 	apply(s, &best, a_bytes, b_bytes, c_bytes);
 	return 0;
 }

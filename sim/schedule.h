@@ -56,7 +56,6 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "err.h"
 #include "lower.h"
 
 
@@ -87,13 +86,20 @@ struct sched {
 	int64_t onchip_write_bytes;     /* C bytes written to on-chip storage instead of HBM, over all repeats */
 };
 
+/* What fell short when no plan fits: the config key to grow, and the message for it (unpositioned). */
+struct sched_short {
+	const char *key;                /* static: "sram.outputs.kib", ... */
+	char msg[256];
+};
+
 /*
- * Plans op (a GEMM) for dataflow df on the config's accelerator. ideal:
- * buffers are unbounded. Fails (with the config key to grow) when not even
- * the smallest tiles fit.
+ * Plans op (a GEMM) for dataflow df on the accelerator a (one array's view:
+ * its buffers are the array's share). ideal: buffers are unbounded and
+ * memory ideal. Returns 0, or -1 with *why set when not even the smallest
+ * tiles fit (the caller positions it at the key's origin: plan_gemm).
  */
-int sched_plan(struct sched *s, const struct op *op, const struct config *cfg, int df, bool ideal,
-	       struct err *e);
+int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int df, bool ideal,
+	       struct sched_short *why);
 
 /*
  * The HBM layout of an op's tensors, assigned by the plan. A (M x K), B

@@ -13,6 +13,7 @@
 
 #include "analytic.h"
 #include "run.h"
+#include "plan.h"
 #include "schedule.h"
 #include "tests.h"
 
@@ -205,7 +206,7 @@ char *th_slurp(const char *path)
 int th_analytic(const struct config *c, const struct op *o, int df, bool ideal, struct result *r, struct err *e)
 {
 	struct sched s;
-	if (o->kind == OP_GEMM && sched_plan(&s, o, c, df, ideal, e) < 0)
+	if (o->kind == OP_GEMM && plan_gemm(&s, o, c, &c->arch, df, ideal, e) < 0)
 		return -1;
 	return analytic_op(c, o, o->kind == OP_GEMM ? &s : NULL, ideal, r, e);
 }
@@ -215,7 +216,7 @@ int th_engine(engine *en, const struct config *c, const struct op *o, int df, bo
 {
 	struct sched s;
 	const struct sched *sp = o->kind == OP_GEMM ? &s : NULL;
-	if (sp && sched_plan(&s, o, c, df, ideal, e) < 0)
+	if (sp && plan_gemm(&s, o, c, &c->arch, df, ideal, e) < 0)
 		return -1;
 	int64_t compute;
 	if (analytic_check(c, o, sp, ideal, &compute, e) < 0 || engine_op(en, o, sp, r, e) < 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analytic.h"
+#include "plan.h"
 #include "schedule.h"
 #include "tests.h"
 
@@ -17,7 +18,7 @@ static int64_t cycles(const char *preset, const char *const *sets, struct op o, 
 	struct sched s;
 	struct err e = { 0 };
 	th_config(&c, preset, sets);
-	ck_assert_msg(sched_plan(&s, &o, &c, df, false, &e) == 0, "%s", e.msg);
+	ck_assert_msg(plan_gemm(&s, &o, &c, &c.arch, df, false, &e) == 0, "%s", e.msg);
 	return analytic_gemm_cycles(&s);
 }
 
@@ -208,7 +209,7 @@ START_TEST(closed_form_matches_timer)
 			sets[j] = s[j];
 		sets[7] = NULL;
 		th_config(&c, "lab_4x4", sets);
-		if (sched_plan(&sc, &o, &c, df, false, &e) < 0)
+		if (plan_gemm(&sc, &o, &c, &c.arch, df, false, &e) < 0)
 			continue;
 		checked++;
 		modes[df][mode]++;

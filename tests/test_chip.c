@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "chip.h"
+#include "place.h"
 #include "run.h"
 #include "tests.h"
 
@@ -331,7 +332,7 @@ START_TEST(residual_pair_kept_and_spilled)
 	/* The placement itself, op by op. */
 	th_config(&c, "lab_4x4", fits);
 	th_lower(yaml, &w, &ops);
-	ck_assert_int_eq(chip_place(&c, &ops, &e), 0);
+	ck_assert_int_eq(place_ops(&c.arch, &ops, &e), 0);
 	ck_assert_int_eq(ops.v[0].onchip, OC_C);
 	ck_assert_int_eq(ops.v[1].onchip, OC_A | OC_C);
 	ck_assert_int_eq(ops.v[2].onchip, OC_A | OC_B);
@@ -339,7 +340,7 @@ START_TEST(residual_pair_kept_and_spilled)
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(ops.v[i].spill, 0);
 	c.arch.chip.activation_kib = 0;     /* auto: lab_4x4's 256 KiB input buffer */
-	ck_assert_int_eq(chip_activation_bytes(&c), 256 * 1024);
+	ck_assert_int_eq(place_activation_bytes(&c.arch), 256 * 1024);
 	oplist_release(&ops);
 	workload_release(&w);
 

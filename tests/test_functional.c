@@ -43,7 +43,7 @@ static int run_func(const struct config *c, const struct op *o, int df, const st
 		    struct func_result *r, struct err *e)
 {
 	struct sched s;
-	ck_assert_int_eq(sched_plan(&s, o, c, df, true, e), 0);
+	ck_assert_int_eq(plan_gemm(&s, o, c, &c->arch, df, true, e), 0);
 	return func_run(c, o, &s, opt, r, e);
 }
 
@@ -356,7 +356,7 @@ START_TEST(each_rule_objects_alone)
 			int64_t t[EARLY_FOLDS_MAX], sr[EARLY_FOLDS_MAX], nf = 0;
 			bool cont[EARLY_FOLDS_MAX], last[EARLY_FOLDS_MAX];
 			cfg_for(&c, R, C, df, dbuf, DT_INT8);
-			ck_assert_msg(sched_plan(&pl, &o, &c, df, true, &e) == 0, "%s", e.msg);
+			ck_assert_msg(plan_gemm(&pl, &o, &c, &c.arch, df, true, &e) == 0, "%s", e.msg);
 			sched_iter_init(&it, &pl);
 			while (sched_next(&it, &in))
 				if (in.kind == TI_FOLD) {
@@ -469,7 +469,7 @@ START_TEST(os_parts_of_k_equal_timer)
 			sets[j] = s[j];
 		sets[7] = NULL;
 		th_config(&c, "lab_4x4", sets);
-		if (sched_plan(&pl, &o, &c, DF_OS, false, &e) < 0 || pl.nparts < 2)
+		if (plan_gemm(&pl, &o, &c, &c.arch, DF_OS, false, &e) < 0 || pl.nparts < 2)
 			continue;
 		en = engine_new(&c, false, &e);
 		ck_assert_ptr_nonnull(en);

@@ -54,7 +54,7 @@ START_TEST(fold_limit_n_passes_n_minus_1_fails)
 	th_lower(six_folds, &w, &ops);
 	th_config(&c6, "lab_4x4", at6);
 	th_config(&c5, "lab_4x4", at5);
-	ck_assert_int_eq(run_estimate(&c6, &ops, &o, NULL, &folds, &cycles, &e), 0);
+	ck_assert_int_eq(run_estimate(&c6, &ops, &o, &folds, &cycles, &e), 0);
 	ck_assert_int_eq(folds, 6);
 	ck_assert_msg(run(&c6, &w, &ops, MODEL_CYCLE, false, &r, &e) == 0, "%s", e.msg);
 	ck_assert_int_eq(r.total.folds, 4);          /* the matmul's; the add is a vector op */

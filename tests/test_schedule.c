@@ -6,6 +6,7 @@
 
 #include "analytic.h"
 #include "engine.h"
+#include "plan.h"
 #include "schedule.h"
 #include "tests.h"
 
@@ -19,7 +20,7 @@
 static void plan(struct sched *s, const struct op *o, const struct config *c, int df)
 {
 	struct err e = { 0 };
-	ck_assert_msg(sched_plan(s, o, c, df, false, &e) == 0, "%s", e.msg);
+	ck_assert_msg(plan_gemm(s, o, c, &c->arch, df, false, &e) == 0, "%s", e.msg);
 }
 
 /* M=10, K=6, N=5 on 4x4: ws 2 x 2 folds, os 3 x 2, is 2 x 3. */
@@ -211,12 +212,12 @@ START_TEST(too_small_names_the_key)
 	struct err e = { 0 };
 	struct op o = th_gemm(64, 512, 512, 1);
 	th_config(&c, "tpu_v1", sets);
-	ck_assert_int_eq(sched_plan(&s, &o, &c, DF_WS, false, &e), -1);
+	ck_assert_int_eq(plan_gemm(&s, &o, &c, &c.arch, DF_WS, false, &e), -1);
 	/* two accumulator tiles of one row x 256 columns x 4 B = 2048 B */
 	ck_assert_str_eq(e.msg, "--set:1:18: sram.outputs.kib: expected at least 2048 bytes for two tiles of 256 "
 				"accumulators for g, found 1024");
 	/* ideal memory: unbounded buffers */
-	ck_assert_int_eq(sched_plan(&s, &o, &c, DF_WS, true, &e), 0);
+	ck_assert_int_eq(plan_gemm(&s, &o, &c, &c.arch, DF_WS, true, &e), 0);
 }
 END_TEST
 
@@ -262,7 +263,7 @@ START_TEST(program_matches_plan)
 		int64_t rd[2] = { 0 }, wr = 0, folds = 0, macs = 0;
 		int df;
 		random_case(&c, &o, &df);
-		if (sched_plan(&s, &o, &c, df, false, &e) < 0)
+		if (plan_gemm(&s, &o, &c, &c.arch, df, false, &e) < 0)
 			continue;           /* buffers too small for this array: a clean error */
 		checked++;
 		if (!s.compat) {
@@ -415,7 +416,7 @@ START_TEST(tile_program_covers_tensors)
 		bool conv = o.a_elems != o.m * o.k;
 		o.m = th_rnd(&rng, 1, 40), o.k = th_rnd(&rng, 1, 40), o.n = th_rnd(&rng, 1, 40);
 		o.a_elems = conv ? th_rnd(&rng, 1, o.m * o.k) : o.m * o.k;
-		if (sched_plan(&s, &o, &c, df, false, &e) < 0)
+		if (plan_gemm(&s, &o, &c, &c.arch, df, false, &e) < 0)
 			continue;
 		checked++;
 		int64_t size[3] = { s.a_unique * o.repeat, o.k * o.n * s.eb * o.repeat, o.m * o.n * s.eb * o.repeat };

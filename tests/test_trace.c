@@ -121,7 +121,7 @@ START_TEST(every_preset_and_workload_adds_up)
 			ck_assert(s && u);
 			snprintf(pair, sizeof pair, "%s x %s", cg.gl_pathv[i], wg.gl_pathv[j]);
 			load(s, cg.gl_pathv[i], wg.gl_pathv[j], path, NULL);
-			ck_assert_msg(run_estimate(&s->cfg, &s->ops, &s->opts, NULL, &folds, &cycles, &e) == 0, "%s: %s", pair,
+			ck_assert_msg(run_estimate(&s->cfg, &s->ops, &s->opts, &folds, &cycles, &e) == 0, "%s: %s", pair,
 				      e.msg);
 			if (folds > ROUNDTRIP_MAX_FOLDS) {
 				skipped++;

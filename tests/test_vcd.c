@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 
 #include "chip.h"
+#include "place.h"
 #include "run.h"
+#include "plan.h"
 #include "schedule.h"
 #include "tests.h"
 
@@ -262,8 +264,8 @@ static void program_counts(const struct config *cfg, const char *yaml, int64_t n
 	struct oplist ops;
 	struct err e = { 0 };
 	th_lower(yaml, &w, &ops);
-	if (chip_keeps(cfg))
-		ck_assert_msg(chip_place(cfg, &ops, &e) == 0, "%s", e.msg);
+	if (place_keeps(&cfg->arch))
+		ck_assert_msg(place_ops(&cfg->arch, &ops, &e) == 0, "%s", e.msg);
 	n[0] = n[1] = n[2] = 0;
 	for (size_t i = 0; i < ops.n; i++) {
 		struct sched s;
@@ -271,7 +273,7 @@ static void program_counts(const struct config *cfg, const char *yaml, int64_t n
 		struct tile_ins ins;
 		if (ops.v[i].kind != OP_GEMM)
 			continue;
-		ck_assert_msg(sched_plan(&s, &ops.v[i], cfg, DF_WS, false, &e) == 0, "%s", e.msg);
+		ck_assert_msg(plan_gemm(&s, &ops.v[i], cfg, &cfg->arch, DF_WS, false, &e) == 0, "%s", e.msg);
 		sched_iter_init(&it, &s);
 		while (sched_next(&it, &ins))
 			n[ins.kind]++;
