@@ -15,12 +15,10 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "limit.h"
 #include "lower.h"
 #include "schedule.h"
 #include "stats.h"
-
-/* Longest op either model simulates: 2^50 cycles (13 days at 1 GHz). */
-#define ANALYTIC_MAX_CYCLES (INT64_C(1) << 50)
 
 /* Compute cycles of a planned GEMM (INT64_MAX when past 64 bits). */
 int64_t analytic_gemm_cycles(const struct sched *s);

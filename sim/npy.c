@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NPY_HEADER_MAX 65536
+#include "fsx.h"
+#include "limit.h"
 
 struct dtype_row {
 	const char *descr;
@@ -24,9 +25,9 @@ static const struct dtype_row dtypes[] = {
 
 static int bad(struct err *e, struct pos at, const char *key, const char *path, const char *what)
 {
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 	return err_at(e, at, key, "expected a .npy file of int8, int32, float16, float32 or float64 values in C order "
-		      "with shape (rows, cols), found %s in \"%s\"", what, err_quote(q, sizeof q, path, 4096));
+		      "with shape (rows, cols), found %s in \"%s\"", what, err_quote(q, sizeof q, path, LIMIT_PATH));
 }
 
 /* The text after 'key': in the header dict, or NULL. */
@@ -70,7 +71,7 @@ int npy_read(const char *path, struct pos at, const char *key, double **data, in
 {
 	FILE *f = fopen(path, "rb");
 	unsigned char pre[12];
-	char *h = NULL, what[600], q[4200], ht[500];
+	char *h = NULL, what[600], q[LIMIT_QUOTE_BUF], ht[500];
 	const struct dtype_row *dt = NULL;
 	const char *v;
 	int64_t hlen, n;
@@ -79,7 +80,7 @@ int npy_read(const char *path, struct pos at, const char *key, double **data, in
 
 	*data = NULL;
 	if (!f)
-		return err_at(e, at, key, "expected a readable .npy file, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
+		return err_at(e, at, key, "expected a readable .npy file, found \"%s\" (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
 			      strerror(errno));
 	if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
 		bad(e, at, key, path, "no .npy magic");
@@ -176,7 +177,7 @@ out:
 
 int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, bool int32, struct err *e)
 {
-	char hdr[256], tmp[4200], q[4200];
+	char hdr[256], tmp[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	int len, fd;
 	FILE *f;
 	bool ok;
@@ -188,14 +189,14 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 		hdr[len++] = ' ';
 	hdr[len++] = '\n';
 	if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp)
-		return err_input(e, "--save-outputs: expected a shorter path, found \"%s\"", err_quote(q, sizeof q, path, 4096));
+		return err_input(e, "--save-outputs: expected a shorter path, found \"%s\"", err_quote(q, sizeof q, path, LIMIT_PATH));
 	if ((fd = mkstemp(tmp)) < 0 || !(f = fdopen(fd, "wb"))) {
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
 		}
 		return err_input(e, "--save-outputs: expected a writable file, found \"%s\" (%s)",
-				 err_quote(q, sizeof q, path, 4096), strerror(errno));
+				 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
 	}
 	/* mkstemp makes the file 0600: readable by others as any output, as the umask allows */
 	mode_t um = umask(0);
@@ -222,7 +223,7 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 	if (!ok || rename(tmp, path) != 0) {
 		int er = errno;
 		unlink(tmp);
-		return err_input(e, "--save-outputs: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096),
+		return err_input(e, "--save-outputs: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, LIMIT_PATH),
 				 strerror(er ? er : EIO));
 	}
 	return 0;

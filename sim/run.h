@@ -12,6 +12,7 @@
 
 #include "analytic.h"
 #include "config.h"
+#include "limit.h"
 #include "lower.h"
 #include "schedule.h"
 #include "workload.h"
@@ -39,8 +40,6 @@ extern const char *const run_model_names[];     /* "analytic", "cycle", "functio
  *     INT64_MAX (scw.h).
  * Each op is also held to ANALYTIC_MAX_CYCLES by the closed form (analytic.h).
  */
-#define RUN_MAX_CYCLES (INT64_C(1) << 62)       /* so that every sum of a run's counts fits in int64 */
-#define RUN_MAX_EST_CYCLES (INT64_C(1) << 58)   /* RUN_MAX_CYCLES / 16 */
 
 /* The functional model's operands when none is given: the command line's --seed and the library's "seed" default. */
 #define RUN_DEFAULT_SEED 1
@@ -118,9 +117,6 @@ struct run {
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e);
 void run_release(struct run *r);
-
-/* A cycle run keeps the plans of workloads of at most this many ops (about 300 B each), else plans twice. */
-#define RUN_KEEP_PLANS 65536
 
 /*
  * Plans every op of ops as run_workload would (checking each, as it does)
