@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fsx.h"
 #include "report.h"
 #include "tpusim.h"
 #include "ydoc.h"
@@ -27,16 +28,8 @@ static const char request_name[] = "request";
 static int check_writable(const char *path, const char *opt, struct err *e)
 {
 	char q[LIMIT_QUOTE_BUF];
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
+	if (fsx_writable(path) == 0)
 		return 0;
-	}
-	if (errno == EEXIST && (fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
-		close(fd);
-		return 0;
-	}
 	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, err_quote(q, sizeof q, path, LIMIT_PATH),
 			 strerror(errno));
 }

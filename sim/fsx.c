@@ -208,10 +208,13 @@ int fsx_mkdirs(const char *path, bool *made)
 	char p[LIMIT_PATH_BUF];
 	struct stat st;
 	*made = false;
-	if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) {
+	size_t n = (size_t)snprintf(p, sizeof p, "%s", path);
+	if (n >= sizeof p) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/' || s[-1] == '/')
 			continue;

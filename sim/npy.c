@@ -4,6 +4,7 @@
 #include "npy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,9 +189,9 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 	while ((10 + len + 1) % 64)
 		hdr[len++] = ' ';
 	hdr[len++] = '\n';
-	if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp)
+	if (fsx_tmp_name(tmp, sizeof tmp, path) != 0)
 		return err_input(e, "--save-outputs: expected a shorter path, found \"%s\"", err_quote(q, sizeof q, path, LIMIT_PATH));
-	if ((fd = mkstemp(tmp)) < 0 || !(f = fdopen(fd, "wb"))) {
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 || !(f = fdopen(fd, "wb"))) {
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
@@ -198,11 +199,7 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 		return err_input(e, "--save-outputs: expected a writable file, found \"%s\" (%s)",
 				 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
 	}
-	/* mkstemp makes the file 0600: readable by others as any output, as the umask allows */
-	mode_t um = umask(0);
-	umask(um);
-	ok = fchmod(fd, 0666 & ~um) == 0;
-	ok = ok && fwrite("\x93NUMPY\x01\x00", 1, 8, f) == 8 && fputc(len & 0xff, f) != EOF && fputc(len >> 8, f) != EOF &&
+	ok = fwrite("\x93NUMPY\x01\x00", 1, 8, f) == 8 && fputc(len & 0xff, f) != EOF && fputc(len >> 8, f) != EOF &&
 	     fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
 	for (int64_t i = 0; ok && i < rows * cols; i++) {
 		unsigned char b[4];
@@ -218,13 +215,13 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 		ok = fwrite(b, 1, 4, f) == 4;
 	}
 	ok = (fflush(f) == 0) & ok;
-	ok = (fsync(fileno(f)) == 0) & ok;
 	ok = (fclose(f) == 0) & ok;
-	if (!ok || rename(tmp, path) != 0) {
+	if (!ok) {
 		int er = errno;
 		unlink(tmp);
-		return err_input(e, "--save-outputs: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, LIMIT_PATH),
-				 strerror(er ? er : EIO));
+		return fsx_write_error(e, "--save-outputs", path, er);
 	}
+	if (fsx_commit(tmp, path) != 0)
+		return fsx_write_error(e, "--save-outputs", path, errno);
 	return 0;
 }

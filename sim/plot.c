@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsx.h"
 #include "report.h"
 
 /* The colour of each category of cat.h in the charts. */
@@ -62,10 +63,11 @@ static const char *terminal(const char *path, struct err *e)
 	return NULL;
 }
 
-/* The temporary name gnuplot draws path to, beside it. */
+/* The temporary name gnuplot draws path to, beside it (fsx.h); "" when it does not fit. */
 static const char *tmp_name(char *buf, size_t size, const char *path)
 {
-	snprintf(buf, size, "%s.tmp%d", path, (int)getpid());
+	if (fsx_tmp_name(buf, size, path) != 0)
+		buf[0] = '\0';
 	return buf;
 }
 
@@ -99,7 +101,7 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 	if (fflush(f) != 0 || ferror(f)) {
 		fclose(f);
 		unlink(script);
-		return err_input(e, "%s: expected to write the plot script, found %s", script, strerror(errno));
+		return fsx_write_error(e, "plot", script, errno);
 	}
 	fclose(f);
 	pid = fork();
@@ -126,11 +128,8 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 		return err_input(e, "%s: expected gnuplot to draw the plot, found it failed (status %d)", shown(q, sizeof q, path),
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
-	if (rename(tmp, path) != 0) {
-		int err = errno;
-		unlink(tmp);
-		return err_input(e, "%s: expected to put the plot in place, found %s", shown(q, sizeof q, path), strerror(err));
-	}
+	if (fsx_commit(tmp, path) != 0)
+		return fsx_write_error(e, "plot", path, errno);
 	return 0;
 }
 
