@@ -8,8 +8,8 @@
 
 #include "array.h"
 #include "etrace.h"
+#include "limit.h"
 #include "memory.h"
-#include "run.h"
 #include "schedule.h"
 #include "scw.h"
 #include "sram.h"
