@@ -32,7 +32,9 @@ CC      ?= cc
 CXX     ?= c++
 CXXFLAGS_STRICT := -std=c++17 -Wall -Wextra -Wshadow -Werror
 CFLAGS_STRICT := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation -Werror
-CPPFLAGS := -D_GNU_SOURCE -Isim -Imodels -MMD -MP
+# Sources made from other files (the same for every build: SAN, fuzz).
+GEN     := build/gen
+CPPFLAGS := -D_GNU_SOURCE -Isim -Imodels -I$(GEN) -MMD -MP
 OPT     := -O2 -g
 # Position-independent, so that the same objects make the CLI and the library;
 # only the names tpusim.h marks are exported from the library.
@@ -176,6 +178,15 @@ fuzz-short: fuzz
 fuzz-long: fuzz
 	$(FUZZ_RUN) --time $(FUZZ_TIME) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
+# ---- files embedded at build time ----
+# The lab's page, written as HTML (sim/lab_page.html), is in lab.c as a C
+# array: its bytes in hex, 16 a line, and a NUL (od and awk, nothing else).
+$(GEN)/lab_page.inc: sim/lab_page.html
+	@mkdir -p $(@D)
+	od -An -v -tx1 $< | awk 'BEGIN { print "/* made from sim/lab_page.html by the Makefile */" } \
+	  { s = ""; for (i = 1; i <= NF; i++) s = s "0x" $$i ","; print s } END { print "0x00" }' > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/sim/lab.o $(FUZZ_BUILD)/obj/sim/lab.o: $(GEN)/lab_page.inc
+
 # The presets go to share/tpusim/configs, where the installed tpusim finds them by
 # name (-c tpu_v1), from its own path: PREFIX/bin/../share/tpusim/configs.
 install: $(BIN) $(LIB)
@@ -188,6 +199,6 @@ install: $(BIN) $(LIB)
 	done
 
 clean:
-	rm -rf build/obj build/san build/fuzz build/tpusim build/test_tpusim build/libtpusim.so build/bench_lib $(RUN_OUT)
+	rm -rf build/obj build/san build/fuzz build/gen build/tpusim build/test_tpusim build/libtpusim.so build/bench_lib $(RUN_OUT)
 
 -include $(SIM_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_SIM_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_MAIN_OBJ:.o=.d)

@@ -34,6 +34,7 @@
 
 #include "array.h"
 #include "cfgkey.h"
+#include "limit.h"
 
 enum sram_buf { SRAM_WEIGHTS, SRAM_INPUTS, SRAM_OUTPUTS, SRAM_NBUF };
 
@@ -87,9 +88,6 @@ int64_t sram_pool_bytes(const struct sram_params *p, enum sram_buf b);
  * what its own buffer has left. May be negative when the footprint overfills.
  */
 int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF]);
-
-/* Most tiles of one stream (or accumulator blocks) in flight: the engine's queue depth (assumed). */
-#define SRAM_MAX_SLOTS 64
 
 /*
  * Tiles of `tile` bytes buffer b holds in flight for one stream: the plan's

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "limit.h"
 #include "lower.h"
 #include "plan.h"
 #include "schedule.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fsx.h"
 #include "report.h"
 #include "tpusim.h"
 #include "ydoc.h"
@@ -26,18 +27,10 @@ static const char request_name[] = "request";
  */
 static int check_writable(const char *path, const char *opt, struct err *e)
 {
-	char q[4200];
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
+	char q[LIMIT_QUOTE_BUF];
+	if (fsx_writable(path) == 0)
 		return 0;
-	}
-	if (errno == EEXIST && (fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
-		close(fd);
-		return 0;
-	}
-	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, err_quote(q, sizeof q, path, 4096),
+	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, err_quote(q, sizeof q, path, LIMIT_PATH),
 			 strerror(errno));
 }
 
@@ -49,14 +42,14 @@ static int check_writable(const char *path, const char *opt, struct err *e)
  */
 static int check_vcd(const char *base, int model, struct err *e)
 {
-	char path[4200];
+	char path[LIMIT_PATH_BUF];
 	if (model == MODEL_ANALYTIC)
 		return err_input(e, "--vcd: expected --model cycle or functional (the analytic model has no cycles to trace), "
 				 "found --model analytic");
 	if (!*base)
 		return err_input(e, "--vcd: expected a path, found \"\"");
-	if (strlen(base) > 4000)
-		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
+	if (strlen(base) > LIMIT_OUT_PATH)
+		return err_input(e, "--vcd: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(base));
 	snprintf(path, sizeof path, "%s.vcd", base);
 	return check_writable(path, "--vcd", e);
 }
@@ -211,11 +204,11 @@ static int req_batch(const struct ynode *n, int64_t *out, struct err *e)
 	char *end;
 	long long b;
 	if (n->kind != Y_SCALAR || n->quoted || !(n->str[0] >= '0' && n->str[0] <= '9'))
-		return expected(e, n, "batch", "an integer in [1, 1048576]");
+		return expected(e, n, "batch", "an integer in [1, " LIMIT_STR(LIMIT_BATCH) "]");
 	errno = 0;
 	b = strtoll(n->str, &end, 10);
-	if (*end || errno || b < 1 || b > (1 << 20))
-		return expected(e, n, "batch", "an integer in [1, 1048576]");
+	if (*end || errno || b < 1 || b > LIMIT_BATCH)
+		return expected(e, n, "batch", "an integer in [1, " LIMIT_STR(LIMIT_BATCH) "]");
 	*out = b;
 	return 0;
 }

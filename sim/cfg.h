@@ -18,9 +18,8 @@
 
 #include "cfgkey.h"
 #include "err.h"
+#include "limit.h"
 #include "ydoc.h"
-
-#define CFG_NAME_MAX 64
 
 struct cfg_entry {
 	char name[CFG_NAME_MAX];        /* full dotted name */

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "limit.h"
+
 enum cfg_type {
 	CFG_INT,     /* int64_t; range [min, max] */
 	CFG_AUTO,    /* int64_t; range [min >= 1, max], or `auto` (stored as 0: the user of the
@@ -21,8 +23,6 @@ enum cfg_type {
 	CFG_ENUM,    /* int: index into choices */
 	CFG_STR      /* char[CFG_STR_MAX] */
 };
-
-#define CFG_STR_MAX 64
 
 struct cfg_key {
 	const char *name;               /* relative to the table's prefix, e.g. "rows" */

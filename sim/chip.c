@@ -7,9 +7,9 @@
 
 #define F(x) offsetof(struct chip_params, x)
 const struct cfg_key chip_keys[] = {
-	{ "cores", CFG_INT, F(cores), "", "1", 1, 8, NULL,
+	{ "cores", CFG_INT, F(cores), "", "1", 1, CHIP_MAX_CORES, NULL,
 	  "cores on the chip; each has its own SRAM buffers (sram.*) and vector unit, all share the off-chip memory" },
-	{ "arrays_per_core", CFG_INT, F(arrays_per_core), "", "1", 1, 8, NULL,
+	{ "arrays_per_core", CFG_INT, F(arrays_per_core), "", "1", 1, CHIP_MAX_ARRAYS_PER_CORE, NULL,
 	  "systolic arrays per core; they share the core's SRAM buffers and vector unit, and split each op" },
 	{ "keep_activations", CFG_BOOL, F(keep_activations), "", "false", 0, 0, NULL,
 	  "a tensor an op writes stays on chip until its last reader when it fits (else it spills to HBM)" },

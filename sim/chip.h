@@ -30,6 +30,7 @@
 
 #include "cfgkey.h"
 #include "err.h"
+#include "limit.h"
 
 struct chip_params {
 	int64_t cores;                  /* TensorCores */
@@ -43,9 +44,6 @@ extern const struct cfg_key chip_keys[];
 
 struct op;
 struct sched;
-
-/* Most arrays on a chip: cores x arrays per core, each at most 8. */
-#define CHIP_MAX_ARRAYS 64
 
 /* One array's share of an op: a part of a GEMM (planned as s) or of a vector op; op NULL: none. */
 struct chip_part {

@@ -223,7 +223,7 @@ int config_merge(struct config *c, const char *path, struct err *e)
 {
 	const struct cfg_schema *s = config_schema();
 	struct ydoc *d;
-	char *file, found[4096];
+	char *file, found[LIMIT_PATH];
 	int rc;
 
 	if (c->nfiles == CONFIG_MAX_FILES)

@@ -26,6 +26,7 @@
 #include "chip.h"
 #include "err.h"
 #include "hbm.h"
+#include "limit.h"
 #include "sram.h"
 #include "vector.h"
 
@@ -52,11 +53,6 @@ struct arch {
 	struct sim_params sim;
 };
 
-#define CONFIG_MAX_KEYS 96
-#define CONFIG_MAX_FILES 8
-#define CONFIG_MAX_SETS 256
-#define CONFIG_VALUE_MAX 256
-
 /* One key.path=value override, as given on the command line or in a library request. */
 struct config_set {
 	char key[CFG_NAME_MAX];
@@ -65,8 +61,8 @@ struct config_set {
 
 struct config {
 	struct arch arch;
-	char file[4096];                      /* the first file; "defaults" when none was loaded */
-	char files[CONFIG_MAX_FILES][4096];   /* every file merged, in order */
+	char file[LIMIT_PATH];                      /* the first file; "defaults" when none was loaded */
+	char files[CONFIG_MAX_FILES][LIMIT_PATH];   /* every file merged, in order */
 	int nfiles;
 	struct config_set sets[CONFIG_MAX_SETS];   /* every override applied, in order */
 	int nsets;
@@ -144,7 +140,6 @@ double arch_hbm_bytes_per_s(const struct arch *a);
  * The caller prints them (once per run, on stderr). Not positioned: the
  * line starts at the key (summary.json, the same whichever way a value was given).
  */
-#define CONFIG_WARNING_MAX 512
 int config_warnings(const struct config *c, bool positioned, char lines[][CONFIG_WARNING_MAX], int max);
 
 /*
@@ -156,6 +151,5 @@ int64_t arch_memory_cycles(const struct arch *a, int64_t bytes);
 
 /* Prints every key with its resolved value, unit and doc, as loadable YAML. */
 void config_dump(const struct config *c, FILE *out);
-
 
 #endif

@@ -8,9 +8,9 @@
 
 #include "array.h"
 #include "etrace.h"
+#include "limit.h"
 #include "memory.h"
 #include "place.h"
-#include "run.h"
 #include "schedule.h"
 #include "scw.h"
 #include "sram.h"

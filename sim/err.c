@@ -22,8 +22,8 @@ int err_at(struct err *e, struct pos p, const char *path, const char *fmt, ...)
 {
 	char prefix[ERR_MSG_MAX];
 	va_list ap;
-	char file[4200];
-	err_quote(file, sizeof file, p.file ? p.file : "<input>", 4096);
+	char file[LIMIT_QUOTE_BUF];
+	err_quote(file, sizeof file, p.file ? p.file : "<input>", LIMIT_PATH);
 
 	if (p.line > 0)
 		snprintf(prefix, sizeof prefix, "%s:%ld:%ld: ", file, p.line, p.col);

@@ -15,11 +15,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "limit.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define ERR_MSG_MAX 8192
 
 enum err_kind {
 	ERR_NONE = 0,

@@ -1,9 +1,18 @@
 /*
- * fsx.c - small file system helpers (see fsx.h).
+ * fsx.c - file plumbing (see fsx.h).
  */
 #include "fsx.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "limit.h"
 
 bool fsx_removable(FILE *f, const char *path)
 {
@@ -16,4 +25,248 @@ bool fsx_regular(const char *path)
 {
 	struct stat b;
 	return lstat(path, &b) == 0 && S_ISREG(b.st_mode);
+}
+
+/* ---- reading ---- */
+
+int fsx_read(const char *path, size_t max, char **text, size_t *len)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), er;
+	*text = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	/* Blocking from here: a pipe is read to its end, as its writer writes. */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+		goto fail;
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
+		errno = EFBIG;
+		goto fail;
+	}
+	/* Room for the whole file at once when its size is known (and one byte to see its end); doubling otherwise. */
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 65536;
+	if (!(buf = malloc(cap)))
+		goto fail;
+	for (;;) {
+		if (n + 1 == cap) {
+			char *nb = cap > max ? NULL : realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				errno = cap > max ? EFBIG : ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t got = read(fd, buf + n, cap - 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			free(buf);
+			goto fail;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n > max) {
+			free(buf);
+			errno = EFBIG;
+			goto fail;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
+fail:
+	er = errno;
+	close(fd);
+	errno = er;
+	return -1;
+}
+
+/* ---- writing ---- */
+
+/* This host's name as it appears in temporary file names: [A-Za-z0-9._-], at most 64 bytes. */
+static const char *host_tag(void)
+{
+	static char tag[65];
+	if (!tag[0]) {
+		char h[256] = "";
+		if (gethostname(h, sizeof h - 1) != 0 || !h[0])
+			snprintf(h, sizeof h, "localhost");
+		for (size_t i = 0; h[i] && i < sizeof tag - 1; i++) {
+			char c = h[i];
+			tag[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+				 c == '-' || c == '_' ? c : '_';
+		}
+	}
+	return tag;
+}
+
+int fsx_tmp_name(char *buf, size_t size, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	int n = snprintf(buf, size, "%.*s.%s.tmp.%s.%ld", (int)(name - path), path, name, host_tag(), (long)getpid());
+	if (n < 0 || (size_t)n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int fsx_commit(const char *tmp, const char *path)
+{
+	int fd = open(tmp, O_WRONLY | O_CLOEXEC), er;
+	if (fd < 0 || fsync(fd) != 0) {
+		er = errno;
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		errno = er;
+		return -1;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		er = errno;
+		unlink(tmp);
+		errno = er;
+		return -1;
+	}
+	return 0;
+}
+
+int fsx_write_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[LIMIT_PATH_BUF];
+	const char *p = data;
+	int fd, er;
+	if (fsx_tmp_name(tmp, sizeof tmp, path) != 0)
+		return -1;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		return -1;
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, p + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			er = w < 0 ? errno : EIO;
+			close(fd);
+			unlink(tmp);
+			errno = er;
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd) != 0) {
+		er = errno;
+		close(fd);
+		unlink(tmp);
+		errno = er;
+		return -1;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		er = errno;
+		unlink(tmp);
+		errno = er;
+		return -1;
+	}
+	return 0;
+}
+
+void fsx_clean_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	size_t hl = strlen(host_tag());
+	for (struct dirent *de; d && (de = readdir(d));) {
+		const char *t = strstr(de->d_name, ".tmp."), *dot = strrchr(de->d_name, '.');
+		char *end, path[LIMIT_PATH_BUF];
+		long pid;
+		if (de->d_name[0] != '.' || !t || dot != t + 5 + hl || strncmp(t + 5, host_tag(), hl))
+			continue;
+		pid = strtol(dot + 1, &end, 10);
+		if (*end || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+int fsx_mkdirs(const char *path, bool *made)
+{
+	char p[LIMIT_PATH_BUF];
+	struct stat st;
+	*made = false;
+	size_t n = (size_t)snprintf(p, sizeof p, "%s", path);
+	if (n >= sizeof p) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/' || s[-1] == '/')
+			continue;
+		*s = '\0';
+		int rc = mkdir(p, 0755);
+		*s = '/';
+		if (rc != 0 && errno != EEXIST)
+			return -1;
+	}
+	if (mkdir(p, 0755) == 0)
+		*made = true;
+	else if (errno != EEXIST)
+		return -1;
+	if (stat(p, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
+int fsx_writable(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	if (errno == EEXIST && (fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+		close(fd);
+		return 0;
+	}
+	return -1;
+}
+
+int fsx_write_error(struct err *e, const char *what, const char *path, int err)
+{
+	char q[LIMIT_QUOTE_BUF];
+	return err_sim(e, "%s: expected to write \"%s\", found %s", what, err_quote(q, sizeof q, path, LIMIT_PATH),
+		       strerror(err ? err : EIO));
+}
+
+/* ---- hashing ---- */
+
+uint64_t fsx_fnv(uint64_t h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
 }

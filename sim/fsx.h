@@ -1,11 +1,36 @@
 /*
- * fsx.h - small file system helpers shared by the writers of outputs.
+ * fsx.h - the file plumbing every output and input shares: whole-file
+ * reads, atomic writes, mkdir -p, writability checks, the one hash, and the
+ * one class of a failed write.
+ *
+ * Atomic writes. A file is written to a temporary name beside it,
+ * "<dir>/.<name>.tmp.<host>.<pid>" (unique among the processes of all hosts
+ * that share the directory, as a sweep's nodes do), then fsync'ed, then
+ * renamed over the path: a reader sees the old file or the whole new one,
+ * and a crash never leaves an empty new one. The directory itself is not
+ * fsync'ed (after a crash the rename may be lost; the old state is whole).
+ * fsx_clean_tmp removes the temporary files a killed writer of this host left.
+ *
+ * A failed write. A path that cannot be created or opened (a missing
+ * directory, no permission, a directory in the way) is bad input: exit 2,
+ * checked before the run where it can be. A write that fails once the file is
+ * open (ENOSPC, EIO, EFBIG, EDQUOT: in write, flush, fsync, close or rename)
+ * is exit status 1, the class of every failure that is not the input's:
+ * fsx_write_error builds that error, for every writer of outputs.
+ *
+ * Functions that return -1 set errno; none prints.
  */
 #ifndef TPUSIM_FSX_H
 #define TPUSIM_FSX_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "err.h"
+
+/* ---- files of their own ---- */
 
 /*
  * Whether path, just opened for writing as f, is a plain file of its own:
@@ -17,5 +42,65 @@ bool fsx_removable(FILE *f, const char *path);
 
 /* Whether path is a regular file itself (lstat: not a link, a device or a pipe). */
 bool fsx_regular(const char *path);
+
+/* ---- reading ---- */
+
+/*
+ * Reads the whole file at path into *text (returns owned, NUL-terminated; *len
+ * bytes before the NUL). The file is opened non-blocking, so that a FIFO
+ * without a writer does not hang the open; a regular file is read at its
+ * size, a pipe or a device to its end. Returns 0, or -1 with errno: open's
+ * (ENOENT, EACCES, ...), EISDIR for a directory, EFBIG for more than max
+ * bytes, ENOMEM, or read's (EIO).
+ */
+int fsx_read(const char *path, size_t max, char **text, size_t *len);
+
+/* ---- writing ---- */
+
+/* The temporary name beside path (above) into buf. Returns 0, or -1 (ENAMETOOLONG) when it does not fit. */
+int fsx_tmp_name(char *buf, size_t size, const char *path);
+
+/*
+ * Puts the written temporary file tmp in place as path: fsync, then rename.
+ * On failure tmp is removed. Returns 0, or -1 with errno.
+ */
+int fsx_commit(const char *tmp, const char *path);
+
+/* Writes len bytes at data to path atomically (above), mode 0644. Returns 0, or -1 with errno (nothing changed at path). */
+int fsx_write_atomic(const char *path, const void *data, size_t len);
+
+/* Removes from dir the temporary files of this host's writers that no longer run (a writer killed mid-write). */
+void fsx_clean_tmp(const char *dir);
+
+/*
+ * mkdir -p: makes path and its missing parents (mode 0755); *made says
+ * whether path itself was made. Returns 0, or -1 with errno (ENOTDIR: path or
+ * a parent is a file).
+ */
+int fsx_mkdirs(const char *path, bool *made);
+
+/*
+ * Whether a file can be written at path, before anything is: one that is not
+ * there is created (non-blocking: a FIFO does not hang) and removed again,
+ * one that is there is opened for writing without being changed. Returns 0,
+ * or -1 with errno.
+ */
+int fsx_writable(const char *path);
+
+/*
+ * The error of a write that failed once the file was open (err: its errno):
+ * "<what>: expected to write \"<path>\", found <strerror(err)>", exit status 1
+ * (above). what names the option or the output ("--trace", "-o"). Returns -1.
+ */
+int fsx_write_error(struct err *e, const char *what, const char *path, int err);
+
+/* ---- hashing ---- */
+
+/*
+ * FNV-1a, 64 bits: h for the n bytes at data after h (start with
+ * FSX_FNV_INIT). For cache keys and file names, not for security.
+ */
+#define FSX_FNV_INIT UINT64_C(14695981039346656037)
+uint64_t fsx_fnv(uint64_t h, const void *data, size_t n);
 
 #endif

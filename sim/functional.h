@@ -75,6 +75,7 @@
 #include "cat.h"
 #include "config.h"
 #include "err.h"
+#include "limit.h"
 #include "lower.h"
 #include "schedule.h"
 
@@ -206,10 +207,8 @@ int func_run(const struct config *cfg, const struct op *o, const struct sched *s
  */
 typedef struct func_vcd func_vcd;
 
-#define FUNC_VCD_MAX_PES 16
 #define FUNC_VCD_SIGNALS 5
 #define FUNC_VCD_CHANGE_BYTES 16
-#define FUNC_VCD_MAX_BYTES (INT64_C(1) << 30)
 
 /*
  * Creates path (the whole name, e.g. "t.vcd") for cfg's array running

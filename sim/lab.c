@@ -12,7 +12,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,14 +20,13 @@
 #include <unistd.h>
 
 #include "analytic.h"
+#include "fsx.h"
 #include "functional.h"
 #include "lab.h"
+#include "limit.h"
 #include "lower.h"
 #include "plan.h"
 #include "schedule.h"
-
-/* Matrices larger than this in any dimension are not printed or drawn. */
-#define LAB_MAT_MAX 32
 
 /* ---- parsing ---- */
 
@@ -677,12 +675,12 @@ int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o
 	struct gemm g;
 	struct func_result r;
 	func_vcd *fv = NULL;
-	char path[4200];
+	char path[LIMIT_PATH_BUF];
 	int64_t bytes;
 	int rc = -1;
 
-	if (strlen(base) > 4000)
-		return err_input(e, "--vcd: expected a path of at most 4000 bytes, found %zu", strlen(base));
+	if (strlen(base) > LIMIT_OUT_PATH)
+		return err_input(e, "--vcd: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(base));
 	snprintf(path, sizeof path, "%s.vcd", base);
 	if (lab_check_array(cfg, e) < 0 || gemm_init(&g, cfg, o, e) < 0)
 		return -1;
@@ -848,353 +846,55 @@ static int record_run(struct buf *b, struct gemm *g, const struct config *cfg, i
 }
 
 /*
- * The page around the data: lab_html writes page_head, the JSON, page_tail.
+ * The page around the data: sim/lab_page.html, embedded at build time (the
+ * Makefile turns it into lab_page.inc, its bytes as a C array, and a NUL).
+ * lab_html writes the page with its one LAB_DATA_MARK replaced by the JSON.
  * The script rebuilds each cycle's registers from checkpoints every 64
  * cycles and the changes in between; #cycle=N in the address steps there.
  */
-static const char page_head[] =
-	"<!DOCTYPE html>\n"
-	"<html lang=\"en\">\n"
-	"<head>\n"
-	"<meta charset=\"utf-8\">\n"
-	"<title>tpusim lab: ws, os and is side by side</title>\n"
-	"<style>\n"
-	"body { font: 13px/1.35 sans-serif; margin: 12px; color: #222; background: #fafafa; }\n"
-	"h1 { font-size: 17px; margin: 0 0 4px; }\n"
-	"#info, #legend { margin: 2px 0; color: #444; }\n"
-	"#bar { margin: 8px 0; display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }\n"
-	"#bar button { font-size: 13px; min-width: 58px; }\n"
-	"#scrub { width: 380px; }\n"
-	"#cycle { font: bold 15px monospace; min-width: 170px; display: inline-block; }\n"
-	"#panels { display: flex; gap: 10px; align-items: flex-start; flex-wrap: wrap; }\n"
-	".panel { background: #fff; border: 1px solid #ccc; border-radius: 6px; padding: 6px 8px; }\n"
-	".panel h2 { font-size: 15px; margin: 0 0 4px; }\n"
-	".st { font: 12px monospace; margin: 2px 0; max-width: 400px; }\n"
-	".fold { min-height: 2.7em; }\n"
-	".fin { color: #a00; }\n"
-	"table.grid { border-collapse: collapse; margin: 6px 0; }\n"
-	"table.grid td { border: 1px solid #999; padding: 2px 4px; font: 11px/1.3 monospace; vertical-align: top; min-width: 64px; }\n"
-	"table.grid th { font: 10px monospace; color: #777; font-weight: normal; }\n"
-	".r { display: block; white-space: pre; }\n"
-	".r i { color: #888; font-style: normal; }\n"
-	".r span { padding: 0 2px; border-radius: 2px; }\n"
-	".left { font: 12px monospace; min-height: 2.7em; color: #060; max-width: 400px; }\n"
-	".mats { display: flex; gap: 6px; margin-top: 4px; align-items: flex-start; flex-wrap: wrap; max-width: 410px; }\n"
-	"table.m { border-collapse: collapse; }\n"
-	"table.m td { font: 8px/1.2 monospace; padding: 0 1px; border: 1px solid #eee; text-align: right; }\n"
-	"table.m td.cur { background: #ffd866; }\n"
-	"table.m td.nxt { background: #cfe3ff; }\n"
-	"table.m caption { font: 10px sans-serif; color: #555; }\n"
-	"</style>\n"
-	"</head>\n"
-	"<body>\n"
-	"<h1>tpusim lab: one GEMM on a systolic array, register by register</h1>\n"
-	"<div id=\"info\"></div>\n"
-	"<div id=\"legend\">ws and is: <b>w</b> the stationary value the PE holds (in brackets: the other bank),\n"
-	"<b>x</b> the value moving right, <b>p</b> the partial sum moving down. os: <b>a</b> moving right, <b>b</b> moving\n"
-	"down, <b>acc</b> the output being summed, <b>out</b> a finished output draining down. \".\" is an empty register;\n"
-	"colours tell folds apart. A fold is loading (its tile shifts in), streaming (its operands enter at row 0) or\n"
-	"draining (all in, the last results on their way out). In A, B and C the block of the fold in progress is yellow,\n"
-	"a tile loading blue.</div>\n"
-	"<div id=\"bar\">\n"
-	"<button id=\"back\" title=\"one cycle back (left arrow)\">&#9664; back</button>\n"
-	"<button id=\"play\" title=\"play or pause (space)\">play</button>\n"
-	"<button id=\"step\" title=\"one cycle on (right arrow)\">step &#9654;</button>\n"
-	"<input id=\"scrub\" type=\"range\" min=\"0\" max=\"0\" value=\"0\">\n"
-	"<span id=\"cycle\"></span>\n"
-	"<label>speed <select id=\"speed\"><option value=\"1000\">1/s</option><option value=\"400\" selected>2.5/s</option>\n"
-	"<option value=\"150\">7/s</option><option value=\"40\">25/s</option></select></label>\n"
-	"</div>\n"
-	"<div id=\"panels\"></div>\n"
-	"<script type=\"application/json\" id=\"lab-data\">\n";
-
-static const char page_tail[] =
-	"\n"
-	"</script>\n"
-	"<script>\n"
-	"'use strict';\n"
-	"const D = JSON.parse(document.getElementById('lab-data').textContent);\n"
-	"const NS = D.slots, NPE = D.R * D.C, CK = 64;\n"
-	"const NAMES = { ws: 'weight stationary', os: 'output stationary', is: 'input stationary' };\n"
-	"const PH = ['loading', 'streaming', 'draining'];\n"
-	"const LAST = Math.max.apply(null, D.runs.map(r => r.frames.length)) - 1;\n"
-	"let cur = 0, timer = null;\n"
-	"\n"
-	"/* A value as the terminal prints it: an integer, or C's %.4g (exact ties to even, as glibc rounds). */\n"
-	"function fmt(v) {\n"
-	"  if (D.ints) return String(Math.round(v));\n"
-	"  if (v === 0) return '0';\n"
-	"  const e = Math.abs(v).toExponential(99).split('e'), all = e[0].replace('.', '');\n"
-	"  let x = parseInt(e[1], 10), keep = parseInt(all.slice(0, 4), 10);\n"
-	"  const rest = all.slice(4), half = rest[0] === '5' && /^50*$/.test(rest);\n"
-	"  if (rest[0] > '5' || (rest[0] === '5' && !half) || (half && keep % 2 === 1)) keep++;\n"
-	"  if (keep === 10000) { keep = 1000; x++; }\n"
-	"  const d = String(keep), sign = v < 0 ? '-' : '';\n"
-	"  const strip = s => s.replace(/0+$/, '');\n"
-	"  if (x < -4 || x >= 4) {\n"
-	"    const f = strip(d.slice(1));\n"
-	"    return sign + d[0] + (f ? '.' + f : '') + 'e' + (x < 0 ? '-' : '+') + String(Math.abs(x)).padStart(2, '0');\n"
-	"  }\n"
-	"  const ip = x >= 0 ? d.slice(0, x + 1) : '0', fp = strip(x >= 0 ? d.slice(x + 1) : '0'.repeat(-x - 1) + d);\n"
-	"  return sign + ip + (fp ? '.' + fp : '');\n"
-	"}\n"
-	"function color(f) { return f < 0 ? '' : 'hsl(' + ((f * 67) % 360) + ',75%,87%)'; }\n"
-	"function el(tag, cls, text) {\n"
-	"  const e = document.createElement(tag);\n"
-	"  if (cls) e.className = cls;\n"
-	"  if (text !== undefined) e.textContent = text;\n"
-	"  return e;\n"
-	"}\n"
-	"\n"
-	"/* The registers and C after each frame: checkpoints every CK frames, deltas in between. */\n"
-	"function apply(run, fr, st) {\n"
-	"  const d = fr[7], o = fr[6];\n"
-	"  for (let i = 0, q = -1; i < d.length; ) {\n"
-	"    const g = d[i++];\n"
-	"    q += Math.abs(g);\n"
-	"    st.v[q] = d[i++];\n"
-	"    if (g < 0) st.f[q] = d[i++];\n"
-	"  }\n"
-	"  for (let i = 0; i < o.length; i += 3) {\n"
-	"    const x = o[i] * D.n + o[i + 1];\n"
-	"    let c = run.df === 'os' || !st.cs[x] ? o[i + 2] : st.c[x] + o[i + 2];\n"
-	"    st.c[x] = D.ints ? c : Math.fround(c);\n"
-	"    st.cs[x] = 1;\n"
-	"  }\n"
-	"}\n"
-	"function copy(st) { return { v: st.v.slice(), f: st.f.slice(), c: st.c.slice(), cs: st.cs.slice() }; }\n"
-	"function prep(run) {\n"
-	"  const st = { v: new Float64Array(NPE * NS), f: new Float64Array(NPE * NS).fill(-1),\n"
-	"               c: new Float64Array(D.m * D.n), cs: new Uint8Array(D.m * D.n) };\n"
-	"  for (let q = 0; q < NPE; q++) st.f[q * NS + 6] = 0;\n"
-	"  run.ck = [];\n"
-	"  run.frames.forEach((fr, i) => { if (i % CK === 0) run.ck.push(copy(st)); apply(run, fr, st); });\n"
-	"}\n"
-	"function stateAt(run, f) {\n"
-	"  const k = Math.floor(f / CK), st = copy(run.ck[k]);\n"
-	"  for (let i = k * CK; i <= f; i++) apply(run, run.frames[i], st);\n"
-	"  return st;\n"
-	"}\n"
-	"\n"
-	"function block(run, f) {\n"
-	"  const b = run.folds[f];\n"
-	"  if (!b) return '?';\n"
-	"  return 'M ' + b[0] + '..' + (b[0] + b[3] - 1) + ', K ' + b[1] + '..' + (b[1] + b[4] - 1) +\n"
-	"         ', N ' + b[2] + '..' + (b[2] + b[5] - 1);\n"
-	"}\n"
-	"function foldText(run, fr) {\n"
-	"  const ph = fr[0], f = fr[1];\n"
-	"  if (f < 0) return 'no fold yet';\n"
-	"  let s = 'fold ' + f + ' of ' + run.folds.length + ' (' + block(run, f) + ') ' + PH[ph];\n"
-	"  if (ph === 1) s += ', step ' + (fr[2] + 1) + ' of ' + fr[3];\n"
-	"  if (fr[4] >= 0) s += '; loading fold ' + fr[4] + ' (' + block(run, fr[4]) + ')';\n"
-	"  return s;\n"
-	"}\n"
-	"\n"
-	"const REGS = { ws: ['w', 'x', 'p'], is: ['w', 'x', 'p'], os: ['a', 'b', 'acc', 'out'] };\n"
-	"const SLOT = { x: 2, p: 3, a: 2, b: 3, acc: 4, out: 5 };\n"
-	"function matrix(cap, rows, cols, vals, idp) {\n"
-	"  const t = el('table', 'm'), cells = [];\n"
-	"  t.appendChild(el('caption', '', cap));\n"
-	"  for (let i = 0; i < rows; i++) {\n"
-	"    const tr = t.insertRow(), row = [];\n"
-	"    for (let j = 0; j < cols; j++) {\n"
-	"      const td = tr.insertCell();\n"
-	"      td.id = idp + '-' + i + '-' + j;\n"
-	"      if (vals) td.textContent = fmt(vals[i][j]);\n"
-	"      row.push(td);\n"
-	"    }\n"
-	"    cells.push(row);\n"
-	"  }\n"
-	"  return { t: t, cells: cells };\n"
-	"}\n"
-	"function build(run) {\n"
-	"  const p = el('div', 'panel'), df = run.df;\n"
-	"  p.appendChild(el('h2', '', df + ': ' + NAMES[df]));\n"
-	"  run.stEl = el('div', 'st fold'); run.stEl.id = df + '-fold';\n"
-	"  run.cyEl = el('div', 'st'); run.cyEl.id = df + '-cycle';\n"
-	"  p.appendChild(run.cyEl); p.appendChild(run.stEl);\n"
-	"  const t = el('table', 'grid'), hr = t.insertRow();\n"
-	"  hr.appendChild(el('th', '', ''));\n"
-	"  for (let j = 0; j < D.C; j++) hr.appendChild(el('th', '', 'col ' + j));\n"
-	"  run.cells = [];\n"
-	"  for (let i = 0; i < D.R; i++) {\n"
-	"    const tr = t.insertRow();\n"
-	"    tr.appendChild(el('th', '', 'row ' + i));\n"
-	"    for (let j = 0; j < D.C; j++) {\n"
-	"      const td = tr.insertCell(), c = {};\n"
-	"      for (const r of REGS[df]) {\n"
-	"        const line = el('span', 'r');\n"
-	"        line.appendChild(el('i', '', r + ' '));\n"
-	"        c[r] = el('span', '', '.'); c[r].id = df + '-' + i + '-' + j + '-' + r;\n"
-	"        line.appendChild(c[r]);\n"
-	"        if (r === 'w') {\n"
-	"          line.appendChild(el('i', '', ' ['));\n"
-	"          c.s = el('span', '', '.'); c.s.id = df + '-' + i + '-' + j + '-s';\n"
-	"          line.appendChild(c.s);\n"
-	"          line.appendChild(el('i', '', ']'));\n"
-	"        }\n"
-	"        td.appendChild(line);\n"
-	"      }\n"
-	"      run.cells.push(c);\n"
-	"    }\n"
-	"  }\n"
-	"  p.appendChild(t);\n"
-	"  run.leftEl = el('div', 'left'); run.leftEl.id = df + '-left';\n"
-	"  p.appendChild(run.leftEl);\n"
-	"  if (D.m <= D.matmax && D.k <= D.matmax && D.n <= D.matmax) {\n"
-	"    const m = el('div', 'mats');\n"
-	"    run.A = matrix('A', D.m, D.k, D.A, df + '-A'); run.B = matrix('B', D.k, D.n, D.B, df + '-B');\n"
-	"    run.Cm = matrix('C', D.m, D.n, null, df + '-C');\n"
-	"    m.appendChild(run.A.t); m.appendChild(run.B.t); m.appendChild(run.Cm.t);\n"
-	"    p.appendChild(m);\n"
-	"  } else {\n"
-	"    p.appendChild(el('div', 'st', 'A, B and C are not drawn: larger than ' + D.matmax + ' in M, K or N'));\n"
-	"  }\n"
-	"  return p;\n"
-	"}\n"
-	"function mark(mat, r0, rn, c0, cn, cls) {\n"
-	"  for (let i = r0; i < r0 + rn; i++) for (let j = c0; j < c0 + cn; j++) mat.cells[i][j].classList.add(cls);\n"
-	"}\n"
-	"function show(span, v, f) {\n"
-	"  span.textContent = f < 0 ? '.' : fmt(v);\n"
-	"  span.style.background = color(f);\n"
-	"  span.title = f < 0 ? 'empty' : 'fold ' + f;\n"
-	"}\n"
-	"function render(run) {\n"
-	"  const f = Math.min(cur, run.frames.length - 1), st = stateAt(run, f), fr = run.frames[f];\n"
-	"  run.cyEl.textContent = cur < run.frames.length ? 'cycle ' + cur + ' of ' + run.cycles\n"
-	"                                                   : 'finished: ' + run.cycles + ' cycles (showing cycle ' + f + ')';\n"
-	"  run.cyEl.className = cur < run.frames.length ? 'st' : 'st fin';\n"
-	"  run.stEl.textContent = foldText(run, fr);\n"
-	"  for (let q = 0; q < NPE; q++) {\n"
-	"    const c = run.cells[q], b = q * NS;\n"
-	"    if (run.df === 'os') {\n"
-	"      for (const r of REGS.os) show(c[r], st.v[b + SLOT[r]], st.f[b + SLOT[r]]);\n"
-	"    } else {\n"
-	"      const s = st.v[b + 6] & 1;\n"
-	"      show(c.w, st.v[b + s], st.f[b + s]);\n"
-	"      show(c.s, st.v[b + 1 - s], st.f[b + 1 - s]);\n"
-	"      show(c.x, st.v[b + 2], st.f[b + 2]);\n"
-	"      show(c.p, st.v[b + 3], st.f[b + 3]);\n"
-	"    }\n"
-	"  }\n"
-	"  const o = fr[6], parts = [];\n"
-	"  if (cur < run.frames.length)\n"
-	"    for (let i = 0; i < o.length; i += 3)\n"
-	"      parts.push('C[' + o[i] + '][' + o[i + 1] + '] ' + (run.df === 'os' ? '= ' : '+= ') + fmt(o[i + 2]));\n"
-	"  run.leftEl.textContent = 'leaves: ' + (parts.length ? parts.join(', ') : 'nothing');\n"
-	"  if (!run.A) return;\n"
-	"  for (const mat of [run.A, run.B, run.Cm]) for (const row of mat.cells) for (const td of row) td.className = '';\n"
-	"  for (let i = 0; i < D.m * D.n; i++)\n"
-	"    run.Cm.cells[Math.floor(i / D.n)][i % D.n].textContent = st.cs[i] ? fmt(st.c[i]) : '.';\n"
-	"  const cb = fr[1] >= 0 ? run.folds[fr[1]] : null, lb = fr[0] === 0 ? cb : (fr[4] >= 0 ? run.folds[fr[4]] : null);\n"
-	"  if (lb) {\n"
-	"    if (run.df === 'ws') mark(run.B, lb[1], lb[4], lb[2], lb[5], 'nxt');\n"
-	"    if (run.df === 'is') mark(run.A, lb[0], lb[3], lb[1], lb[4], 'nxt');\n"
-	"  }\n"
-	"  if (cb && fr[0] !== 0) {\n"
-	"    mark(run.A, cb[0], cb[3], cb[1], cb[4], 'cur');\n"
-	"    mark(run.B, cb[1], cb[4], cb[2], cb[5], 'cur');\n"
-	"    mark(run.Cm, cb[0], cb[3], cb[2], cb[5], 'cur');\n"
-	"  }\n"
-	"}\n"
-	"function renderAll() {\n"
-	"  document.getElementById('cycle').textContent = 'cycle ' + cur + ' of 0..' + LAST;\n"
-	"  document.getElementById('scrub').value = cur;\n"
-	"  D.runs.forEach(render);\n"
-	"}\n"
-	"function goTo(c) { cur = Math.max(0, Math.min(LAST, c)); renderAll(); }\n"
-	"function step() { if (cur < LAST) { cur++; renderAll(); return true; } return false; }\n"
-	"function back() { goTo(cur - 1); }\n"
-	"function pause() {\n"
-	"  if (timer) { clearInterval(timer); timer = null; }\n"
-	"  document.getElementById('play').textContent = 'play';\n"
-	"}\n"
-	"function play() {\n"
-	"  if (timer) return pause();\n"
-	"  if (cur >= LAST) goTo(0);\n"
-	"  document.getElementById('play').textContent = 'pause';\n"
-	"  timer = setInterval(() => { if (!step()) pause(); }, +document.getElementById('speed').value);\n"
-	"}\n"
-	"function fromHash() {\n"
-	"  const m = /cycle=(\\d+)/.exec(location.hash);\n"
-	"  pause();\n"
-	"  goTo(0);\n"
-	"  if (m) for (let i = 0; i < +m[1]; i++) step();\n"
-	"}\n"
-	"\n"
-	"document.getElementById('info').textContent = 'GEMM ' + D.m + 'x' + D.k + 'x' + D.n + ' (A ' + D.m + ' x ' + D.k +\n"
-	"  ' times B ' + D.k + ' x ' + D.n + '), ' + D.dtype + ', seed ' + D.seed + ', on ' + D.name + ': ' + D.R + ' x ' + D.C +\n"
-	"  ' PEs, weight double buffer ' + (D.dbuf ? 'on' : 'off') + '. Cycles: ' +\n"
-	"  D.runs.map(r => r.df + ' ' + r.cycles).join(', ') + '; outputs checked: ' +\n"
-	"  D.runs.map(r => r.df + ' ' + r.outputs + ' (' + r.mismatches + ' mismatches)').join(', ') + '.';\n"
-	"const panels = document.getElementById('panels');\n"
-	"D.runs.forEach(r => { prep(r); panels.appendChild(build(r)); });\n"
-	"const scrub = document.getElementById('scrub');\n"
-	"scrub.max = LAST;\n"
-	"scrub.addEventListener('input', () => { pause(); goTo(+scrub.value); });\n"
-	"document.getElementById('step').addEventListener('click', () => { pause(); step(); });\n"
-	"document.getElementById('back').addEventListener('click', () => { pause(); back(); });\n"
-	"document.getElementById('play').addEventListener('click', play);\n"
-	"document.addEventListener('keydown', ev => {\n"
-	"  if (ev.key === ' ') { ev.preventDefault(); play(); }\n"
-	"  else if (ev.key === 'ArrowRight') { pause(); step(); }\n"
-	"  else if (ev.key === 'ArrowLeft') { pause(); back(); }\n"
-	"});\n"
-	"window.addEventListener('hashchange', fromHash);\n"
-	"fromHash();\n"
-	"</script>\n"
-	"</body>\n"
-	"</html>\n";
-
-/* The temporary name beside path: path + ".tmp" + pid. */
-static void tmp_name(char *buf, size_t size, const char *path)
-{
-	snprintf(buf, size, "%s.tmp%ld", path, (long)getpid());
-}
+static const char page[] = {
+#include "lab_page.inc"
+};
+#define LAB_DATA_MARK "@LAB_DATA@"
 
 static int check_path(const char *path, struct err *e)
 {
-	char tmp[4200], q[4200];
-	int fd;
-	if (!*path || strlen(path) > 4000)
-		return err_input(e, "--html: expected a writable path of at most 4000 bytes, found \"%s\"",
-				 err_quote(q, sizeof q, path, 4096));
-	tmp_name(tmp, sizeof tmp, path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return err_input(e, "--html: expected a writable path, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
+	char tmp[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
+	if (!*path || strlen(path) > LIMIT_OUT_PATH)
+		return err_input(e, "--html: expected a writable path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found \"%s\"",
+				 err_quote(q, sizeof q, path, LIMIT_PATH));
+	if (fsx_tmp_name(tmp, sizeof tmp, path) != 0 || fsx_writable(tmp) != 0)
+		return err_input(e, "--html: expected a writable path, found \"%s\" (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
 				 strerror(errno));
-	close(fd);
-	unlink(tmp);
 	return 0;
 }
 
 static int write_page(const char *path, const struct buf *b, struct err *e)
 {
-	char tmp[4200], q[4200];
+	char tmp[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
+	const char *mark = strstr(page, LAB_DATA_MARK), *rest;
 	FILE *f;
-	tmp_name(tmp, sizeof tmp, path);
-	if (!(f = fopen(tmp, "wx")))
-		return err_input(e, "--html: expected a writable path, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
+	SIM_ASSERT(mark && !strstr(mark + 1, LAB_DATA_MARK));
+	rest = mark + strlen(LAB_DATA_MARK);
+	if (fsx_tmp_name(tmp, sizeof tmp, path) != 0 || !(f = fopen(tmp, "wx")))
+		return err_input(e, "--html: expected a writable path, found \"%s\" (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
 				 strerror(errno));
-	fputs(page_head, f);
+	fwrite(page, 1, (size_t)(mark - page), f);
 	fwrite(b->p, 1, b->n, f);
-	fputs(page_tail, f);
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0) {
+	fputs(rest, f);
+	if (fflush(f) != 0 || ferror(f)) {
 		int err = errno;
 		fclose(f);
 		unlink(tmp);
-		return err_input(e, "--html: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096),
-				 strerror(err ? err : EIO));
+		return fsx_write_error(e, "--html", path, err);
 	}
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+	if (fclose(f) != 0) {
 		int err = errno;
 		unlink(tmp);
-		return err_input(e, "--html: expected to put \"%s\" in place, found %s", err_quote(q, sizeof q, path, 4096),
-				 strerror(err));
+		return fsx_write_error(e, "--html", path, err);
 	}
+	if (fsx_commit(tmp, path) != 0)
+		return fsx_write_error(e, "--html", path, errno);
 	return 0;
 }
 

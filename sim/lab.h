@@ -40,10 +40,8 @@
 
 #include "config.h"
 #include "err.h"
+#include "limit.h"
 
-#define LAB_MAX_DIM 16                 /* array rows and cols the grid draws */
-#define LAB_GEMM_MAX 1024              /* M, K and N of --gemm */
-#define LAB_HTML_MAX (20L << 20)       /* bytes of embedded data a page may hold */
 #define LAB_HTML_MAC_BYTES 4            /* the least data a MAC adds to a page, per dataflow (lab_html) */
 
 struct lab_opts {

@@ -13,13 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limit.h"
+
 /*
  * Every product, and the workload's total of all of them, stays below this,
  * so bytes (x4) and every sum over the workload fit in int64.
  */
-#define LOWER_LIMIT (INT64_C(1) << 58)
-#define LOWER_MAX_OPS 1000000           /* ops per workload */
-#define LOWER_MAX_BLOCKS 4096           /* causal blocks per attention layer */
 
 const char *const tensor_kind_names[] = { "input", "weight", "cache", "act", NULL };
 

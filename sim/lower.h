@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "limit.h"
 #include "vector.h"
 #include "workload.h"
 
@@ -121,8 +122,6 @@ struct oplist {
 /* Appends the ops of every layer of w to out. */
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
 void oplist_release(struct oplist *l);
-
-#define OP_NAME_MAX 96
 
 /* The op's name in buf: "layer", "layer.suffix" or "layer.qk[3]". Returns buf. */
 const char *op_name(const struct op *o, char *buf, size_t size);

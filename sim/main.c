@@ -90,8 +90,8 @@ static int flush_stdout(void)
 /* text as it may appear in a printed line (see err_quote), in a buffer of its own per slot. */
 static const char *shown(int slot, const char *text)
 {
-	static char buf[2][4200];
-	return err_quote(buf[slot], sizeof buf[slot], text, 4096);
+	static char buf[2][LIMIT_QUOTE_BUF];
+	return err_quote(buf[slot], sizeof buf[slot], text, LIMIT_PATH);
 }
 
 static int bad_arg(struct err *e, const char *opt, const char *fmt, const char *found)
@@ -549,8 +549,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct err *e)
 			char *end;
 			errno = 0;
 			long long b = strtoll(v, &end, 10);
-			if (!isdigit((unsigned char)*v) || *end || errno || b < 1 || b > (1 << 20))
-				return bad_arg(e, o, "expected an integer in [1, 1048576]", v);
+			if (!isdigit((unsigned char)*v) || *end || errno || b < 1 || b > LIMIT_BATCH)
+				return bad_arg(e, o, "expected an integer in [1, " LIMIT_STR(LIMIT_BATCH) "]", v);
 			a->batch = b;
 		} else {
 			SIM_ASSERT(!"an option of opts[] without a field or a case");
@@ -730,7 +730,7 @@ static int distinct_outputs(const struct args *a, struct err *e)
 {
 	static const char *const reports[] = { "layers.csv", "summary.json", "COMPUTE_REPORT.csv", ".tpusim", "" };
 	const char *name[8], *path[8];
-	char buf[8][4300];
+	char buf[8][LIMIT_PATH_BUF];
 	int n = 0;
 	if (a->trace)
 		name[n] = "--trace", path[n++] = a->trace;
@@ -746,7 +746,7 @@ static int distinct_outputs(const struct args *a, struct err *e)
 				return err_input(e, "%s: expected a path of its own, found \"%s\", where %s writes too", name[i],
 						 shown(0, path[i]), name[j]);
 		for (int r = 0; a->out && !strcmp(a->cmd, "run") && r < 5; r++) {
-			char p[4300];
+			char p[LIMIT_PATH_BUF];
 			snprintf(p, sizeof p, *reports[r] ? "%s/%s" : "%s%s", a->out, reports[r]);
 			if (!strcmp(path[i], p))
 				return err_input(e, "%s: expected a path of its own, found \"%s\", which -o writes", name[i],
@@ -764,7 +764,7 @@ static int prepare_outputs(const struct args *a, struct err *e)
 	for (size_t i = 0; i < NOPTS; i++) {
 		const struct opt *o = &opts[i];
 		const char *v = o->off != NO_FIELD && o->arg ? *(const char *const *)((const char *)a + o->off) : NULL;
-		char path[4200];
+		char path[LIMIT_PATH_BUF];
 		if (!(o->cmds & bit) || (o->path != P_DIR && o->path != P_FILE) || !v)
 			continue;
 		snprintf(path, sizeof path, "%s%s", v, o->suffix ? o->suffix : "");
@@ -780,7 +780,7 @@ static bool traces_written;
 /* After a failure past the simulation (the reports), the traces go too: a failed run leaves no trace. */
 static void remove_traces(const struct args *a)
 {
-	char vcd[4300];
+	char vcd[LIMIT_PATH_BUF];
 	if (!traces_written)
 		return;
 	if (a->vcd && snprintf(vcd, sizeof vcd, "%s.vcd", a->vcd) < (int)sizeof vcd && fsx_regular(vcd))
@@ -851,14 +851,14 @@ static int plot_dir(const char *dir, bool check, char *p1, char *p2, size_t size
  */
 static int dir_usable(const char *opt, const char *dir, bool check, struct err *e)
 {
-	char path[4200];
+	char path[LIMIT_PATH_BUF];
 	bool made = mkdir(dir, 0755) == 0;
 	int fd, er;
 	if (!made && errno != EEXIST)
 		return err_input(e, "%s: expected a directory that can be created, found \"%s\" (%s)", opt, shown(0, dir),
 				 strerror(errno));
 	if (snprintf(path, sizeof path, "%s/.tpusim-checkXXXXXX", dir) >= (int)sizeof path)
-		return err_input(e, "%s: expected a path of at most 4000 bytes, found %zu", opt, strlen(dir));
+		return err_input(e, "%s: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", opt, strlen(dir));
 	if ((fd = mkstemp(path)) >= 0) {
 		close(fd);
 		unlink(path);
@@ -970,7 +970,7 @@ static struct saved *save_names(const struct run *r, struct err *e)
  */
 static int save_outputs(const char *dir, const struct run *r, size_t *written, struct err *e)
 {
-	char path[4200];
+	char path[LIMIT_PATH_BUF];
 	struct saved *names;
 	*written = 0;
 	if (dir_usable("--save-outputs", dir, false, e) < 0 || !(names = save_names(r, e)))
@@ -991,7 +991,7 @@ static int save_outputs(const char *dir, const struct run *r, size_t *written, s
 static int cmd_run(const struct args *a, struct err *e)
 {
 	struct sim *s;
-	char p1[4200], p2[4200];
+	char p1[LIMIT_PATH_BUF], p2[LIMIT_PATH_BUF];
 	size_t nsaved = 0;
 	int rc = -1;
 

@@ -4,6 +4,7 @@
 #include "npy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NPY_HEADER_MAX 65536
+#include "fsx.h"
+#include "limit.h"
 
 struct dtype_row {
 	const char *descr;
@@ -24,9 +26,9 @@ static const struct dtype_row dtypes[] = {
 
 static int bad(struct err *e, struct pos at, const char *key, const char *path, const char *what)
 {
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 	return err_at(e, at, key, "expected a .npy file of int8, int32, float16, float32 or float64 values in C order "
-		      "with shape (rows, cols), found %s in \"%s\"", what, err_quote(q, sizeof q, path, 4096));
+		      "with shape (rows, cols), found %s in \"%s\"", what, err_quote(q, sizeof q, path, LIMIT_PATH));
 }
 
 /* The text after 'key': in the header dict, or NULL. */
@@ -70,7 +72,7 @@ int npy_read(const char *path, struct pos at, const char *key, double **data, in
 {
 	FILE *f = fopen(path, "rb");
 	unsigned char pre[12];
-	char *h = NULL, what[600], q[4200], ht[500];
+	char *h = NULL, what[600], q[LIMIT_QUOTE_BUF], ht[500];
 	const struct dtype_row *dt = NULL;
 	const char *v;
 	int64_t hlen, n;
@@ -79,7 +81,7 @@ int npy_read(const char *path, struct pos at, const char *key, double **data, in
 
 	*data = NULL;
 	if (!f)
-		return err_at(e, at, key, "expected a readable .npy file, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
+		return err_at(e, at, key, "expected a readable .npy file, found \"%s\" (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
 			      strerror(errno));
 	if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
 		bad(e, at, key, path, "no .npy magic");
@@ -176,7 +178,7 @@ out:
 
 int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, bool int32, struct err *e)
 {
-	char hdr[256], tmp[4200], q[4200];
+	char hdr[256], tmp[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	int len, fd;
 	FILE *f;
 	bool ok;
@@ -187,21 +189,17 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 	while ((10 + len + 1) % 64)
 		hdr[len++] = ' ';
 	hdr[len++] = '\n';
-	if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp)
-		return err_input(e, "--save-outputs: expected a shorter path, found \"%s\"", err_quote(q, sizeof q, path, 4096));
-	if ((fd = mkstemp(tmp)) < 0 || !(f = fdopen(fd, "wb"))) {
+	if (fsx_tmp_name(tmp, sizeof tmp, path) != 0)
+		return err_input(e, "--save-outputs: expected a shorter path, found \"%s\"", err_quote(q, sizeof q, path, LIMIT_PATH));
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 || !(f = fdopen(fd, "wb"))) {
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
 		}
 		return err_input(e, "--save-outputs: expected a writable file, found \"%s\" (%s)",
-				 err_quote(q, sizeof q, path, 4096), strerror(errno));
+				 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
 	}
-	/* mkstemp makes the file 0600: readable by others as any output, as the umask allows */
-	mode_t um = umask(0);
-	umask(um);
-	ok = fchmod(fd, 0666 & ~um) == 0;
-	ok = ok && fwrite("\x93NUMPY\x01\x00", 1, 8, f) == 8 && fputc(len & 0xff, f) != EOF && fputc(len >> 8, f) != EOF &&
+	ok = fwrite("\x93NUMPY\x01\x00", 1, 8, f) == 8 && fputc(len & 0xff, f) != EOF && fputc(len >> 8, f) != EOF &&
 	     fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
 	for (int64_t i = 0; ok && i < rows * cols; i++) {
 		unsigned char b[4];
@@ -217,13 +215,13 @@ int npy_write(const char *path, const double *data, int64_t rows, int64_t cols, 
 		ok = fwrite(b, 1, 4, f) == 4;
 	}
 	ok = (fflush(f) == 0) & ok;
-	ok = (fsync(fileno(f)) == 0) & ok;
 	ok = (fclose(f) == 0) & ok;
-	if (!ok || rename(tmp, path) != 0) {
+	if (!ok) {
 		int er = errno;
 		unlink(tmp);
-		return err_input(e, "--save-outputs: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096),
-				 strerror(er ? er : EIO));
+		return fsx_write_error(e, "--save-outputs", path, er);
 	}
+	if (fsx_commit(tmp, path) != 0)
+		return fsx_write_error(e, "--save-outputs", path, errno);
 	return 0;
 }

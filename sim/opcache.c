@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cfg.h"
+#include "fsx.h"
 
 struct entry {
 	bool used;
@@ -20,15 +21,6 @@ struct opcache {
 	size_t n;
 	struct opcache_stats st;
 };
-
-static void fnv(uint64_t *h, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	for (size_t i = 0; i < n; i++) {
-		*h ^= p[i];
-		*h *= 0x100000001b3ULL;
-	}
-}
 
 struct opcache *opcache_new(void)
 {
@@ -46,15 +38,15 @@ void opcache_free(struct opcache *c)
 uint64_t opcache_config_hash(const struct config *cfg)
 {
 	const struct cfg_schema *s = config_schema();
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FSX_FNV_INIT;
 	for (size_t i = 0; i < s->n; i++) {
 		const char *name = s->e[i].name;
 		char val[128];
 		if (!strcmp(name, "name") || !strncmp(name, "energy.", 7) || !strncmp(name, "sim.", 4))
 			continue;
 		cfg_format(s, (int)i, &cfg->arch, val, sizeof val);
-		fnv(&h, name, strlen(name) + 1);
-		fnv(&h, val, strlen(val) + 1);
+		h = fsx_fnv(h, name, strlen(name) + 1);
+		h = fsx_fnv(h, val, strlen(val) + 1);
 	}
 	return h;
 }
@@ -89,8 +81,8 @@ void opcache_key(struct opkey *k, uint64_t cfg_hash, int model, int dataflow, bo
 
 static size_t slot(const struct opcache *c, const struct opkey *k)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	fnv(&h, k, sizeof *k);
+	uint64_t h = FSX_FNV_INIT;
+	h = fsx_fnv(h, k, sizeof *k);
 	size_t i = (size_t)h & (c->cap - 1);
 	while (c->v[i].used && memcmp(&c->v[i].k, k, sizeof *k))
 		i = (i + 1) & (c->cap - 1);

@@ -29,10 +29,9 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "limit.h"
 #include "lower.h"
 #include "stats.h"
-
-#define OPCACHE_MAX 8192
 
 struct opkey {
 	uint64_t cfg;                   /* opcache_config_hash */

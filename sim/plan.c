@@ -49,7 +49,7 @@ int plan_check_op(const struct op *o, const struct plan_bound *b, struct err *e)
 	if (b->cycles <= ANALYTIC_MAX_CYCLES)
 		return 0;
 	snprintf(path, sizeof path, "layers[%zu]", o->layer);
-	return err_at(e, o->pos, path, "expected ops that take at most 2^50 cycles, found %s taking more "
+	return err_at(e, o->pos, path, "expected ops that take at most 2^" LIMIT_STR(ANALYTIC_MAX_CYCLES_LOG2) " cycles, found %s taking more "
 		      "(a larger array, buffer or bandwidth would do)", op_name(o, name, sizeof name));
 }
 

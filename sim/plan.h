@@ -30,11 +30,9 @@
 
 #include "chip.h"
 #include "config.h"
+#include "limit.h"
 #include "lower.h"
 #include "schedule.h"
-
-/* Longest op any model simulates: 2^50 cycles (13 days at 1 GHz). */
-#define ANALYTIC_MAX_CYCLES (INT64_C(1) << 50)
 
 /* The closed form of one op or part: the array's (or vector unit's) time, the HBM bytes and the memory bound. */
 struct plan_bound {

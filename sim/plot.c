@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsx.h"
 #include "report.h"
 
 /* The colour of each category of cat.h in the charts. */
@@ -34,7 +35,7 @@ static const char *gp_str(char *buf, size_t size, const char *s)
 /* path quoted for a message (see err_quote). */
 static const char *shown(char *buf, size_t size, const char *path)
 {
-	return err_quote(buf, size, path, 4096);
+	return err_quote(buf, size, path, LIMIT_PATH);
 }
 
 /* Quotes a path for a gnuplot single-quoted string, in which only ' is special (written ''). */
@@ -53,7 +54,7 @@ static const char *gp_path(char *buf, size_t size, const char *s)
 static const char *terminal(const char *path, struct err *e)
 {
 	const char *ext = strrchr(path, '.');
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 	if (ext && !strcmp(ext, ".png"))
 		return "pngcairo size 1200,800 font 'Sans,11'";
 	if (ext && !strcmp(ext, ".svg"))
@@ -62,21 +63,22 @@ static const char *terminal(const char *path, struct err *e)
 	return NULL;
 }
 
-/* The temporary name gnuplot draws path to, beside it. */
+/* The temporary name gnuplot draws path to, beside it (fsx.h); "" when it does not fit. */
 static const char *tmp_name(char *buf, size_t size, const char *path)
 {
-	snprintf(buf, size, "%s.tmp%d", path, (int)getpid());
+	if (fsx_tmp_name(buf, size, path) != 0)
+		buf[0] = '\0';
 	return buf;
 }
 
 int plot_check(const char *path, const char *opt, struct err *e)
 {
-	char tmp[4200], q[4200];
+	char tmp[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	int fd;
 	if (!terminal(path, e))
 		return -1;
-	if (strlen(path) > 4000 || strchr(path, '\n'))
-		return err_input(e, "%s: expected a writable path of at most 4000 bytes without line breaks, found \"%s\"",
+	if (strlen(path) > LIMIT_OUT_PATH || strchr(path, '\n'))
+		return err_input(e, "%s: expected a writable path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes without line breaks, found \"%s\"",
 				 opt, shown(q, sizeof q, path));
 	fd = open(tmp_name(tmp, sizeof tmp, path), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -95,11 +97,11 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 {
 	pid_t pid;
 	int status;
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 	if (fflush(f) != 0 || ferror(f)) {
 		fclose(f);
 		unlink(script);
-		return err_input(e, "%s: expected to write the plot script, found %s", script, strerror(errno));
+		return fsx_write_error(e, "plot", script, errno);
 	}
 	fclose(f);
 	pid = fork();
@@ -126,11 +128,8 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 		return err_input(e, "%s: expected gnuplot to draw the plot, found it failed (status %d)", shown(q, sizeof q, path),
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	}
-	if (rename(tmp, path) != 0) {
-		int err = errno;
-		unlink(tmp);
-		return err_input(e, "%s: expected to put the plot in place, found %s", shown(q, sizeof q, path), strerror(err));
-	}
+	if (fsx_commit(tmp, path) != 0)
+		return fsx_write_error(e, "plot", path, errno);
 	return 0;
 }
 
@@ -141,7 +140,7 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 static FILE *open_script(const char *path, char *script, size_t ssize, char *tmp, size_t tsize, struct err *e)
 {
 	const char *term = terminal(path, e);
-	char t[8400], q[4200];
+	char t[2 * LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	int fd;
 	FILE *f;
 	if (!term)
@@ -163,7 +162,7 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 		  const struct run_opts *o, struct err *e)
 {
 	const struct arch *a = &cfg->arch;
-	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
+	char script[64], tmp[LIMIT_PATH_BUF], name[CFG_STR_MAX * 2], t[200];
 	double peak = 2 * arch_peak_macs_per_s(a) / 1e12, bw = arch_hbm_bytes_per_s(a) / 1e12;
 	double eb = array_elem_bytes(a->array.dtype), ridge = peak / bw;
 	double add_i = 1.0 / (3 * eb), mm_i = 2.0 * 8192 / (3 * eb), xmin = add_i / 4, xmax = fmax(mm_i, ridge) * 4;
@@ -210,7 +209,7 @@ int plot_cycles(const char *path, const struct config *cfg, const struct workloa
 		struct err *e)
 {
 	const char *const *colours = cat_colours;
-	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200], an[CFG_STR_MAX * 2];
+	char script[64], tmp[LIMIT_PATH_BUF], name[CFG_STR_MAX * 2], t[200], an[CFG_STR_MAX * 2];
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
@@ -262,7 +261,7 @@ int plot_compare(const char *path, const struct config *cfg, const struct worklo
 	static const char *const stays[3] = { "B stays", "C stays", "A stays" };
 	const struct arch *a = &cfg->arch;
 	const struct result *base = &c->runs[c->base].total;
-	char script[64], tmp[4200], name[CFG_STR_MAX * 2], t[200];
+	char script[64], tmp[LIMIT_PATH_BUF], name[CFG_STR_MAX * 2], t[200];
 	double en[COMPARE_MAX], part[COMPARE_MAX][EN_N], top[2] = { 1, 1 };
 	const char *bname = array_dataflow_names[c->df[c->base]];
 	FILE *f;
@@ -365,7 +364,7 @@ static void put_xrange(FILE *f, const struct plot_lines *c)
 int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 {
 	static const int points[6] = { 7, 5, 9, 11, 13, 15 };   /* disc, square, triangles, diamond, pentagon */
-	char script[64], tmp[4200], s[600];
+	char script[64], tmp[LIMIT_PATH_BUF], s[600];
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
@@ -404,7 +403,7 @@ int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 
 int plot_heatmap(const char *path, const struct plot_heatmap *h, struct err *e)
 {
-	char script[64], tmp[4200], s[600];
+	char script[64], tmp[LIMIT_PATH_BUF], s[600];
 	bool labels = h->nx * h->ny <= 144;
 	FILE *f;
 
@@ -473,7 +472,7 @@ static void put_range(FILE *f, const char *axis, const struct plot_pareto *p, bo
 
 int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 {
-	char script[64], tmp[4200], s[600];
+	char script[64], tmp[LIMIT_PATH_BUF], s[600];
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsx.h"
 #include "tpusim.h"
 
 void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m)
@@ -459,15 +460,15 @@ static void pause_at(const char *step)
 /* An input error "<path>: <what>, found <strerror(err)>", the path quoted. */
 static int path_err(struct err *e, const char *path, const char *what, int err)
 {
-	char q[4200];
-	return err_input(e, "%s: %s, found %s", err_quote(q, sizeof q, path, 4096), what, strerror(err));
+	char q[LIMIT_QUOTE_BUF];
+	return err_input(e, "%s: %s, found %s", err_quote(q, sizeof q, path, LIMIT_PATH), what, strerror(err));
 }
 
 /* Writes fn's text to name in the directory dfd (a new file, mode 0644). */
 static int write_file(int dfd, const char *dir, const char *name, void (*fn)(FILE *, const struct report_ctx *),
 		      const struct report_ctx *c, struct err *e)
 {
-	char path[4200];
+	char path[LIMIT_PATH_BUF];
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	FILE *f;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -481,34 +482,7 @@ static int write_file(int dfd, const char *dir, const char *name, void (*fn)(FIL
 	}
 	fn(f, c);
 	if (ferror(f) | (fclose(f) != 0))
-		return path_err(e, path, "expected to write the report", errno ? errno : EIO);
-	return 0;
-}
-
-/* mkdir -p: makes path and its missing parents; *made says whether path itself was made. */
-static int make_dirs(char *path, bool *made)
-{
-	struct stat st;
-	*made = false;
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/' || p[-1] == '/')
-			continue;
-		*p = '\0';
-		int rc = mkdir(path, 0755);
-		*p = '/';
-		if (rc != 0 && errno != EEXIST)
-			return -1;
-	}
-	if (mkdir(path, 0755) == 0)
-		*made = true;
-	else if (errno != EEXIST)
-		return -1;
-	if (stat(path, &st) != 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
+		return fsx_write_error(e, "-o", path, errno);
 	return 0;
 }
 
@@ -602,7 +576,7 @@ static void cleanup(int tfd)
  */
 static int new_gen(const char *meta, int tfd, char *name, size_t size)
 {
-	char path[4200];
+	char path[LIMIT_PATH_BUF];
 	for (int tries = 0; tries < 100; tries++) {
 		struct stat st;
 		int gfd;
@@ -632,7 +606,7 @@ static int new_gen(const char *meta, int tfd, char *name, size_t size)
  */
 static int put_links(int gfd, int dfd, const char *dir, struct err *e)
 {
-	char target[2][64], path[4200];
+	char target[2][64], path[LIMIT_PATH_BUF];
 	bool ok[2];
 	for (int i = 0; i < 2; i++) {
 		snprintf(target[i], sizeof target[i], REPORT_META "/" REPORT_CURRENT "/%s", report_names[i]);
@@ -668,13 +642,13 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 
 	if (!*dir)
 		return err_input(e, "-o: expected a directory path, found \"\"");
-	if (strlen(dir) > 4000)
-		return err_input(e, "-o: expected a directory path of at most 4000 bytes, found %zu", strlen(dir));
+	if (strlen(dir) > LIMIT_OUT_PATH)
+		return err_input(e, "-o: expected a directory path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(dir));
 	snprintf(path, sizeof path, "%s", dir);
-	if (make_dirs(path, &made_dir) != 0) {
+	if (fsx_mkdirs(path, &made_dir) != 0) {
 		if (errno == ENOTDIR && stat(dir, &st) == 0)
 			return err_input(e, "%s: expected a directory for the reports, found a file",
-					 err_quote(meta, sizeof meta, dir, 4096));
+					 err_quote(meta, sizeof meta, dir, LIMIT_PATH));
 		return path_err(e, dir, "expected a directory that can be created", errno);
 	}
 	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
@@ -687,7 +661,7 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 			snprintf(path, sizeof path, "%s/%s", dir, name);
 			err_input(e, "%s: expected a file or nothing there, found a directory",
-				  err_quote(meta, sizeof meta, path, 4096));
+				  err_quote(meta, sizeof meta, path, LIMIT_PATH));
 			goto out;
 		}
 	}
@@ -734,7 +708,7 @@ int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 		int err = errno;
 		if (err == EPERM || err == EOPNOTSUPP)
 			err_input(e, "%s: expected a file system that supports symbolic links (the reports are links), found %s",
-				  err_quote(path, sizeof path, dir, 4096), strerror(err));
+				  err_quote(path, sizeof path, dir, LIMIT_PATH), strerror(err));
 		else
 			path_err(e, meta, "expected to link the report", err);
 		goto out;

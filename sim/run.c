@@ -52,8 +52,8 @@ int run_check_limits(const struct config *cfg, const char *file, int model, int6
 			      "use --model analytic, a bigger array, or raise sim.max_folds", (long long)max,
 				 shown(found, sizeof found, folds));
 	if (cycles > RUN_MAX_EST_CYCLES)
-		return err_at(e, whole, NULL, "expected a workload that takes at most 2^58 cycles by the closed form (room "
-			      "for the cycle model's stalls within the 2^62 a run counts), found %s; use a bigger array, "
+		return err_at(e, whole, NULL, "expected a workload that takes at most 2^" LIMIT_STR(RUN_MAX_EST_CYCLES_LOG2) " cycles by the closed form "
+			      "(room for the cycle model's stalls within the 2^" LIMIT_STR(RUN_MAX_CYCLES_LOG2) " a run counts), found %s; use a bigger array, "
 			      "more bandwidth or a smaller workload", shown(found, sizeof found, cycles));
 	return 0;
 }
@@ -101,12 +101,12 @@ struct frun {
 static int file_values(const struct layer_file *f, int dtype, const double *v, int64_t rows, int64_t cols,
 		       const char *key, struct err *e)
 {
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 	for (int64_t i = 0; i < rows * cols; i++)
 		if (!func_representable(dtype, v[i]))
 			return err_at(e, f->at, key, "expected values representable in %s (array.dtype), found %.17g at [%lld][%lld] "
 				      "in \"%s\"", array_dtype_names[dtype], v[i], (long long)(i / cols), (long long)(i % cols),
-				      err_quote(q, sizeof q, f->path, 4096));
+				      err_quote(q, sizeof q, f->path, LIMIT_PATH));
 	return 0;
 }
 
@@ -119,7 +119,7 @@ static int op_operands(const struct frun *fr, const struct op *op, size_t i, dou
 	func_random(dt, seed + 1, b, op->k * op->n);
 	for (size_t k = 0; k < fr->w->nfiles; k++) {
 		const struct layer_file *f = &fr->w->files[k];
-		char key[64], q[4200];
+		char key[64], q[LIMIT_QUOTE_BUF];
 		double *v;
 		int64_t rows, cols, want_r = f->operand ? op->k : op->m, want_c = f->operand ? op->n : op->k;
 		if (f->layer != op->layer)
@@ -133,7 +133,7 @@ static int op_operands(const struct frun *fr, const struct op *op, size_t i, dou
 			free(v);
 			return err_at(e, f->at, key, "expected a %lld x %lld array (%s of the layer's GEMM), found %lld x %lld in "
 				      "\"%s\"", (long long)want_r, (long long)want_c, f->operand ? "K x N" : "M x K",
-				      (long long)rows, (long long)cols, err_quote(q, sizeof q, f->path, 4096));
+				      (long long)rows, (long long)cols, err_quote(q, sizeof q, f->path, LIMIT_PATH));
 		}
 		if (file_values(f, dt, v, rows, cols, key, e) < 0) {
 			free(v);
@@ -281,7 +281,7 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 	if ((amax && !(a = malloc((size_t)amax * sizeof *a))) || (bmax && !(b = malloc((size_t)bmax * sizeof *b))))
 		goto nomem;
 	if (o->vcd) {
-		char path[4200];
+		char path[LIMIT_PATH_BUF];
 		int64_t bytes;
 		snprintf(path, sizeof path, "%s.vcd", o->vcd);
 		if (!(fr.vcd = func_vcd_open(cfg, o->dataflow, path, e)))
@@ -367,7 +367,7 @@ static int add_result(const struct workload *w, const struct op *op, const struc
 	/* The engine's stalls past the margin: refused when seen, never summed past int64. */
 	if (r->cycles > RUN_MAX_CYCLES - out->total.cycles)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL,
-			      "expected a workload that takes at most 2^62 cycles in all, found more");
+			      "expected a workload that takes at most 2^" LIMIT_STR(RUN_MAX_CYCLES_LOG2) " cycles in all, found more");
 	result_add(&out->layers[op->layer], r);
 	result_add(&out->total, r);
 	return 0;

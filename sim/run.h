@@ -12,6 +12,7 @@
 
 #include "analytic.h"
 #include "config.h"
+#include "limit.h"
 #include "lower.h"
 #include "plan.h"
 #include "workload.h"
@@ -39,8 +40,6 @@ extern const char *const run_model_names[];     /* "analytic", "cycle", "functio
  *     INT64_MAX (scw.h).
  * Each op is also held to ANALYTIC_MAX_CYCLES by the closed form (analytic.h).
  */
-#define RUN_MAX_CYCLES (INT64_C(1) << 62)       /* so that every sum of a run's counts fits in int64 */
-#define RUN_MAX_EST_CYCLES (INT64_C(1) << 58)   /* RUN_MAX_CYCLES / 16 */
 
 /* The functional model's operands when none is given: the command line's --seed and the library's "seed" default. */
 #define RUN_DEFAULT_SEED 1
@@ -127,8 +126,6 @@ void run_release(struct run *r);
 int run_on_plan(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
 		struct err *e);
 
-/* A chip's cycle run (chip.prefetch_across_ops) gives the engine at most this many ops' parts (ops x arrays) a pass. */
-#define RUN_KEEP_PLANS 65536
 
 /* The cycle model's work on plan p: engine_op_folds over every op's parts, saturating at INT64_MAX. O(ops). */
 int64_t run_plan_folds(const struct plan *p);

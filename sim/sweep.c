@@ -20,6 +20,7 @@
 #include "api.h"
 #include "cfg.h"
 #include "config.h"
+#include "fsx.h"
 #include "opcache.h"
 #include "report.h"
 #include "tpusim.h"
@@ -44,34 +45,15 @@ static struct pos item_pos(const struct sweep *sw, const char *key, int i)
 /* The whole file at path (owned), its length in *len, or NULL with e set at `at`. */
 static char *slurp(const char *path, size_t *len, struct pos at, const char *key, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL, q[4200];
-	size_t cap = 0, n = 0;
-	if (!f) {
-		err_at(e, at, key, "expected a readable file, found \"%s\" (%s)", err_quote(q, sizeof q, path, 4096),
+	char *buf, q[LIMIT_QUOTE_BUF];
+	if (fsx_read(path, YDOC_MAX_BYTES, &buf, len) == 0)
+		return buf;
+	if (errno == ENOMEM)
+		err_nomem(e, path);
+	else
+		err_at(e, at, key, "expected a readable file, found \"%s\" (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
 		       strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = 2 * cap + 8192);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				err_nomem(e, path);
-				return NULL;
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + n, 1, 4096, f);
-		n += got;
-		if (got < 4096)
-			break;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*len = n;
-	return buf;
+	return NULL;
 }
 
 static int file_list(const struct ynode *n, const char *key, const char **out, int max, int *count, struct err *e)
@@ -366,22 +348,13 @@ static int point_request(const struct sweep *sw, size_t p, struct sim_request *r
 			char *end;
 			errno = 0;
 			long long b = strtoll(v, &end, 10);
-			if (a->quoted[vidx[i]] || !(*v >= '0' && *v <= '9') || *end || errno || b < 1 || b > (1 << 20))
-				return err_at(e, at, k, "expected an integer in [1, 1048576], found \"%s\"",
+			if (a->quoted[vidx[i]] || !(*v >= '0' && *v <= '9') || *end || errno || b < 1 || b > LIMIT_BATCH)
+				return err_at(e, at, k, "expected an integer in [1, " LIMIT_STR(LIMIT_BATCH) "], found \"%s\"",
 					      err_quote(q, sizeof q, v, 60));
 			rq->batch = b;
 		}
 	}
 	return 0;
-}
-
-static void fnv(uint64_t *h, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	for (size_t i = 0; i < n; i++) {
-		*h ^= p[i];
-		*h *= 0x100000001b3ULL;
-	}
 }
 
 void sweep_hash_text(uint64_t h, char out[17])
@@ -403,14 +376,14 @@ static int point_hash(const struct sweep *sw, const struct sim *s, const struct 
 		free(text);
 		return err_nomem(e, NULL);
 	}
-	*h = 0xcbf29ce484222325ULL;
+	*h = FSX_FNV_INIT;
 	snprintf(line, sizeof line, "tpusim %s\n", TPUSIM_VERSION);
-	fnv(h, line, strlen(line) + 1);
-	fnv(h, text, len + 1);
-	fnv(h, sw->wtext[widx], sw->wlen[widx]);
+	*h = fsx_fnv(*h, line, strlen(line) + 1);
+	*h = fsx_fnv(*h, text, len + 1);
+	*h = fsx_fnv(*h, sw->wtext[widx], sw->wlen[widx]);
 	snprintf(line, sizeof line, "\nmodel %s dataflow %s batch %lld\n", run_model_names[rq->model],
 		 array_dataflow_names[s->opts.dataflow], (long long)rq->batch);
-	fnv(h, line, strlen(line) + 1);
+	*h = fsx_fnv(*h, line, strlen(line) + 1);
 	free(text);
 	return 0;
 }
@@ -454,9 +427,9 @@ static int load(struct sweep *sw, const char *path, const char *base, size_t fir
 			goto fail;
 		/* A file that is not there, said at its place in the spec (a preset's name is found by the config loader). */
 		if (strchr(sw->configs[i], '/') && stat(sw->cpath[i], &st) != 0) {
-			char q[4200];
+			char q[LIMIT_QUOTE_BUF];
 			err_at(e, item_pos(sw, "configs", i), k, "expected a readable file, found \"%s\" (%s)",
-			       err_quote(q, sizeof q, sw->cpath[i], 4096), strerror(errno));
+			       err_quote(q, sizeof q, sw->cpath[i], LIMIT_PATH), strerror(errno));
 			goto fail;
 		}
 	}
@@ -530,54 +503,6 @@ void sweep_release(struct sweep *sw)
 
 /* ---- running ---- */
 
-/* This host's name as it appears in temporary file names: [A-Za-z0-9._-], at most 64 bytes. */
-static const char *host_tag(void)
-{
-	static char tag[65];
-	if (!tag[0]) {
-		char h[256] = "";
-		if (gethostname(h, sizeof h - 1) != 0 || !h[0])
-			snprintf(h, sizeof h, "localhost");
-		for (size_t i = 0; h[i] && i < sizeof tag - 1; i++) {
-			char c = h[i];
-			tag[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-				 c == '-' || c == '_' ? c : '_';
-		}
-	}
-	return tag;
-}
-
-/*
- * Writes text to path through a temporary file in the same directory, named
- * ".<name>.tmp.<host>.<pid>" (unique among the processes of all hosts that
- * share the directory), and a rename.
- */
-static int write_atomic(const char *path, const char *text, size_t len)
-{
-	char tmp[4400];
-	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-	int fd;
-	snprintf(tmp, sizeof tmp, "%.*s.%s.tmp.%s.%ld", (int)(name - path), path, name, host_tag(), (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		return -1;
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			close(fd);
-			unlink(tmp);
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
 enum { P_MISSING, P_OK, P_FAILED };
 
 /* The numbers of the csv, as text, from a point's summary.json. */
@@ -598,7 +523,7 @@ static int total_num(const struct ynode *t, const char *key, char *out, size_t s
 /* Reads point p's file: P_OK (row filled), P_FAILED (row->err), or P_MISSING. */
 static int point_read(const char *dir, uint64_t h, struct point_row *row)
 {
-	char path[4300], stem[17], *text;
+	char path[LIMIT_PATH_BUF], stem[17], *text;
 	size_t len;
 	struct err e = { 0 };
 	struct pos none = { "", 0, 0 };
@@ -643,7 +568,7 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 	struct sim_request rq;
 	struct sim *s = calloc(1, sizeof *s);
 	struct err e = { 0 };
-	char path[4300], stem[17], *text = NULL;
+	char path[LIMIT_PATH_BUF], stem[17], *text = NULL;
 	int widx, rc;
 	sweep_hash_text(sw->hash[p], stem);
 	if (!s)
@@ -657,7 +582,7 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 	free(s);
 	if (text) {
 		snprintf(path, sizeof path, "%s/points/%s.json", dir, stem);
-		rc = write_atomic(path, text, strlen(text)) < 0 ? -1 : P_OK;
+		rc = fsx_write_atomic(path, text, strlen(text)) < 0 ? -1 : P_OK;
 		free(text);
 		return rc;
 	}
@@ -667,7 +592,7 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 	size_t n = strlen(e.msg);
 	e.msg[n < ERR_MSG_MAX - 1 ? n : ERR_MSG_MAX - 2] = '\n';
 	snprintf(path, sizeof path, "%s/points/%s.err", dir, stem);
-	return write_atomic(path, e.msg, strlen(e.msg)) < 0 ? -1 : P_FAILED;
+	return fsx_write_atomic(path, e.msg, strlen(e.msg)) < 0 ? -1 : P_FAILED;
 }
 
 /* What a worker tells the sweep: it starts a point, or has finished one (ok or failed). */
@@ -734,7 +659,7 @@ static void csv_field(FILE *f, const char *s, bool last)
 /* Writes DIR/sweep.csv; each point's P_ status in st (NULL, or npoints entries). */
 static int write_csv(const struct sweep *sw, const char *dir, unsigned char *st_out, struct err *e)
 {
-	char *text = NULL, path[4300], q[4200];
+	char *text = NULL, path[LIMIT_PATH_BUF];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	struct point_row *row = malloc(sizeof *row);
@@ -772,16 +697,16 @@ static int write_csv(const struct sweep *sw, const char *dir, unsigned char *st_
 		return err_nomem(e, NULL);
 	}
 	snprintf(path, sizeof path, "%s/sweep.csv", dir);
-	int rc = write_atomic(path, text, len);
+	int rc = fsx_write_atomic(path, text, len);
 	free(text);
 	if (rc < 0)
-		return err_sim(e, "-o: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096), strerror(errno));
+		return fsx_write_error(e, "-o", path, errno);
 	return 0;
 }
 
 static int make_dir(const char *path, struct err *e)
 {
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 	errno = 0;
 	if (mkdir(path, 0755) == 0 || errno == EEXIST) {
 		struct stat st;
@@ -789,62 +714,38 @@ static int make_dir(const char *path, struct err *e)
 			return 0;
 	}
 	return err_input(e, "-o: expected a directory that can be created and written, found \"%s\" (%s)",
-			 err_quote(q, sizeof q, path, 4096), strerror(errno ? errno : ENOTDIR));
-}
-
-/*
- * Removes from dir the temporary files of this host's writers that are no
- * longer running (a sweep killed mid-write); other hosts' are left alone.
- */
-static void clean_tmp(const char *dir)
-{
-	DIR *d = opendir(dir);
-	size_t hl = strlen(host_tag());
-	for (struct dirent *de; d && (de = readdir(d));) {
-		const char *t = strstr(de->d_name, ".tmp."), *dot = strrchr(de->d_name, '.');
-		char *end, path[4400];
-		long pid;
-		if (de->d_name[0] != '.' || !t || dot != t + 5 + hl || strncmp(t + 5, host_tag(), hl))
-			continue;
-		pid = strtol(dot + 1, &end, 10);
-		if (*end || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
+			 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno ? errno : ENOTDIR));
 }
 
 /* Writes the record (see sweep.h) in dir. */
 static int record_write(const struct sweep *sw, const char *dir, struct err *e)
 {
-	char path[4300], cwd[4200], q[4200];
+	char path[LIMIT_PATH_BUF], cwd[LIMIT_PATH_BUF];
 	if (sw->base)
 		snprintf(cwd, sizeof cwd, "%s", sw->base);
 	else if (!getcwd(cwd, sizeof cwd - 1))
 		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
 	strcat(cwd, "\n");
 	snprintf(path, sizeof path, "%s/sweep.yaml", dir);
-	if (write_atomic(path, sw->text, sw->text_len) == 0) {
+	if (fsx_write_atomic(path, sw->text, sw->text_len) == 0) {
 		snprintf(path, sizeof path, "%s/sweep.cwd", dir);
-		if (write_atomic(path, cwd, strlen(cwd)) == 0)
+		if (fsx_write_atomic(path, cwd, strlen(cwd)) == 0)
 			return 0;
 	}
-	return err_sim(e, "-o: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096), strerror(errno));
+	return fsx_write_error(e, "-o", path, errno);
 }
 
 /* Creates dir and dir/points, then writes the record. */
 static int dir_prepare(const struct sweep *sw, const char *dir, struct err *e)
 {
-	char pdir[4300];
-	if (strlen(dir) > 4000)
-		return err_input(e, "-o: expected a path of at most 4000 bytes, found %zu", strlen(dir));
+	char pdir[LIMIT_PATH_BUF];
+	if (strlen(dir) > LIMIT_OUT_PATH)
+		return err_input(e, "-o: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(dir));
 	snprintf(pdir, sizeof pdir, "%s/points", dir);
 	if (make_dir(dir, e) < 0 || make_dir(pdir, e) < 0 || record_write(sw, dir, e) < 0)
 		return -1;
-	clean_tmp(dir);
-	clean_tmp(pdir);
+	fsx_clean_tmp(dir);
+	fsx_clean_tmp(pdir);
 	return 0;
 }
 
@@ -952,7 +853,7 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 		}
 		for (int w = 0; w < nw && !dead; w++) {
 			size_t p = (size_t)running[w];
-			char path[4300], msg[200];
+			char path[LIMIT_PATH_BUF], msg[200];
 			if (!killed[w])
 				continue;
 			/* The point that was running: failed, unless its file made it before the signal. */
@@ -961,7 +862,7 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 					 killed[w], strsignal(killed[w]));
 				sweep_hash_text(sw->hash[p], stem);
 				snprintf(path, sizeof path, "%s/points/%s.err", dir, stem);
-				if (write_atomic(path, msg, strlen(msg)) < 0) {
+				if (fsx_write_atomic(path, msg, strlen(msg)) < 0) {
 					dead++;
 					break;
 				}
@@ -1050,7 +951,7 @@ static void sh_shown(FILE *f, const char *s)
 /* dir + "/" + name, shown (see sh_shown). */
 static void sh_shown_in(FILE *f, const char *dir, const char *name)
 {
-	char p[4400];
+	char p[LIMIT_PATH_BUF];
 	snprintf(p, sizeof p, "%s/%s", dir, name);
 	sh_shown(f, p);
 }
@@ -1058,7 +959,7 @@ static void sh_shown_in(FILE *f, const char *dir, const char *name)
 /* A job's command up to its range of points: '<exe>' sweep '<dir>/sweep.yaml' -o '<dir>' --points */
 static void job_command(FILE *f, const char *exe, const char *absdir, bool no_reuse)
 {
-	char spec[4400];
+	char spec[LIMIT_PATH_BUF];
 	snprintf(spec, sizeof spec, "%s/sweep.yaml", absdir);
 	sh_word(f, exe);
 	fputs(" sweep ", f);
@@ -1088,18 +989,18 @@ static int mtext_close(struct mtext *m, struct err *e)
 /* Whether Slurm can take dir in #SBATCH --output: the lines are split at blanks, and % starts a pattern. */
 static int slurm_path_check(const char *dir, struct err *e)
 {
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 	for (const char *c = dir; *c; c++)
 		if ((unsigned char)*c <= ' ' || *c == 0x7f || strchr("%\\\"'", *c))
 			return err_input(e, "-o: expected a directory Slurm can log under (no blanks, quotes, %% or \\ in its "
-					 "absolute path), found \"%s\"", err_quote(q, sizeof q, dir, 4096));
+					 "absolute path), found \"%s\"", err_quote(q, sizeof q, dir, LIMIT_PATH));
 	return 0;
 }
 
 int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine, size_t chunk, char **howto,
 	       struct err *e)
 {
-	char absdir[4200], exe[4200], cwd[4200], path[4400], q[4200];
+	char absdir[LIMIT_PATH_BUF], exe[LIMIT_PATH_BUF], cwd[LIMIT_PATH_BUF], path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	struct mtext job = { 0 }, how = { 0 };
 	ssize_t n;
 	size_t nchunks, last = sw->npoints - 1;
@@ -1126,9 +1027,9 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 		return -1;
 	if (dir_prepare(sw, dir, e) < 0)
 		return -1;
-	if (!realpath(dir, absdir) || strlen(absdir) > 4000)
-		return err_input(e, "-o: expected a directory with an absolute path of at most 4000 bytes, found \"%s\" "
-				 "(%s)", err_quote(q, sizeof q, dir, 4096), strerror(errno ? errno : ENAMETOOLONG));
+	if (!realpath(dir, absdir) || strlen(absdir) > LIMIT_OUT_PATH)
+		return err_input(e, "-o: expected a directory with an absolute path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found \"%s\" "
+				 "(%s)", err_quote(q, sizeof q, dir, LIMIT_PATH), strerror(errno ? errno : ENAMETOOLONG));
 	if (engine == SWEEP_SLURM) {
 		snprintf(path, sizeof path, "%s/logs", absdir);
 		if (slurm_path_check(absdir, e) < 0 || make_dir(path, e) < 0)
@@ -1163,10 +1064,10 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 	if (mtext_close(&job, e) < 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/%s", dir, engine == SWEEP_SLURM ? "sweep.sbatch" : "jobs.txt");
-	int rc = write_atomic(path, job.text, job.len);
+	int rc = fsx_write_atomic(path, job.text, job.len);
 	free(job.text);
 	if (rc < 0 || (engine == SWEEP_SLURM && chmod(path, 0755) < 0))
-		return err_sim(e, "-o: expected to write \"%s\", found %s", err_quote(q, sizeof q, path, 4096), strerror(errno));
+		return fsx_write_error(e, "-o", path, errno);
 
 	if (!(how.f = open_memstream(&how.text, &how.len)))
 		return err_nomem(e, NULL);
@@ -1210,19 +1111,19 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 
 int sweep_open(struct sweep *sw, const char *dir, struct err *e)
 {
-	char path[4300], q[4200], *cwd;
+	char path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], *cwd;
 	size_t len;
 	struct pos whole;
 	memset(sw, 0, sizeof *sw);
-	if (strlen(dir) > 4000)
-		return err_input(e, "--merge: expected a path of at most 4000 bytes, found %zu", strlen(dir));
+	if (strlen(dir) > LIMIT_OUT_PATH)
+		return err_input(e, "--merge: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(dir));
 	static const char *const names[] = { "sweep.cwd", "sweep.yaml" };
 	for (int i = 0; i < 2; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
 		if (access(path, R_OK) != 0)
 			return err_input(e, "--merge: expected a directory with a sweep's record (sweep.yaml and sweep.cwd, "
 					 "written by tpusim sweep -o DIR), found no \"%s\" (%s)",
-					 err_quote(q, sizeof q, path, 4096), strerror(errno));
+					 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
 	}
 	snprintf(path, sizeof path, "%s/sweep.cwd", dir);
 	whole = (struct pos){ path, 0, 0 };
@@ -1231,7 +1132,7 @@ int sweep_open(struct sweep *sw, const char *dir, struct err *e)
 	if (len && cwd[len - 1] == '\n')
 		cwd[--len] = 0;
 	if (cwd[0] != '/' || strlen(cwd) != len) {
-		err_at(e, whole, NULL, "expected an absolute directory, found \"%s\"", err_quote(q, sizeof q, cwd, 4096));
+		err_at(e, whole, NULL, "expected an absolute directory, found \"%s\"", err_quote(q, sizeof q, cwd, LIMIT_PATH));
 		free(cwd);
 		return -1;
 	}
@@ -1249,7 +1150,7 @@ int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *
 	struct mtext r = { 0 };
 	size_t nst[3] = { 0 }, listed = 0;
 	unsigned char *st;
-	char q[4200];
+	char q[LIMIT_QUOTE_BUF];
 
 	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
 	*report = NULL;
@@ -1262,7 +1163,7 @@ int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *
 	}
 	for (size_t p = 0; p < sw->npoints; p++)
 		nst[st[p]]++;
-	fprintf(r.f, "wrote %s/sweep.csv: %zu points, %zu ok, %zu failed, %zu missing\n", err_quote(q, sizeof q, dir, 4096),
+	fprintf(r.f, "wrote %s/sweep.csv: %zu points, %zu ok, %zu failed, %zu missing\n", err_quote(q, sizeof q, dir, LIMIT_PATH),
 		sw->npoints, nst[P_OK], nst[P_FAILED], nst[P_MISSING]);
 	if (nst[P_MISSING])
 		fputs("missing (index from 0, as the rows of sweep.csv: workload and axes, point file):\n", r.f);

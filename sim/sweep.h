@@ -57,15 +57,9 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "limit.h"
 
-#define SWEEP_MAX_AXES 32
-#define SWEEP_MAX_VALUES 4096
-#define SWEEP_MAX_WORKLOADS 256
-#define SWEEP_MAX_POINTS 1000000
-#define SWEEP_MAX_JOBS 64
 #define SWEEP_CHUNK_DEFAULT 10      /* points per emitted job, raised so that there are at most SWEEP_MAX_CHUNKS */
-#define SWEEP_MAX_CHUNKS 1000       /* jobs an emit makes unless --chunk-size says otherwise */
-#define SWEEP_SLURM_MAX_ARRAY 1001  /* Slurm's MaxArraySize by default (array indices 0..1000): more tasks get a note */
 #define SWEEP_MERGE_LIST 20         /* missing points sweep_merge lists one by one */
 
 enum sweep_axis_kind { SWEEP_CONFIG, SWEEP_DATAFLOW, SWEEP_MODEL, SWEEP_BATCH };

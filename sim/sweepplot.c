@@ -17,6 +17,7 @@
 
 #include "cfg.h"
 #include "config.h"
+#include "fsx.h"
 #include "plot.h"
 
 const char *const sweepplot_metric_names[SWEEPPLOT_NMETRICS] = { "cycles",    "utilization", "tops",
@@ -124,43 +125,6 @@ static int csv_record(struct csv *c, char **f, struct pos *at, int max, int *n, 
 	return 0;
 }
 
-/* The whole file at path (owned, NUL-terminated), its length in *len; NULL with errno set. */
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (n + 65536 + 1 > cap) {
-			char *nb = realloc(buf, cap = 2 * cap + 65536 + 1);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				errno = ENOMEM;
-				return NULL;
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + n, 1, 65536, f);
-		n += got;
-		if (got < 65536) {
-			int bad = ferror(f);
-			fclose(f);
-			if (bad) {
-				free(buf);
-				errno = EIO;
-				return NULL;
-			}
-			break;
-		}
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 static bool name_char(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
@@ -229,17 +193,17 @@ static int read_numbers(struct sweepplot_table *t, struct sweepplot_row *row, ch
 int sweepplot_read(struct sweepplot_table *t, const char *path, struct err *e)
 {
 	enum { MAXF = 1 + NTAIL + SWEEP_MAX_AXES + 1 };
-	char *f[MAXF], q[4200];
+	char *f[MAXF], q[LIMIT_QUOTE_BUF];
 	struct pos at[MAXF];
 	struct csv c;
 	size_t len, cap = 0;
 	int n, rc;
 
 	memset(t, 0, sizeof *t);
-	if (!(t->text = read_all(path, &len)))
+	if (fsx_read(path, SWEEPPLOT_MAX_CSV_BYTES, &t->text, &len) != 0)
 		return errno == ENOMEM ? err_nomem(e, path)
 				       : err_input(e, "%s: expected a sweep's table (tpusim sweep SPEC.yaml -o DIR writes "
-						   "DIR/sweep.csv), found none (%s)", err_quote(q, sizeof q, path, 4096),
+						   "DIR/sweep.csv), found none (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
 						   strerror(errno));
 	if (!(t->file = strdup(path))) {
 		sweepplot_release(t);
@@ -263,7 +227,7 @@ int sweepplot_read(struct sweepplot_table *t, const char *path, struct err *e)
 	if ((rc = csv_record(&c, f, at, MAXF, &n, e)) != 0) {
 		if (rc > 0)
 			err_input(e, "%s: expected a header line (workload, the axes, cycles, ..., status), found an empty file",
-				  err_quote(q, sizeof q, path, 4096));
+				  err_quote(q, sizeof q, path, LIMIT_PATH));
 		goto fail;
 	}
 	if (read_header(t, f, at, n, e) < 0)
@@ -781,8 +745,8 @@ static bool log10_axis(double lo, double hi)
 enum chart_kind { CH_LINES, CH_HEAT, CH_PARETO };
 
 struct drawing {
-	char tmpdir[4300];
-	char plots[4300];        /* where the files go: named in messages for the temporary directory */
+	char tmpdir[LIMIT_PATH_BUF];
+	char plots[LIMIT_PATH_BUF];        /* where the files go: named in messages for the temporary directory */
 	char **names;            /* the files drawn, in tmpdir */
 	size_t n, cap;
 	struct sweepplot_out *out;
@@ -1255,7 +1219,7 @@ static void clean_stale(const char *dir)
 	static const char pre[] = ".plots.tmp.";
 	DIR *dd = opendir(dir);
 	for (struct dirent *de; dd && (de = readdir(dd));) {
-		char *end, path[4400];
+		char *end, path[LIMIT_PATH_BUF];
 		long pid;
 		if (strncmp(de->d_name, pre, sizeof pre - 1))
 			continue;
@@ -1272,12 +1236,12 @@ static void clean_stale(const char *dir)
 /* Moves the drawn files into dir/plots: the directory itself when there is none yet. */
 static int move_in(struct drawing *d, const char *dir, struct sweepplot_out *o, struct err *e)
 {
-	char plots[4300], q[4200];
+	char plots[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	struct stat st;
 	snprintf(plots, sizeof plots, "%s/plots", dir);
 	if (stat(plots, &st) != 0) {
 		if (rename(d->tmpdir, plots) != 0)
-			return err_input(e, "%s: expected to put the plots in place, found %s", err_quote(q, sizeof q, plots, 4096),
+			return err_input(e, "%s: expected to put the plots in place, found %s", err_quote(q, sizeof q, plots, LIMIT_PATH),
 					 strerror(errno));
 	} else {
 		for (size_t k = 0; k < d->n; k++) {
@@ -1286,7 +1250,7 @@ static int move_in(struct drawing *d, const char *dir, struct sweepplot_out *o, 
 			snprintf(to, sizeof to, "%s/%s", plots, d->names[k]);
 			if (rename(from, to) != 0)
 				return err_input(e, "%s: expected to put the plot in place, found %s",
-						 err_quote(q, sizeof q, to, 4096), strerror(errno));
+						 err_quote(q, sizeof q, to, LIMIT_PATH), strerror(errno));
 		}
 		rmdir(d->tmpdir);
 	}
@@ -1324,25 +1288,25 @@ int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e)
 	struct view v = { 0 };
 	struct bufs b = { 0 };
 	struct drawing d = { 0 };
-	char csv[4300], q[4200], plots[4300];
+	char csv[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], plots[LIMIT_PATH_BUF];
 	struct stat st;
 	int rc = -1;
 
 	memset(o, 0, sizeof *o);
-	if (strlen(dir) > 3000)
-		return err_input(e, "--plot: expected a directory path of at most 3000 bytes, found %zu", strlen(dir));
+	if (strlen(dir) > LIMIT_OUT_DIR)
+		return err_input(e, "--plot: expected a directory path of at most " LIMIT_STR(LIMIT_OUT_DIR) " bytes, found %zu", strlen(dir));
 	snprintf(csv, sizeof csv, "%s/sweep.csv", dir);
 	if (sweepplot_read(&t, csv, e) < 0)
 		return -1;
 	if (!t.nok) {
 		err_input(e, "%s: expected at least one row with status ok, found none in %zu row%s",
-			  err_quote(q, sizeof q, csv, 4096), t.nrows, t.nrows == 1 ? "" : "s");
+			  err_quote(q, sizeof q, csv, LIMIT_PATH), t.nrows, t.nrows == 1 ? "" : "s");
 		sweepplot_release(&t);
 		return -1;
 	}
 	snprintf(plots, sizeof plots, "%s/plots", dir);
 	if (stat(plots, &st) == 0 && !S_ISDIR(st.st_mode)) {
-		err_input(e, "%s: expected a directory for the plots, found a file", err_quote(q, sizeof q, plots, 4096));
+		err_input(e, "%s: expected a directory for the plots, found a file", err_quote(q, sizeof q, plots, LIMIT_PATH));
 		sweepplot_release(&t);
 		return -1;
 	}
@@ -1352,7 +1316,7 @@ int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e)
 		while (t.rows[r].ok)
 			r++;
 		if (note(o, e, "skipped %zu of %zu rows whose status is not ok (the first: %s:%ld: %s)", t.nrows - t.nok,
-			 t.nrows, err_quote(q, sizeof q, csv, 4096), t.rows[r].line, err_quote(shown_st, sizeof shown_st, t.rows[r].status, 200)) < 0) {
+			 t.nrows, err_quote(q, sizeof q, csv, LIMIT_PATH), t.rows[r].line, err_quote(shown_st, sizeof shown_st, t.rows[r].status, 200)) < 0) {
 			sweepplot_out_release(o);
 			sweepplot_release(&t);
 			return -1;
@@ -1367,7 +1331,7 @@ int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e)
 	snprintf(d.tmpdir, sizeof d.tmpdir, "%s/.plots.tmp.%ld", dir, (long)getpid());
 	snprintf(d.plots, sizeof d.plots, "%s/plots", dir);
 	if (mkdir(d.tmpdir, 0755) != 0) {
-		err_input(e, "%s: expected a directory that can be written, found %s", err_quote(q, sizeof q, dir, 4096),
+		err_input(e, "%s: expected a directory that can be written, found %s", err_quote(q, sizeof q, dir, LIMIT_PATH),
 			  strerror(errno));
 		goto done;
 	}

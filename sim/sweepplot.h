@@ -44,11 +44,10 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "limit.h"
 #include "sweep.h"
 
 #define SWEEPPLOT_NMETRICS 6
-#define SWEEPPLOT_MAX_HEATMAPS 8     /* heatmap files per format: the first workload x dataflow pairs */
-#define SWEEPPLOT_MAX_CELLS 64       /* values along each axis of a heatmap */
 
 enum sweepplot_metric {
 	SWEEPPLOT_CYCLES,

@@ -1,7 +1,10 @@
 /*
  * trace.h - the cycle engine's events as a file (an event trace), every
  * off-chip request as a DRAM simulator's trace, and reading event traces back.
- * The only module that includes <zlib.h>; every zlib return is checked.
+ * The only module that uses zlib: trace_gz.c (the compressed byte streams,
+ * the one includer of <zlib.h>, checking every zlib return), trace_write.c
+ * (the writers) and trace_read.c (the reader and its printing), sharing
+ * trace_gz.h and trace_fmt.h. The limits of the format are in limit.h.
  *
  * Files. A path that ends in ".gz" is written as one gzip stream (zlib,
  * deflate level 1); any other path gets the same bytes uncompressed. Readers

@@ -248,7 +248,7 @@ static int failure(const vcd *v, struct err *e)
 	if (v->err == EOVERFLOW)
 		return err_sim(e, "%s: expected a run of at most %lld cycles at %g GHz (times in picoseconds fit "
 			       "64 bits), found a longer one", q, (long long)v->last, v->clock_ghz);
-	return err_sim(e, "%s: expected to write the trace, found %s", q, strerror(v->err));
+	return fsx_write_error(e, "--vcd", v->path, v->err);
 }
 
 int vcd_flush(vcd *v, int64_t cycle, struct err *e)

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fsx.h"
+#include "limit.h"
 #include "ydoc.h"
 
 const char *const layer_type_names[] = {
@@ -24,14 +26,12 @@ static const char *const pool_names[] = { "max", "avg", NULL };
 /*
  * The limits of every number a workload gives, whichever format it comes in:
  * the YAML key tables below and the SCALE-Sim column tables further down both
- * take their ranges from here, and cfg_parse checks them all.
+ * take their ranges from WORKLOAD_DIM_MAX and WORKLOAD_COUNT_MAX (limit.h), and
+ * cfg_parse checks them all.
  */
-#define DIM_MAX 1099511627776.0     /* 2^40: any one dimension */
-#define COUNT_MAX 1e9               /* instances of a layer: repeat, groups, a DP row's channels */
-
 #define F(x) offsetof(struct layer, x)
-#define KEY_INT(n, def, lo, doc) { #n, CFG_INT, F(n), "", def, lo, DIM_MAX, NULL, doc }
-#define KEY_COUNT(n, def, doc) { #n, CFG_INT, F(n), "", def, 1, COUNT_MAX, NULL, doc }
+#define KEY_INT(n, def, lo, doc) { #n, CFG_INT, F(n), "", def, lo, WORKLOAD_DIM_MAX, NULL, doc }
+#define KEY_COUNT(n, def, doc) { #n, CFG_INT, F(n), "", def, 1, WORKLOAD_COUNT_MAX, NULL, doc }
 
 static const struct cfg_key common_keys[] = {
 	{ "name", CFG_STR, F(name), "", NULL, 0, 0, NULL, "layer name, shown in reports" },
@@ -165,24 +165,24 @@ static const struct ignored_key {
  * channels are its repeat count, so they take repeat's limit.
  */
 static const struct cfg_key csv_conv_cols[] = {
-	{ "ifmap_height", CFG_INT, F(in_h), "", NULL, 1, DIM_MAX, NULL, "IFMAP Height" },
-	{ "ifmap_width", CFG_INT, F(in_w), "", NULL, 1, DIM_MAX, NULL, "IFMAP Width" },
-	{ "filter_height", CFG_INT, F(kernel_h), "", NULL, 1, DIM_MAX, NULL, "Filter Height" },
-	{ "filter_width", CFG_INT, F(kernel_w), "", NULL, 1, DIM_MAX, NULL, "Filter Width" },
-	{ "channels", CFG_INT, F(in_c), "", NULL, 1, DIM_MAX, NULL, "Channels" },
-	{ "num_filter", CFG_INT, F(out_c), "", NULL, 1, DIM_MAX, NULL, "Num Filter" },
-	{ "strides", CFG_INT, F(stride), "", NULL, 1, DIM_MAX, NULL, "Strides" },
-	{ "stride_width", CFG_INT, F(kernel), "", NULL, 1, DIM_MAX, NULL, "a ninth column: the width's stride" },
-	{ "channels", CFG_INT, F(repeat), "", NULL, 1, COUNT_MAX, NULL, "Channels of a DP row: its repeat count" },
+	{ "ifmap_height", CFG_INT, F(in_h), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "IFMAP Height" },
+	{ "ifmap_width", CFG_INT, F(in_w), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "IFMAP Width" },
+	{ "filter_height", CFG_INT, F(kernel_h), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "Filter Height" },
+	{ "filter_width", CFG_INT, F(kernel_w), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "Filter Width" },
+	{ "channels", CFG_INT, F(in_c), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "Channels" },
+	{ "num_filter", CFG_INT, F(out_c), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "Num Filter" },
+	{ "strides", CFG_INT, F(stride), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "Strides" },
+	{ "stride_width", CFG_INT, F(kernel), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "a ninth column: the width's stride" },
+	{ "channels", CFG_INT, F(repeat), "", NULL, 1, WORKLOAD_COUNT_MAX, NULL, "Channels of a DP row: its repeat count" },
 	CFG_END
 };
 #define CSV_DP_CHANNELS 8           /* the row of csv_conv_cols for a DP row's channels */
 static const char *const csv_conv_keys[] = { "in_h", "in_w", "kernel_h", "kernel_w", "in_c", "out_c", "stride" };
 
 static const struct cfg_key csv_gemm_cols[] = {
-	{ "m", CFG_INT, F(m), "", NULL, 1, DIM_MAX, NULL, "M" },
-	{ "n", CFG_INT, F(n), "", NULL, 1, DIM_MAX, NULL, "N" },
-	{ "k", CFG_INT, F(k), "", NULL, 1, DIM_MAX, NULL, "K" },
+	{ "m", CFG_INT, F(m), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "M" },
+	{ "n", CFG_INT, F(n), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "N" },
+	{ "k", CFG_INT, F(k), "", NULL, 1, WORKLOAD_DIM_MAX, NULL, "K" },
 	CFG_END
 };
 #undef F
@@ -235,7 +235,7 @@ static const struct cfg_schema *list_schema(void)
 
 static const struct cfg_key top_keys[] = {
 	{ "name", CFG_STR, offsetof(struct workload, name), "", "workload", 0, 0, NULL, "network name" },
-	{ "batch", CFG_INT, offsetof(struct workload, batch), "", "1", 1, 1 << 20, NULL, "samples per inference" },
+	{ "batch", CFG_INT, offsetof(struct workload, batch), "", "1", 1, LIMIT_BATCH, NULL, "samples per inference" },
 	CFG_END
 };
 
@@ -421,10 +421,7 @@ static int local_find(const struct loader *ld, const char *name)
 
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = UINT64_C(14695981039346656037);        /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
+	return fsx_fnv(FSX_FNV_INIT, s, strlen(s));
 }
 
 /* The slot of name: its entry, or the empty slot where it would go. */
@@ -813,7 +810,7 @@ struct block_spec {
 static const struct cfg_key block_keys[] = {
 	{ "name", CFG_STR, offsetof(struct block_spec, name), "", NULL, 0, 0, NULL,
 	  "the block's name: instance i of its layer x is named name.i.x" },
-	{ "repeat", CFG_INT, offsetof(struct block_spec, repeat), "", NULL, 1, COUNT_MAX, NULL,
+	{ "repeat", CFG_INT, offsetof(struct block_spec, repeat), "", NULL, 1, WORKLOAD_COUNT_MAX, NULL,
 	  "instances of the block's layers, one after another" },
 	{ "layers", CFG_STR, 0, "", "[]", 0, 0, NULL, "the block's layers: at least one, and no blocks" },
 	CFG_END
@@ -1030,8 +1027,6 @@ out:
 }
 
 /* ---- SCALE-Sim topology CSV ---- */
-
-#define CSV_LINE_MAX 4094           /* characters per line, without its end */
 
 struct field {
 	const char *s;      /* trimmed, NUL-terminated inside the line buffer */

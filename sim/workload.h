@@ -46,6 +46,7 @@
 
 #include "cfg.h"
 #include "err.h"
+#include "limit.h"
 
 enum layer_type {
 	L_CONV2D, L_FC, L_LINEAR, L_MATMUL, L_ATTENTION, L_MLP,
@@ -58,11 +59,7 @@ enum attn_mode { ATTN_PREFILL, ATTN_DECODE };
 enum act_kind { ACT_RELU, ACT_GELU, ACT_SILU };
 enum pool_mode { POOL_MAX, POOL_AVG };
 
-#define LAYER_MAX_KEYS 32
-#define LAYER_MAX_INPUTS 2                 /* activation inputs of a layer (add, mul, matmul) */
-#define WORKLOAD_MAX_LAYERS 1000000        /* layers per file, in either format, blocks expanded */
 #define WORKLOAD_NEW_INPUT (-1)            /* layer.inputs[i]: a new network input */
-#define WORKLOAD_PATH_MAX 64               /* workload_layer_path's text, with its NUL */
 
 /* Where one key of a layer was given: its index in the type's schema, line and column. */
 struct key_at {
@@ -124,7 +121,7 @@ struct layer_file {
 
 struct workload {
 	char name[CFG_STR_MAX];
-	char file[4096];
+	char file[LIMIT_PATH];
 	int64_t batch;
 	struct pos batch_pos;
 	struct layer *layers;              /* owned */

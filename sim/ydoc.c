@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-#define YDOC_MAX_DEPTH 64
+#include "fsx.h"
+#include "limit.h"
+
 #define CHUNK_BYTES (64u << 10)     /* arena chunk: thousands of nodes */
 #define SMALL_MAP 8                 /* maps up to this many keys are searched; larger ones hashed */
 
@@ -146,10 +148,7 @@ static int push(struct builder *b, struct ynode *key, struct ynode *val)
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603u;      /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
+	return fsx_fnv(FSX_FNV_INIT, s, strlen(s));
 }
 
 /*
@@ -498,58 +497,24 @@ struct ydoc *ydoc_parse_json_stream(const char *name, const char *text, const st
 	return parse_text(name, text, strlen(text), "JSON", st, e);
 }
 
-/* Inputs larger than this are not configs or workloads. */
-#define YDOC_MAX_BYTES (64u << 20)
-
 struct ydoc *ydoc_load_stream(const char *path, const struct ydoc_stream *st, struct err *e)
 {
-	struct stat st_;
 	struct pos whole = { path, 0, 0 };
 	struct ydoc *d;
-	size_t len = 0, cap;
+	size_t len;
 	char *text;
-	FILE *f;
 
-	if (stat(path, &st_) != 0) {
-		err_at(e, whole, NULL, "expected a readable file, found %s", strerror(errno));
-		return NULL;
-	}
-	if (S_ISDIR(st_.st_mode)) {
-		err_at(e, whole, NULL, "expected a file, found a directory");
-		return NULL;
-	}
-	f = fopen(path, "rb");
-	if (!f) {
-		err_at(e, whole, NULL, "expected a readable file, found %s", strerror(errno));
-		return NULL;
-	}
-	/* Room for the whole file at once when its size is known; doubling otherwise (a pipe). */
-	cap = S_ISREG(st_.st_mode) && st_.st_size > 0 && (uintmax_t)st_.st_size < YDOC_MAX_BYTES ?
-	      (size_t)st_.st_size + 1 : 65536;
-	text = malloc(cap);
-	while (text) {
-		size_t r = fread(text + len, 1, cap - len, f);
-		len += r;
-		if (len < cap)
-			break;
-		if (cap > YDOC_MAX_BYTES) {
-			free(text);
-			fclose(f);
+	if (fsx_read(path, YDOC_MAX_BYTES, &text, &len) != 0) {
+		if (errno == EISDIR)
+			err_at(e, whole, NULL, "expected a file, found a directory");
+		else if (errno == EFBIG)
 			err_at(e, whole, NULL, "expected a file of at most %u MiB, found a larger one", YDOC_MAX_BYTES >> 20);
-			return NULL;
-		}
-		char *t = realloc(text, cap *= 2);
-		if (!t)
-			free(text);
-		text = t;
-	}
-	if (!text || ferror(f)) {
-		free(text);
-		fclose(f);
-		err_at(e, whole, NULL, "expected a readable file, found %s", text ? strerror(errno) : "no memory");
+		else if (errno == ENOMEM)
+			err_nomem(e, path);
+		else
+			err_at(e, whole, NULL, "expected a readable file, found %s", strerror(errno));
 		return NULL;
 	}
-	fclose(f);
 	d = parse_text(path, text, len, "YAML", st, e);
 	free(text);
 	return d;
