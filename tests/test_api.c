@@ -184,7 +184,7 @@ static const struct {
 	  "request:1:81: modle: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed, reuse), "
 	  "found an unknown key" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"fast\"}",
-	  "request:1:90: model: expected \"cycle\", \"analytic\" or \"functional\", found \"fast\"" },
+	  "request:1:90: model: expected \"analytic\", \"cycle\" or \"functional\", found \"fast\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"dataflow\": \"rs\"}",
 	  "request:1:93: dataflow: expected \"ws\", \"os\" or \"is\", found \"rs\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"batch\": 0}",

@@ -167,7 +167,7 @@ START_TEST(help_overview_and_errors)
 		{ { "help", "nosuch" }, "help: expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					"\"nosuch\"\n" },
 		{ { "help", "run", "lab" }, "help: expected one command, found another, \"lab\"\n" },
-		{ { "nosuch", "--help" }, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found "
+		{ { "nosuch", "--help" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					  "\"nosuch\"; try tpusim --help\n" },
 		/* Another command's option is refused, not ignored. */
 		{ { "run", "--csv" }, "--csv: expected an option of tpusim run (see tpusim --help), found an option of "
