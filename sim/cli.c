@@ -470,6 +470,8 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 		/* An unknown option is named first, then the command. */
 		for (int i = 2; i < argc; i++) {
 			const struct cli_opt *row = opt_find(argv[i], 0);
+			if (argv[i][0] != '-')
+				continue;
 			if (!row)
 				return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown "
 						 "option", err_quote(q, sizeof q, argv[i], 60), err_quote(c, sizeof c, argv[1], 60));
