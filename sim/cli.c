@@ -486,11 +486,10 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 		const char *o = argv[i], *v = NULL;
 		const struct cli_opt *row;
 		if ((o[0] != '-' || !o[1]) && cmd->operand) {
-			if (a->arg)
-				return err_input(e, "%s: expected one %s, found another, \"%s\"", cmd->name, cmd->operand,
-						 err_quote(q, sizeof q, o, 60));
-			a->arg = o;
-			a->arg_at = i;
+			if (a->arg && !a->extra)
+				a->extra = o;
+			a->arg_at = a->arg ? a->arg_at : i;
+			a->arg = a->arg ? a->arg : o;
 			continue;
 		}
 		snprintf(name, sizeof name, "%s", o);
@@ -515,7 +514,7 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 		if (!takes_value(row)) {
 			size_t off;
 			void *base = field_base(a, row, &off);
-			*(bool *)((char *)base + off) = !opt_val(row)->negated || opt_val(row)->kind == OPT_BOOL;
+			*(bool *)((char *)base + off) = true;   /* --ideal-memory, --no-reuse: the field the flag names */
 			continue;
 		}
 		if (!v) {
@@ -527,6 +526,15 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 			return -1;
 	}
 	return 0;
+}
+
+int cli_one_operand(const struct cli_args *a, struct err *e)
+{
+	char q[300];
+	if (!a->extra)
+		return 0;
+	return err_input(e, "%s: expected one %s, found another, \"%s\"", a->cmd->name, a->cmd->operand,
+			 err_quote(q, sizeof q, a->extra, 60));
 }
 
 int cli_given(const struct cli_args *a, const char *name)

@@ -38,6 +38,7 @@ struct cli_args {
 	struct sim_request rq;          /* -c, --set, -w and the run options (options.h); strings borrowed from argv */
 	const char *arg;                /* the command's operand (sweep SPEC.yaml, trace FILE.gz), or NULL */
 	int arg_at;                     /* its index in argv, or 0 */
+	const char *extra;              /* a second operand (cli_one_operand refuses it), or NULL */
 	const char *out, *plot, *dataflows, *save;
 	bool csv, dump, timing;
 	const char *gemm, *cycles, *html;       /* lab */
@@ -76,6 +77,9 @@ int cli_help(int argc, char **argv, FILE *out, struct err *e);
 
 /* Parses argv into a (borrowing argv's strings). Returns 0, or -1 with e set. */
 int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e);
+
+/* Refuses a second operand (the command's one, cli_command.operand): 0, or -1 with e set. */
+int cli_one_operand(const struct cli_args *a, struct err *e);
 
 /* The argv index where the option name was given for a's command (last), or 0. */
 int cli_given(const struct cli_args *a, const char *name);

@@ -102,12 +102,18 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 		for (int i = 0; i < CLI_MAX_OPTS; i++)
 			if (a->at[i] > 2)
 				return err_input(e, "sweep --plot: expected only DIR, found another option");
+		char q[300];
+		if (a->extra)
+			return err_input(e, "sweep --plot: expected only DIR, found another, \"%s\"",
+					 err_quote(q, sizeof q, a->extra, 60));
 		if (!spec)
 			return err_input(e, "--plot: expected a value after it, found the end of the command line");
 		if (!*spec)
 			return cli_bad_arg(e, "--plot", "expected a directory", spec);
 		return sweep_plot(spec, e);
 	}
+	if (cli_one_operand(a, e) < 0)
+		return -1;
 	if (merge && (spec || dir || have_j || points || emit || chunk || a->rq.no_reuse))
 		return err_input(e, "--merge: expected only the directory of a sweep (tpusim sweep --merge DIR), found %s too",
 				 spec ? "SPEC.yaml" : dir ? "-o" : have_j ? "-j" : points ? "--points" : emit ? "--emit" :
@@ -177,6 +183,8 @@ static void print_record(void *ctx, const struct trace_rec *r)
 int cmd_trace(const struct cli_args *a, struct err *e)
 {
 	struct trace_summary s;
+	if (cli_one_operand(a, e) < 0)
+		return -1;
 	if (!a->arg)
 		return err_input(e, "trace: expected a file, tpusim trace FILE.gz [--records], found none");
 	if (trace_read(a->arg, &s, a->records ? print_record : NULL, stdout, e) < 0)
