@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fsx.h"
+#include "options.h"
 #include "report.h"
 #include "tpusim.h"
 #include "ydoc.h"
@@ -139,39 +140,22 @@ static int expected(struct err *e, const struct ynode *n, const char *key, const
 	return err_at(e, at, key, "expected %s, found %s", what, ynode_describe(n, buf, sizeof buf));
 }
 
-/* A string value: a quoted scalar. */
-static int req_string(const struct ynode *n, const char *key, const char **out, struct err *e)
+static int req_configs(const struct ynode *n, const struct run_option *o, struct sim_request *rq, struct err *e)
 {
-	if (n->kind != Y_SCALAR || !n->quoted)
-		return expected(e, n, key, "a string");
-	*out = n->str;
-	return 0;
-}
-
-/* One of names[]; *out is its index. */
-static int req_choice(const struct ynode *n, const char *key, const char *const *names, const char *what, int *out,
-		      struct err *e)
-{
-	if (n->kind == Y_SCALAR)
-		for (int i = 0; names[i]; i++)
-			if (!strcmp(n->str, names[i])) {
-				*out = i;
-				return 0;
-			}
-	return expected(e, n, key, what);
-}
-
-static int req_configs(const struct ynode *n, struct sim_request *rq, struct err *e)
-{
+	char what[64];
 	if (n->kind != Y_SEQ)
-		return expected(e, n, "configs", "a list of config file paths");
-	if (n->n > CONFIG_MAX_FILES)
-		return expected(e, n, "configs", "at most 8 config files");
+		return expected(e, n, o->key, "a list of config file paths");
+	snprintf(what, sizeof what, "at most %d %s", o->val.max, o->val.items);
+	if (n->n > (size_t)o->val.max)
+		return expected(e, n, o->key, what);
 	for (size_t i = 0; i < n->n; i++) {
 		char key[32];
-		snprintf(key, sizeof key, "configs[%zu]", i);
-		if (req_string(n->vals[i], key, &rq->configs[rq->nconfigs++], e) < 0)
-			return -1;
+		bool full;
+		snprintf(key, sizeof key, "%s[%zu]", o->key, i);
+		if (n->vals[i]->kind != Y_SCALAR || !n->vals[i]->quoted)
+			return expected(e, n->vals[i], key, "a string");
+		if (optval_parse(&o->val, n->vals[i]->str, 0, rq, o->off, &full) < 0)
+			return expected(e, n, o->key, what);
 	}
 	return 0;
 }
@@ -180,8 +164,11 @@ static int req_set(const struct ynode *n, struct sim_request *rq, struct err *e)
 {
 	if (n->kind != Y_MAP)
 		return expected(e, n, "set", "an object of config key to value");
-	if (n->n > CONFIG_MAX_SETS)
-		return expected(e, n, "set", "at most 256 overrides");
+	if (n->n > (size_t)run_options[RO_SET].val.max) {
+		char what[64];
+		snprintf(what, sizeof what, "at most %d %s", run_options[RO_SET].val.max, run_options[RO_SET].val.items);
+		return expected(e, n, "set", what);
+	}
 	for (size_t i = 0; i < n->n; i++) {
 		const struct ynode *v = n->vals[i];
 		struct sim_override *o = &rq->overrides[rq->noverrides++];
@@ -199,83 +186,52 @@ static int req_set(const struct ynode *n, struct sim_request *rq, struct err *e)
 	return 0;
 }
 
-static int req_batch(const struct ynode *n, int64_t *out, struct err *e)
+/*
+ * The value of run option o (options.h) into rq: a string for a text, a
+ * scalar among the names for a choice, an unquoted number or boolean.
+ */
+static int req_value(const struct ynode *n, const struct run_option *o, struct sim_request *rq, struct err *e)
 {
-	char *end;
-	long long b;
-	if (n->kind != Y_SCALAR || n->quoted || !(n->str[0] >= '0' && n->str[0] <= '9'))
-		return expected(e, n, "batch", "an integer in [1, " LIMIT_STR(LIMIT_BATCH) "]");
-	errno = 0;
-	b = strtoll(n->str, &end, 10);
-	if (*end || errno || b < 1 || b > LIMIT_BATCH)
-		return expected(e, n, "batch", "an integer in [1, " LIMIT_STR(LIMIT_BATCH) "]");
-	*out = b;
+	char what[300];
+	bool full;
+	if (o == &run_options[RO_CONFIGS])
+		return req_configs(n, o, rq, e);
+	if (o == &run_options[RO_SET])
+		return req_set(n, rq, e);
+	if (o->val.kind == OPT_TEXT) {
+		if (n->kind != Y_SCALAR || !n->quoted)
+			return expected(e, n, o->key, "a string");
+		*(const char **)((char *)rq + o->off) = n->str;
+		return 0;
+	}
+	optval_expected(&o->val, true, 0, what, sizeof what);
+	if (n->kind != Y_SCALAR || (o->val.kind != OPT_CHOICE && n->quoted) ||
+	    optval_parse(&o->val, n->str, 0, rq, o->off, &full) < 0)
+		return expected(e, n, o->key, what);
 	return 0;
 }
 
-static int req_seed(const struct ynode *n, uint64_t *out, struct err *e)
-{
-	char *end;
-	unsigned long long v;
-	if (n->kind != Y_SCALAR || n->quoted || !(n->str[0] >= '0' && n->str[0] <= '9'))
-		return expected(e, n, "seed", "an integer in [0, 2^64)");
-	errno = 0;
-	v = strtoull(n->str, &end, 10);
-	if (*end || errno)
-		return expected(e, n, "seed", "an integer in [0, 2^64)");
-	*out = v;
-	return 0;
-}
-
-/* Fills rq from the request document (whose strings it borrows). */
+/* Fills rq from the request document (whose strings it borrows): each key a run option's (options.h). */
 static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err *e)
 {
-	static const char *const bools[] = { "false", "true", NULL };
 	const struct ynode *r = d->root;
-	char buf[300];
+	char buf[300], keys[300];
 
-	memset(rq, 0, sizeof *rq);
-	rq->model = MODEL_CYCLE;
-	rq->dataflow = -1;
-	rq->seed = RUN_DEFAULT_SEED;
+	run_options_default(rq);
 	if (!r)
 		return err_input(e, "%s: expected a JSON object, found an empty request", request_name);
 	if (r->kind != Y_MAP)
 		return expected(e, r, NULL, "a JSON object");
 	for (size_t i = 0; i < r->n; i++) {
-		const char *k = r->keys[i]->str;
-		const struct ynode *v = r->vals[i];
-		int rc = 0, choice = 0;
-		if (!strcmp(k, "configs"))
-			rc = req_configs(v, rq, e);
-		else if (!strcmp(k, "set"))
-			rc = req_set(v, rq, e);
-		else if (!strcmp(k, "workload"))
-			rc = req_string(v, k, &rq->workload, e);
-		else if (!strcmp(k, "model"))
-			rc = req_choice(v, k, run_model_names, "\"cycle\", \"analytic\" or \"functional\"", &rq->model, e);
-		else if (!strcmp(k, "dataflow"))
-			rc = req_choice(v, k, array_dataflow_names, "\"ws\", \"os\" or \"is\"", &rq->dataflow, e);
-		else if (!strcmp(k, "batch"))
-			rc = req_batch(v, &rq->batch, e);
-		else if (!strcmp(k, "seed"))
-			rc = req_seed(v, &rq->seed, e);
-		else if (!strcmp(k, "ideal_memory")) {
-			rc = v->quoted ? expected(e, v, k, "true or false") :
-			     req_choice(v, k, bools, "true or false", &choice, e);
-			rq->ideal_memory = choice;
-		} else if (!strcmp(k, "reuse")) {
-			rc = v->quoted ? expected(e, v, k, "true or false") :
-			     req_choice(v, k, bools, "true or false", &choice, e);
-			rq->no_reuse = !choice;
-		} else {
+		const struct run_option *o = run_option_find(r->keys[i]->str, OPT_IN_REQUEST);
+		if (!o) {
 			struct pos at = r->keys[i]->pos;
 			at.file = request_name;
-			return err_at(e, at, err_quote(buf, sizeof buf, k, 60),
-				      "expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, "
-				      "seed, reuse), found an unknown key");
+			run_option_keys(OPT_IN_REQUEST, ", ", keys, sizeof keys);
+			return err_at(e, at, err_quote(buf, sizeof buf, r->keys[i]->str, 60),
+				      "expected a request key (%s), found an unknown key", keys);
 		}
-		if (rc < 0)
+		if (req_value(r->vals[i], o, rq, e) < 0)
 			return -1;
 	}
 	if (!rq->nconfigs)

@@ -258,18 +258,22 @@ static size_t edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
+size_t cfg_suggest_distance(const char *name, const char *cand)
+{
+	size_t d = edit_distance(name, cand), limit = strlen(name) / 3 + 1;
+	return d <= (limit < 2 ? 2 : limit) ? d : SIZE_MAX;
+}
+
 const char *cfg_suggest(const struct cfg_schema *s, const char *name)
 {
 	static char best[CFG_NAME_MAX];
-	size_t bestd = SIZE_MAX, limit = strlen(name) / 3 + 1;
-	if (limit < 2)
-		limit = 2;
+	size_t bestd = SIZE_MAX;
 	/* Candidates: every full name and every dotted prefix of one ("sram", "sram.weights"). */
 	for (size_t i = 0; i < s->n; i++) {
 		char cand[CFG_NAME_MAX];
 		snprintf(cand, sizeof cand, "%s", s->e[i].name);
 		for (;;) {
-			size_t d = edit_distance(name, cand);
+			size_t d = cfg_suggest_distance(name, cand);
 			char *dot;
 			if (d < bestd) {
 				bestd = d;
@@ -280,7 +284,7 @@ const char *cfg_suggest(const struct cfg_schema *s, const char *name)
 			*dot = '\0';
 		}
 	}
-	return bestd <= limit ? best : NULL;
+	return bestd != SIZE_MAX ? best : NULL;
 }
 
 static int unknown_key(const struct cfg_schema *s, const char *shown, const char *full, struct pos at,

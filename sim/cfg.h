@@ -82,6 +82,9 @@ void cfg_format(const struct cfg_schema *s, int i, const void *obj, char *buf, s
 /* True when every entry of a and b holds the same value. */
 bool cfg_equal(const struct cfg_schema *s, const void *a, const void *b);
 
+/* The edit distance from name to cand when close enough to suggest cand for name, else SIZE_MAX. */
+size_t cfg_suggest_distance(const char *name, const char *cand);
+
 /* The closest entry name to name, or NULL when none is close. */
 const char *cfg_suggest(const struct cfg_schema *s, const char *name);
 

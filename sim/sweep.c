@@ -22,6 +22,7 @@
 #include "config.h"
 #include "fsx.h"
 #include "opcache.h"
+#include "options.h"
 #include "report.h"
 #include "tpusim.h"
 #include "ydoc.h"
@@ -143,20 +144,15 @@ static int axis_load(struct sweep_axis *a, const struct ynode *key, const struct
 	snprintf(path, sizeof path, "axes.%s", err_quote(q, sizeof q, name, 100));
 	a->name = name;
 	a->group = -1;
-	if (!strcmp(name, "dataflow"))
-		a->kind = SWEEP_DATAFLOW;
-	else if (!strcmp(name, "model"))
-		a->kind = SWEEP_MODEL;
-	else if (!strcmp(name, "batch"))
-		a->kind = SWEEP_BATCH;
-	else if (cfg_find(config_schema(), name) >= 0)
-		a->kind = SWEEP_CONFIG;
-	else {
+	a->opt = run_option_find(name, OPT_IN_SWEEP);
+	if (!a->opt && cfg_find(config_schema(), name) < 0) {
 		const char *hint = cfg_suggest(config_schema(), name);
+		char opts[200];
+		run_option_keys(OPT_IN_SWEEP, " or ", opts, sizeof opts);
 		if (hint)
-			return err_at(e, key->pos, path, "expected a config key, dataflow, model or batch, found an unknown "
-				      "key (did you mean %s?)", hint);
-		return err_at(e, key->pos, path, "expected a config key, dataflow, model or batch, found an unknown key");
+			return err_at(e, key->pos, path, "expected a config key, %s, found an unknown key (did you mean %s?)",
+				      opts, hint);
+		return err_at(e, key->pos, path, "expected a config key, %s, found an unknown key", opts);
 	}
 	a->values = calloc(SWEEP_MAX_VALUES, sizeof *a->values);
 	a->quoted = calloc(SWEEP_MAX_VALUES, sizeof *a->quoted);
@@ -303,55 +299,38 @@ void sweep_point(const struct sweep *sw, size_t p, int *workload, size_t *vidx)
 		vidx[i] = fi[sw->factor[i]];
 }
 
-static const char *const model_names[] = { "cycle", "analytic", NULL };
+const char *const sweep_engine_names[] = { "parallel", "slurm", NULL };
 
-/* The request of point p (borrowing sw's strings). */
+/* The request of point p (borrowing sw's strings): the run options at their defaults, then the axes' values. */
 static int point_request(const struct sweep *sw, size_t p, struct sim_request *rq, int *widx, struct err *e)
 {
 	size_t vidx[SWEEP_MAX_AXES];
 	sweep_point(sw, p, widx, vidx);
-	memset(rq, 0, sizeof *rq);
+	run_options_default(rq);
 	for (int i = 0; i < sw->nconfigs; i++)
 		rq->configs[i] = sw->cpath[i];
 	rq->nconfigs = sw->nconfigs;
 	rq->workload = sw->wpath[*widx];
-	rq->model = MODEL_CYCLE;
-	rq->dataflow = -1;
-	rq->seed = RUN_DEFAULT_SEED;
 	for (int i = 0; i < sw->naxes; i++) {
 		const struct sweep_axis *a = &sw->axes[i];
 		const char *v = a->values[vidx[i]];
 		struct pos at = a->at[vidx[i]];
-		char k[300], q[100];
+		char k[300], q[100], what[200];
+		bool full;
 		snprintf(k, sizeof k, "axes.%s", a->name);
-		if (a->kind == SWEEP_CONFIG) {
+		if (!a->opt) {
 			struct sim_override *o = &rq->overrides[rq->noverrides++];
 			o->key = a->name;
 			o->value = v;
 			o->quoted = a->quoted[vidx[i]];
 			o->at = at;
-		} else if (a->kind == SWEEP_DATAFLOW) {
-			rq->dataflow = -1;
-			for (int d = 0; array_dataflow_names[d]; d++)
-				if (!strcmp(v, array_dataflow_names[d]))
-					rq->dataflow = d;
-			if (rq->dataflow < 0)
-				return err_at(e, at, k, "expected ws, os or is, found \"%s\"", err_quote(q, sizeof q, v, 60));
-		} else if (a->kind == SWEEP_MODEL) {
-			rq->model = -1;
-			for (int d = 0; model_names[d]; d++)
-				if (!strcmp(v, model_names[d]))
-					rq->model = d == 0 ? MODEL_CYCLE : MODEL_ANALYTIC;
-			if (rq->model < 0)
-				return err_at(e, at, k, "expected cycle or analytic, found \"%s\"", err_quote(q, sizeof q, v, 60));
-		} else {
-			char *end;
-			errno = 0;
-			long long b = strtoll(v, &end, 10);
-			if (a->quoted[vidx[i]] || !(*v >= '0' && *v <= '9') || *end || errno || b < 1 || b > LIMIT_BATCH)
-				return err_at(e, at, k, "expected an integer in [1, " LIMIT_STR(LIMIT_BATCH) "], found \"%s\"",
-					      err_quote(q, sizeof q, v, 60));
-			rq->batch = b;
+			continue;
+		}
+		/* A number written in quotes is a string, as in a config file. */
+		if ((a->opt->val.kind != OPT_CHOICE && a->quoted[vidx[i]]) ||
+		    optval_parse(&a->opt->val, v, a->opt->sweep_names, rq, a->opt->off, &full) < 0) {
+			optval_expected(&a->opt->val, false, a->opt->sweep_names, what, sizeof what);
+			return err_at(e, at, k, "expected %s, found \"%s\"", what, err_quote(q, sizeof q, v, 60));
 		}
 	}
 	return 0;

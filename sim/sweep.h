@@ -7,7 +7,7 @@
  *     configs: [configs/tpu_v4_mxu.yaml]      # base, then overlays, as -c
  *     workloads: [configs/workloads/mlp.yaml]
  *     axes:
- *       array.rows: [8, 16, 32]               # any config key, or dataflow, model, batch
+ *       array.rows: [8, 16, 32]               # any config key, or a run option: model, dataflow, batch
  *       array.cols: {from: 8, to: 32, times: 2}
  *       dataflow: [ws, os]
  *     zip: [[array.rows, array.cols]]          # these move together
@@ -62,11 +62,11 @@
 #define SWEEP_CHUNK_DEFAULT 10      /* points per emitted job, raised so that there are at most SWEEP_MAX_CHUNKS */
 #define SWEEP_MERGE_LIST 20         /* missing points sweep_merge lists one by one */
 
-enum sweep_axis_kind { SWEEP_CONFIG, SWEEP_DATAFLOW, SWEEP_MODEL, SWEEP_BATCH };
+struct run_option;
 
 struct sweep_axis {
 	const char *name;               /* as written in the spec (borrowed from the document) */
-	enum sweep_axis_kind kind;
+	const struct run_option *opt;   /* a run option (options.h, OPT_IN_SWEEP), or NULL: a config key */
 	size_t n;
 	char **values;                  /* n texts */
 	bool *quoted;                   /* n: written in quotes */
@@ -157,6 +157,7 @@ int sweep_run_points(const struct sweep *sw, const char *dir, int jobs,
 		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e);
 
 enum sweep_engine { SWEEP_PARALLEL, SWEEP_SLURM };
+extern const char *const sweep_engine_names[];  /* "parallel", "slurm", NULL */
 
 /*
  * Writes the jobs of a sweep with every point loaded, runs nothing: creates

@@ -4,15 +4,18 @@
  * One call runs one simulation, described by a JSON request, and returns the
  * text of the summary.json that `tpusim run -o DIR` would write for the same
  * inputs, byte for byte. The request is an object with these keys (all but
- * configs and workload optional):
+ * configs and workload optional), the run options of options.c, which a test
+ * holds this list to:
  *
  *   configs        ["configs/tpu_v1.yaml", ...]   the -c files, in order
  *   set            {"sram.inputs.kib": 1024, ...} --set overrides, applied in order
  *   workload       "configs/workloads/resnet50.yaml"
- *   model          "cycle" (default) | "analytic"
+ *   model          "analytic" | "cycle" | "functional"   (default "cycle")
  *   dataflow       "ws" | "os" | "is"             (default: array.dataflow)
  *   batch          an integer in [1, 1048576]      (default: the workload's)
  *   ideal_memory   true | false                    (default false)
+ *   seed           an integer in [0, 2^64)         (default 1: the functional model's operands)
+ *   reuse          true | false                    (default true: identical ops take one result)
  *
  * Paths are relative to the process's working directory. Calls are
  * independent: a call that failed leaves the next one unaffected. One call

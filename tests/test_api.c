@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "options.h"
 #include "scw.h"
 #include "stats.h"
 #include "tests.h"
@@ -34,6 +35,11 @@ static const struct pair pairs[] = {
 	    "sram.inputs.kib=1024", "--set", "array.dataflow=is", NULL } },
 	{ "{\"configs\": [\"configs/gemmini.yaml\"], \"workload\": \"configs/workloads/bert_base.yaml\", \"ideal_memory\": true}",
 	  { "-c", "configs/gemmini.yaml", "-w", "configs/workloads/bert_base.yaml", "--ideal-memory", NULL } },
+	/* The functional model's seed, and reuse off: the run options that came to the request last. */
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"functional\","
+	  " \"seed\": 7, \"reuse\": false}",
+	  { "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "--model", "functional", "--seed", "7",
+	    "--no-reuse", NULL } },
 	/* A port too narrow (a warning), auto given back, and a key set twice: the last value counts, once. */
 	{ "{\"configs\": [\"configs/tpu_v4_mxu.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"analytic\","
 	  " \"set\": {\"sram.inputs.bytes_per_cycle\": 64, \"sram.weights.bytes_per_cycle\": \"auto\", \"array.rows\": 64}}",
@@ -184,7 +190,7 @@ static const struct {
 	  "request:1:81: modle: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed, reuse), "
 	  "found an unknown key" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"fast\"}",
-	  "request:1:90: model: expected \"cycle\", \"analytic\" or \"functional\", found \"fast\"" },
+	  "request:1:90: model: expected \"analytic\", \"cycle\" or \"functional\", found \"fast\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"dataflow\": \"rs\"}",
 	  "request:1:93: dataflow: expected \"ws\", \"os\" or \"is\", found \"rs\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"batch\": 0}",
@@ -205,6 +211,17 @@ static const struct {
 	/* One line, whatever the path holds. */
 	{ "{\"configs\": [\"a\\nb\"], \"workload\": \"configs/workloads/mlp.yaml\"}",
 	  "a\\x0ab: expected a readable file, found No such file or directory" },
+	/* "{... \"workload\": \"configs/workloads/mlp.yaml\", " is 80 characters: the next key is at column 81. */
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"seed\": -1}",
+	  "request:1:89: seed: expected an integer in [0, 2^64), found \"-1\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"seed\": \"7\"}",
+	  "request:1:89: seed: expected an integer in [0, 2^64), found \"7\"" },
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"reuse\": 1}",
+	  "request:1:90: reuse: expected true or false, found \"1\"" },
+	/* The command line's own run options are not request keys. */
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"vcd\": \"t\"}",
+	  "request:1:81: vcd: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed, "
+	  "reuse), found an unknown key" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": 7}",
 	  "request:1:51: workload: expected a string, found \"7\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"w\", \"set\": {\"a\\nb\": []}}",
@@ -353,6 +370,53 @@ START_TEST(run_longer_than_the_kernel_clock)
 }
 END_TEST
 
+/*
+ * sim/tpusim.h documents every request key, one line each ("  key   values"
+ * in the list after "these keys"), in the table's order, and no other; each
+ * line names what the key takes: a choice's every name in quotes, a boolean's
+ * true | false, a number's range.
+ */
+START_TEST(header_lists_request_keys)
+{
+	char *h = th_slurp("sim/tpusim.h"), *l = strstr(h, "these keys");
+	const struct run_option *row[RO_COUNT];
+	int n = 0, k = 0;
+	ck_assert_ptr_nonnull(l);
+	for (int i = 0; i < RO_COUNT; i++)
+		if (run_options[i].in & OPT_IN_REQUEST)
+			row[n++] = &run_options[i];
+	/* The list: from the first line " *   key ..." to the next " *" alone. */
+	l = strstr(l, "\n *   ");
+	ck_assert_ptr_nonnull(l);
+	for (l++; !strncmp(l, " *   ", 5); l = strchr(l, '\n') + 1) {
+		char key[64], line[300], want[300];
+		int len = (int)strcspn(l, "\n");
+		snprintf(line, sizeof line, "%.*s", len, l);
+		ck_assert_int_eq(sscanf(line + 5, "%63s", key), 1);
+		ck_assert_msg(k < n, "tpusim.h documents %s, which is no request key", key);
+		ck_assert_msg(!strcmp(key, row[k]->key), "tpusim.h: %s where the table has %s", key, row[k]->key);
+		const struct optval *v = &row[k]->val;
+		if (v->kind == OPT_CHOICE)
+			for (int c = 0; v->names[c]; c++) {
+				snprintf(want, sizeof want, "\"%s\"", v->names[c]);
+				ck_assert_msg(strstr(line, want), "tpusim.h: %s without %s", key, want);
+			}
+		if (v->kind == OPT_BOOL)
+			ck_assert_msg(strstr(line, "true | false"), "tpusim.h: %s", line);
+		if (v->kind == OPT_INT) {
+			snprintf(want, sizeof want, "an integer in [%lld, %lld]", v->lo, v->hi);
+			ck_assert_msg(strstr(line, want), "tpusim.h: %s without %s", line, want);
+		}
+		if (v->kind == OPT_U64)
+			ck_assert_msg(strstr(line, "an integer in [0, 2^64)"), "tpusim.h: %s", line);
+		k++;
+	}
+	ck_assert_msg(!strncmp(l, " *\n", 3), "tpusim.h: the list ends at %.40s", l);
+	ck_assert_msg(k == n, "tpusim.h documents %d request keys of %d, not %s", k, n, k < n ? row[k]->key : "");
+	free(h);
+}
+END_TEST
+
 Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -363,6 +427,7 @@ Suite *api_suite(void)
 	tcase_add_test(t, vcd_checked_at_load);
 	tcase_add_loop_test(t, bad_requests, 0, (int)(sizeof bad / sizeof *bad));
 	tcase_add_test(t, bad_json);
+	tcase_add_test(t, header_lists_request_keys);
 	tcase_add_test(t, design_point);
 	tcase_add_test(t, result_table_covers_result);
 	tcase_add_test(t, narrow_port_warns_once);

@@ -167,7 +167,7 @@ START_TEST(help_overview_and_errors)
 		{ { "help", "nosuch" }, "help: expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					"\"nosuch\"\n" },
 		{ { "help", "run", "lab" }, "help: expected one command, found another, \"lab\"\n" },
-		{ { "nosuch", "--help" }, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found "
+		{ { "nosuch", "--help" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					  "\"nosuch\"; try tpusim --help\n" },
 		/* Another command's option is refused, not ignored. */
 		{ { "run", "--csv" }, "--csv: expected an option of tpusim run (see tpusim --help), found an option of "
@@ -208,6 +208,127 @@ START_TEST(help_overview_and_errors)
 		free(out[0]);
 		free(err);
 	}
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * The one parser's refusals, the same for every command (sweep and trace
+ * too): an unknown option with the nearest of the command's own, another
+ * command's option with that command's name (the first in tpusim --help that
+ * takes it) and the command's hint, a second operand, a missing value, a
+ * value out of its range, a list that is full.
+ */
+START_TEST(parser_refusals)
+{
+	char *dir = workdir(), *out, *err;
+	static const struct {
+		const char *args[24];
+		const char *want;
+	} cases[] = {
+		{ { "run", "--dataflw", "ws" }, "--dataflw: expected an option of tpusim run (see tpusim --help), found an "
+						"unknown option (did you mean --dataflow?)" },
+		{ { "sweep", "s.yaml", "--recrods" }, "--recrods: expected an option of tpusim sweep (see tpusim --help), found "
+						      "an unknown option" },
+		{ { "trace", "t.gz", "--record" }, "--record: expected an option of tpusim trace (see tpusim --help), found an "
+						   "unknown option (did you mean --records?)" },
+		{ { "rnu" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found \"rnu\" "
+			     "(did you mean run?); try tpusim --help" },
+		{ { "swep", "s.yaml" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
+					"\"swep\" (did you mean sweep?); try tpusim --help" },
+		{ { "sweep", "s.yaml", "-o", "o", "--model", "cycle" }, "--model: expected an option of tpusim sweep (see tpusim "
+									"--help), found an option of tpusim run" },
+		{ { "trace", "t.gz", "-c", "c.yaml" }, "-c: expected an option of tpusim trace (see tpusim --help), found an "
+						       "option of tpusim run" },
+		{ { "config", "--dump", "--records" }, "--records: expected an option of tpusim config (see tpusim --help), "
+						       "found an option of tpusim trace" },
+		{ { "lab", "-c", "c.yaml", "--gemm", "4x4x4", "--trace", "t.gz" }, "--trace: expected an option of tpusim lab "
+		  "(see tpusim --help), found an option of tpusim run; lab runs one GEMM on the functional model with ideal "
+		  "memory" },
+		{ { "compare", "-c", "c.yaml", "-w", "w.yaml", "--dram-trace-format", "dramsim3" }, "--dram-trace-format: "
+		  "expected an option of tpusim compare (see tpusim --help), found an option of tpusim run" },
+		{ { "sweep", "s.yaml", "t.yaml" }, "sweep: expected one SPEC.yaml, found another, \"t.yaml\"" },
+		{ { "run", "extra" }, "extra: expected an option of tpusim run (see tpusim --help), found an unknown option" },
+		{ { "run", "-c" }, "-c: expected a value after it, found the end of the command line" },
+		{ { "sweep", "s.yaml", "-o", "o", "-jx" }, "-j: expected an integer in [1, 64], found \"x\"" },
+		{ { "sweep", "s.yaml", "-o", "o", "-j65" }, "-j: expected an integer in [1, 64], found \"65\"" },
+		{ { "sweep", "s.yaml", "-o", "o", "--jobs", "0" }, "--jobs: expected an integer in [1, 64], found \"0\"" },
+		{ { "run", "-w", "w.yaml", "--model", "fast" }, "--model: expected analytic, cycle or functional, found \"fast\"" },
+		{ { "run", "-w", "w.yaml", "--seed", "1x" }, "--seed: expected an integer in [0, 2^64), found \"1x\"" },
+		{ { "run", "-w", "w.yaml", "--batch", "1048577" }, "--batch: expected an integer in [1, 1048576], found "
+								   "\"1048577\"" },
+		{ { "run", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c",
+		    "c.yaml", "-c", "c.yaml", "-c", "c.yaml" }, "-c: expected at most 8 config files, found more" },
+		{ { "sweep", "--plot", "o", "--no-reuse" }, "sweep --plot: expected only DIR, found another option" },
+		{ { "sweep", "--plot" }, "--plot: expected a value after it, found the end of the command line" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int rc = th_cli(dir, cases[i].args, &out, &err);
+		ck_assert_msg(rc == 2, "case %zu: exit %d: %s", i, rc, err);
+		ck_assert_msg(strlen(err) > 0 && err[strlen(err) - 1] == '\n', "case %zu: %s", i, err);
+		err[strlen(err) - 1] = '\0';
+		ck_assert_str_eq(err, cases[i].want);
+		ck_assert_str_eq(out, "");
+		free(out);
+		free(err);
+	}
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Every option that one command's help lists and another's does not is
+ * refused by the other, naming the first command (in tpusim --help's order)
+ * whose help lists it: what the helps say, read back from their text.
+ */
+/* Whether the options of a help text list name (as the first word of a line, or after "-x, "). */
+static bool help_lists(const char *help, const char *name)
+{
+	for (const char *l = strstr(help, "\noptions:\n") + 10; *l; l = strchr(l, '\n') + 1) {
+		char a[64] = "", b[64] = "";
+		if (sscanf(l, " %63[^ ,\n], %63[^ \n]", a, b) >= 1 && (!strcmp(a, name) || !strcmp(b, name)))
+			return true;
+	}
+	return false;
+}
+
+START_TEST(other_commands_options_refused)
+{
+	static const char *const cmds[] = { "run", "roofline", "compare", "lower", "config", "lab", "sweep", "trace" };
+	enum { NCMD = sizeof cmds / sizeof *cmds };
+	char *dir = workdir(), *help[NCMD], *out, *err;
+	int checked = 0;
+	for (int c = 0; c < NCMD; c++) {
+		const char *argv[] = { "help", cmds[c], NULL };
+		ck_assert_int_eq(th_cli(dir, argv, &help[c], &err), 0);
+		free(err);
+	}
+	for (int c = 0; c < NCMD; c++)
+		for (const char *l = strstr(help[c], "\noptions:\n") + 10; *l; l = strchr(l, '\n') + 1) {
+			char name[64];
+			int owner = 0;
+			ck_assert_int_eq(sscanf(l, " %63[^ ,\n]", name), 1);
+			while (!help_lists(help[owner], name))
+				owner++;
+			for (int o = 0; o < NCMD; o++) {
+				char want[300];
+				const char *argv[] = { cmds[o], name, "x", NULL };
+				if (help_lists(help[o], name))
+					continue;
+				ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+				snprintf(want, sizeof want, "%s: expected an option of tpusim %s (see tpusim --help), found an option "
+					 "of tpusim %s", name, cmds[o], cmds[owner]);
+				ck_assert_msg(!strncmp(err, want, strlen(want)), "%s %s: %s", cmds[o], name, err);
+				free(out);
+				free(err);
+				checked++;
+			}
+		}
+	ck_assert_int_gt(checked, 100);
+	for (int c = 0; c < NCMD; c++)
+		free(help[c]);
 	th_rmdir(dir);
 	free(dir);
 }
@@ -644,6 +765,8 @@ Suite *cli_suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, help_lists_options, 0, (int)(sizeof helps / sizeof *helps));
 	tcase_add_test(t, help_overview_and_errors);
+	tcase_add_test(t, parser_refusals);
+	tcase_add_test(t, other_commands_options_refused);
 	tcase_add_test(t, outputs_make_parents);
 	tcase_add_test(t, outputs_refused_before_run);
 	tcase_add_test(t, presets_by_name);

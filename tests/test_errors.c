@@ -117,9 +117,9 @@ static const struct bad cases[] = {
 	  "--set:1:12: array.rows: expected an integer in [1, 4096], found \"x\"" },
 	{ NULL, NULL, NULL, { RUN, "--set", "array.rowz=4" },
 	  "--set:1:1: array.rowz: expected a known key, found an unknown key (did you mean array.rows?)" },
-	{ NULL, NULL, NULL, { RUN, "--dataflow", "xs" }, "--dataflow: expected one of ws, os, is, found \"xs\"" },
+	{ NULL, NULL, NULL, { RUN, "--dataflow", "xs" }, "--dataflow: expected ws, os or is, found \"xs\"" },
 	{ NULL, NULL, NULL, { RUN, "--batch", "0" }, "--batch: expected an integer in [1, 1048576], found \"0\"" },
-	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, lower, config, roofline, compare, lab, sweep, trace), found \"rn\"; try tpusim --help" },
+	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found \"rn\" (did you mean run?); try tpusim --help" },
 	{ NULL, NULL, NULL, { RUN, "--fast" }, "--fast: expected an option of tpusim run (see tpusim --help), "
 	  "found an unknown option" },
 	/* text that cannot be shown as it is */

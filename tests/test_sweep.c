@@ -90,7 +90,7 @@ START_TEST(spec_errors)
 	static const struct {
 		const char *spec, *msg;     /* msg follows "<path>:" */
 	} cases[] = {
-		{ "axes:\n  array.rwos: [4]\n", "4:3: axes.array.rwos: expected a config key, dataflow, model or batch, "
+		{ "axes:\n  array.rwos: [4]\n", "4:3: axes.array.rwos: expected a config key, model, dataflow or batch, "
 						 "found an unknown key (did you mean array.rows?)" },
 		{ "axes:\n  array.rows: [4, 0]\n", "4:19: array.rows: expected an integer in [1, 4096], found \"0\"" },
 		{ "axes:\n  array.rows: []\n", "4:15: axes.array.rows: expected a list of values or a range {from, to, "
@@ -100,7 +100,7 @@ START_TEST(spec_errors)
 		{ "axes:\n  array.rows: [4]\nzip: [[array.rows, array.colz]]\n",
 		  "5:20: zip[0][1]: expected an axis named under axes, found \"array.colz\"" },
 		{ "axes:\n  dataflow: [ws, xs]\n", "4:18: axes.dataflow: expected ws, os or is, found \"xs\"" },
-		{ "axes:\n  model: [functional]\n", "4:11: axes.model: expected cycle or analytic, found \"functional\"" },
+		{ "axes:\n  model: [functional]\n", "4:11: axes.model: expected analytic or cycle, found \"functional\"" },
 		{ "axes:\n  batch: {from: 1, to: 4}\n", "4:10: axes.batch: expected a range with one of times or step, "
 							"found neither" },
 		{ "axes:\n  batch: {from: 8, to: 4, step: 1}\n", "4:24: axes.batch.to: expected at least from (8), found 4" },
@@ -462,7 +462,7 @@ START_TEST(cluster_errors)
 	snprintf(spec, sizeof spec, "%saxes:\n  array.rwos: [4]\n", head);
 	char *wrong = th_write(dir, "bad.yaml", spec);
 	snprintf(o, sizeof o, "%s/out", dir);
-	static const char rwos[] = "4:3: axes.array.rwos: expected a config key, dataflow, model or batch, found an "
+	static const char rwos[] = "4:3: axes.array.rwos: expected a config key, model, dataflow or batch, found an "
 				   "unknown key (did you mean array.rows?)";
 	/* A bad spec: the positioned error, exit 2, and no DIR (emit creates it only after the check). */
 	static const char *const engines[] = { "parallel", "slurm" };

@@ -682,15 +682,16 @@ START_TEST(bad_options_leave_no_file)
 		{ { "run", "-c", cfg, "-w", wl, "--dram-trace-format", "dramsim3", NULL },
 		  "--dram-trace-format: expected with --dram-trace FILE, found it alone\n" },
 		{ { "compare", "-c", cfg, "-w", wl, "--trace", path, NULL },
-		  "--trace: expected with tpusim run only, found it with tpusim compare\n" },
+		  "--trace: expected an option of tpusim compare (see tpusim --help), found an option of tpusim run\n" },
 		{ { "run", "-c", cfg, "-w", wl, "--trace", path, "--set", "sim.max_folds=1", NULL }, "expected at most 1 folds" },
 		{ { "run", "-c", cfg, "-w", wl, "--trace", path, "--dram-trace", path, NULL },
 		  "--dram-trace: expected a path of its own, found \"" },
 		{ { "run", "-c", cfg, "-w", wl, "-o", dir, "--trace", summary, NULL },
 		  "--trace: expected a path of its own, found \"" },
 		{ { "trace", NULL }, "trace: expected a file, tpusim trace FILE.gz [--records], found none\n" },
-		{ { "trace", path, "--all", NULL }, "trace: expected FILE.gz and --records, tpusim trace FILE.gz [--records], "
-		  "found \"--all\"\n" },
+		{ { "trace", path, "--all", NULL }, "--all: expected an option of tpusim trace (see tpusim --help), found an "
+		  "unknown option\n" },
+		{ { "trace", path, path, NULL }, "trace: expected one FILE.gz, found another, \"" },
 		{ { "trace", sub, NULL }, "trace: expected a readable file, found \"" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
