@@ -167,28 +167,48 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 	double peak = 2 * arch_peak_macs_per_s(a) / 1e12, bw = arch_hbm_bytes_per_s(a) / 1e12;
 	double eb = array_elem_bytes(a->array.dtype), ridge = peak / bw;
 	double add_i = 1.0 / (3 * eb), mm_i = 2.0 * 8192 / (3 * eb), xmin = add_i / 4, xmax = fmax(mm_i, ridge) * 4;
+	size_t nobus = 0;
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
+	/*
+	 * A layer's point: x its ops per byte that crossed the memory bus in its
+	 * cycles (bus_bytes), y its ops per second; never above the roof (see
+	 * engine.c, struct bus). A layer whose cycles moved no byte (its operands
+	 * came earlier) has no finite x: it is drawn at the right.
+	 */
 	fprintf(f, "$layers << EOD\n");
 	for (size_t i = 0; i < r->n; i++) {
 		struct metrics m;
 		if (!r->layers[i].macs)
 			continue;
 		report_metrics(a, &r->layers[i], o->ideal_memory, &m);
+		if (m.bus_bytes <= 0) {
+			nobus++;
+			continue;
+		}
 		fprintf(f, "%.9g %.9g\n", m.intensity, m.achieved_ops_per_s / 1e12);
 		if (m.intensity < xmin)
 			xmin = m.intensity / 2;
 		if (m.intensity > xmax)
 			xmax = m.intensity * 2;
 	}
+	fprintf(f, "EOD\n$nobus << EOD\n");
+	for (size_t i = 0; i < r->n; i++) {
+		struct metrics m;
+		if (!r->layers[i].macs)
+			continue;
+		report_metrics(a, &r->layers[i], o->ideal_memory, &m);
+		if (m.bus_bytes <= 0)
+			fprintf(f, "%.9g %.9g\n", xmax / 1.4, m.achieved_ops_per_s / 1e12);
+	}
 	fprintf(f, "EOD\n");
 	fprintf(f, "set title \"Roofline: %s on %s (%lldx%lld %s, %.4g GB/s)\"\n", gp_str(name, sizeof name, w->name),
 		gp_str(t, sizeof t, a->name), (long long)a->array.rows, (long long)a->array.cols,
-		array_dataflow_names[o->dataflow], a->hbm.gbps);
+		array_dataflow_names[o->dataflow], bw * 1e3);
 	fprintf(f, "set logscale xy\nset grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
-		   "set xlabel \"arithmetic intensity (ops per byte of HBM traffic)\"\n"
+		   "set xlabel \"arithmetic intensity (ops per byte that crossed the memory bus in the layer's cycles)\"\n"
 		   "set ylabel \"performance (TOPS)\"\nset key bottom right box opaque\n"
 		   "set xrange [%g:%g]\nset yrange [%g:%g]\nset samples 400\n",
 		xmin, xmax, fmin(bw * xmin, peak) / 4, peak * 3);
@@ -201,8 +221,12 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 	fprintf(f, "plot roof(x) title sprintf(\"roofline: min(%.4g TOPS, %.4g GB/s x intensity)\") lw 3 lc rgb '#333333', "
 		   "$layers using 1:2 title \"layers of %s\" with points pt 7 ps 1.2 lc rgb '#1f77b4', "
 		   "$canon using 1:2 title \"canonical: vector add, large matmul\" with points pt 5 ps 1.6 lc rgb '#d62728', "
-		   "$ridge using 1:2 title \"ridge point\" with points pt 9 ps 2.2 lc rgb '#2ca02c'\n",
-		peak, a->hbm.gbps, gp_str(name, sizeof name, w->name));
+		   "$ridge using 1:2 title \"ridge point\" with points pt 9 ps 2.2 lc rgb '#2ca02c'",
+		peak, bw * 1e3, gp_str(name, sizeof name, w->name));
+	if (nobus)
+		fprintf(f, ", $nobus using 1:2 title \"%zu layer%s that moved no byte in %s cycles (drawn at the right)\" "
+			   "with points pt 6 ps 1.2 lc rgb '#1f77b4'", nobus, nobus == 1 ? "" : "s", nobus == 1 ? "its" : "their");
+	fputc('\n', f);
 	return run_gnuplot(f, script, path, tmp, e);
 }
 
