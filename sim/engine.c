@@ -3,6 +3,7 @@
  */
 #include "engine.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,110 @@ struct opstate {
  * several (engine_ops) let the loads run ahead into later ops' tiles and the
  * stores trail into later ops' time, with buffer space shared through pools.
  */
+/*
+ * The memory bus as the roofline sees it: when the bytes of the accepted
+ * requests crossed it, so that each op's window (its cycles) can be given
+ * the bytes that crossed in it, whichever op they belong to (bus_bytes,
+ * stats.h). Layer by layer an op's window holds all its own transfers and no
+ * other's; in a chip pass the load queues run ahead into later ops' tiles
+ * and the stores trail into later ops' time, so an op's own HBM bytes may
+ * cross in earlier or later windows.
+ *
+ * The memory interface tells when a request is accepted and when it
+ * completes (memory.h), not when its bytes are on the wire, so they are
+ * placed by one rule: in acceptance order, at the memory's peak rate
+ * (mem_bytes_per_cycle, P bytes a cycle), none before its request was
+ * accepted. Request i, accepted at cycle a_i with B_i bytes, crosses in
+ * [s_i, s_i + B_i / P), s_i = max(a_i, where request i - 1's ends). That is
+ * the channel model's own timing up to its interleaving (each channel starts
+ * its share of a request when it is free and moves it at its share of the
+ * peak, hbm.h), without the access latency, which holds no bus. A window
+ * takes the bytes placed in it: a request that straddles two windows is
+ * split in proportion to its time on each side, in whole bytes (a byte
+ * counts where it has finished crossing), and no window but a pass's last
+ * takes more than floor(P c) bytes for its c cycles: a byte the rounding
+ * would put over goes to the next window.
+ *
+ * Why no point is above its roof. The intervals [s_i, s_i + B_i / P) do
+ * not overlap and each moves P bytes a cycle, so c cycles hold at most P c
+ * bytes, and the cap keeps the whole bytes within that. A window of c cycles
+ * at clock f with bus_bytes <= P c has achieved = ops f / c and
+ * attainable = min(peak, P f x ops / bus_bytes) (the bandwidth is P f), and
+ * P f ops / bus_bytes >= P f ops / (P c) = ops f / c = achieved, while
+ * achieved <= peak as no PE does more than one MAC a cycle.
+ *
+ * Why the windows take every byte. A pass's windows tile its cycles, from
+ * its start to its last store, and every request completes within them. The
+ * queue at rate P has moved every byte by then if the memory moves at most
+ * P bytes a cycle: in the queue's last busy period, from cycle u to F, it
+ * moves P (F - u) bytes, all accepted at u or later, so such a memory
+ * completes the last of them no earlier than F. The pass's last window takes
+ * whatever is left (a memory faster than its own peak would leave some past
+ * the end; the bytes deferred by the cap, under one per window, land there
+ * too): it alone is not capped, and the test that runs every shipped preset
+ * and workload (tests/test_roofline.c) holds it to its roof as well.
+ *
+ * State: the current busy period (from cycle start, busy bytes accepted in
+ * it, at rate P), the bytes of the pass's earlier periods (all placed before
+ * start), the open window's start and the bytes given to closed windows.
+ * O(1) a request.
+ */
+struct bus {
+	double bpc;                     /* P; INFINITY for the ideal memory: bytes cross the cycle they are accepted */
+	int64_t start, busy;            /* the current busy period */
+	int64_t before;                 /* bytes of the earlier busy periods */
+	int64_t from;                   /* the open window's first cycle */
+	int64_t closed;                 /* bytes given to closed windows */
+};
+
+static void bus_init(struct bus *b, double bpc, int64_t t0)
+{
+	*b = (struct bus){ .bpc = bpc, .start = t0, .from = t0 };
+}
+
+/* Whole bytes placed before cycle x (at or after the current busy period's start). */
+static int64_t bus_placed(const struct bus *b, int64_t x)
+{
+	double moved;
+	SIM_ASSERT(x >= b->start);
+	if (x == b->start)
+		return b->before;
+	moved = isinf(b->bpc) ? INFINITY : floor((double)(x - b->start) * b->bpc);
+	return b->before + (moved >= (double)b->busy ? b->busy : (int64_t)moved);
+}
+
+/* A request of bytes accepted at cycle now (at or after every earlier one). */
+static void bus_accept(struct bus *b, int64_t now, int64_t bytes)
+{
+	/* The queue has drained: a new busy period. */
+	if (b->busy == 0 || (now > b->start && bus_placed(b, now) == b->before + b->busy)) {
+		b->before += b->busy;
+		b->start = now;
+		b->busy = 0;
+	}
+	b->busy += bytes;
+}
+
+/* Closes the window that ends at cycle now (not a pass's last): returns the bytes that crossed in it. */
+static int64_t bus_close(struct bus *b, int64_t now)
+{
+	int64_t in = bus_placed(b, now) - b->closed;
+	double cap = floor((double)(now - b->from) * b->bpc);
+	if (!isinf(b->bpc) && (double)in > cap)
+		in = (int64_t)cap;
+	b->closed += in;
+	b->from = now;
+	return in;
+}
+
+/* The pass's last window, to its end: every byte not yet given. */
+static int64_t bus_close_last(struct bus *b)
+{
+	int64_t in = b->before + b->busy - b->closed;
+	b->closed += in;
+	return in;
+}
+
 /* What the arrays of a chip share about each op of a pass (the index k is the op's, 0 .. n - 1). */
 struct sync {
 	int lanes;
@@ -180,6 +285,8 @@ struct sync {
 	int64_t *mark;                  /* tracing: the earliest cycle lane q's matrix thread may still report */
 	int64_t *xmark;                 /* tracing: lane q's load (2q) and store (2q + 1) threads, while a transfer
 					   keeps them from reporting its issue cycle; INT64_MAX otherwise */
+	struct bus bus;                 /* the off-chip bus all lanes share */
+	int64_t *bus_bytes;             /* the bytes that crossed it in op k's window; valid once the window closed */
 };
 
 struct pass {
@@ -332,15 +439,18 @@ static void trace_gap(struct pass *p, int df, int64_t prev_end, const struct arr
 /*
  * Moves bytes at addr through off-chip memory for op os, from a thread:
  * while the memory refuses the request, waits until the cycle it names and
- * issues it again. Returns the cycle the request completes; if the memory
- * cannot say yet, waits until it can.
+ * issues it again; once accepted, its bytes take their place on the bus.
+ * Returns the cycle the request completes; if the memory cannot say yet,
+ * waits until it can.
  */
-static int64_t transfer(engine *en, struct opstate *os, uint64_t addr, int64_t bytes, bool write)
+static int64_t transfer(struct pass *p, struct opstate *os, uint64_t addr, int64_t bytes, bool write)
 {
+	engine *en = p->en;
 	uint64_t ticket;
 	int64_t at, done, t0 = en->mem_t0;
 	while (!mem_issue(en->mem, scw_now() - t0, addr, bytes, write, &ticket, &at))
 		scw_wait_until(at + t0);
+	bus_accept(&p->sync->bus, scw_now(), bytes);
 	while ((done = mem_done(en->mem, ticket, scw_now() - t0, &at)) == MEM_NOT_YET)
 		scw_wait_until(at + t0);
 	done = done > INT64_MAX - t0 ? INT64_MAX : done + t0;
@@ -442,7 +552,7 @@ static void load_thread(void *arg)
 				/* Its issue is reported with its arrival: until then no trace is written past it. */
 				int64_t issued = scw_now(), *xm = &p->sync->xmark[2 * p->lane];
 				*xm = issued;
-				p->done[j % RING] = transfer(p->en, os, ins.addr, ins.bytes, false);
+				p->done[j % RING] = transfer(p, os, ins.addr, ins.bytes, false);
 				trace_load(p, os, n, &ins, false, issued, p->done[j % RING]);
 				*xm = INT64_MAX;
 				j++;
@@ -477,7 +587,7 @@ static void store_thread(void *arg)
 			p->store_done[i] = scw_now();
 			os->r->sram_write_bytes[SRAM_INPUTS] += p->store_bytes[i];
 		} else {
-			p->store_done[i] = transfer(p->en, os, p->store_addr[i], p->store_bytes[i], true);
+			p->store_done[i] = transfer(p, os, p->store_addr[i], p->store_bytes[i], true);
 		}
 		if (p->store_tile && wants(p, ET_STORE)) {
 			struct etrace_ev ev = p->store_tile[i];
@@ -779,7 +889,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 			int64_t issued = scw_now();      /* a memory that pushes back stalls the inputs */
 			trace_mark(p, issued);
 			if (hbm_in) {
-				arrive[next_load % 2] = transfer(en, os, in_addr, bytes, false);
+				arrive[next_load % 2] = transfer(p, os, in_addr, bytes, false);
 				trace_vxfer(p, os, ET_VLOAD, issued, arrive[next_load % 2], next_load, in_addr, bytes);
 			} else {
 				arrive[next_load % 2] = issued;
@@ -819,7 +929,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 		}
 		int64_t issued = scw_now(), stored;     /* and the outputs */
 		trace_mark(p, issued);
-		stored = transfer(en, os, out_addr, out, true);
+		stored = transfer(p, os, out_addr, out, true);
 		trace_vxfer(p, os, ET_VSTORE, issued, stored, i, out_addr, out);
 		last_store = max64(last_store, stored);
 		cat[CAT_OUTPUTS] += scw_now() - issued;
@@ -865,7 +975,9 @@ static void matrix_thread(void *arg)
 		os->r->cycles = scw_now() - t0;
 		trace(p, ET_OPEND, scw_now(), os, 0, (int64_t)(p->i0 + k), NULL);
 		y->finish[k] = max64(y->finish[k], scw_now());
-		y->fin_left[k]--;
+		/* The last array done with op k closes its window, but the last op's, which ends with the stores. */
+		if (--y->fin_left[k] == 0 && k + 1 < p->n)
+			y->bus_bytes[k] = bus_close(&y->bus, scw_now());
 		scw_event_notify(y->ev);
 	}
 	p->matrix_end = scw_now();
@@ -1014,6 +1126,7 @@ static void sync_free(struct sync *y)
 	free(y->avail_left);
 	free(y->mark);
 	free(y->xmark);
+	free(y->bus_bytes);
 	free(y);
 }
 
@@ -1024,7 +1137,7 @@ static struct sync *sync_new(int lanes, size_t n, const struct chip_part *parts)
 	if (!y || !(y->finish = calloc(m, sizeof *y->finish)) || !(y->fin_left = calloc(m, sizeof *y->fin_left)) ||
 	    !(y->avail = calloc(m, sizeof *y->avail)) || !(y->avail_left = calloc(m, sizeof *y->avail_left)) ||
 	    !(y->mark = calloc((size_t)lanes, sizeof *y->mark)) || !(y->xmark = malloc(2 * (size_t)lanes * sizeof *y->xmark)) ||
-	    !(y->ev = scw_event_new())) {
+	    !(y->bus_bytes = calloc(m, sizeof *y->bus_bytes)) || !(y->ev = scw_event_new())) {
 		sync_free(y);
 		return NULL;
 	}
@@ -1072,7 +1185,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 	struct result **lr = calloc((size_t)lanes, sizeof *lr);
 	struct sync *y = sync_new(lanes, n, parts);
 	int rc = -1, alive = 0;
-	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0;
+	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0, moved = 0;
 
 	if (!lane || !lr || !y)
 		goto nomem;
@@ -1095,6 +1208,8 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		mem_reset(en->mem);
 		sram_reset(en->sram);
 	}
+	moved = mem_read_bytes(en->mem) + mem_written_bytes(en->mem);
+	bus_init(&y->bus, mem_bytes_per_cycle(en->mem), t0);
 	if (en->tr)
 		etrace_pass(en->tr, t0, i0, n);
 	for (int q = 0; q < lanes; q++) {
@@ -1119,6 +1234,19 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		goto out;
 	}
 	merge(lanes, n, lr, res);
+	/*
+	 * Each op's window bytes, as the shift from its own HBM bytes. The
+	 * windows hold every byte the memory accepted in the pass, by the
+	 * memory's own count: nothing lost, nothing twice.
+	 */
+	if (n)
+		y->bus_bytes[n - 1] = bus_close_last(&y->bus);
+	moved = mem_read_bytes(en->mem) + mem_written_bytes(en->mem) - moved;
+	for (size_t k = 0; k < n; k++) {
+		res[k].bus_shift_bytes = y->bus_bytes[k] - (res[k].hbm_read_bytes + res[k].hbm_write_bytes);
+		moved -= y->bus_bytes[k];
+	}
+	SIM_ASSERT(moved == 0);
 	/* The stores still going when the arrays are done end the run: the last op waits for them. */
 	if (n) {
 		int64_t tail = max64(matrix_end, last_store) - matrix_end;

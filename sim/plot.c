@@ -164,44 +164,84 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 	const struct arch *a = &cfg->arch;
 	char script[64], tmp[LIMIT_PATH_BUF], name[CFG_STR_MAX * 2], t[200];
 	double peak = 2 * arch_peak_macs_per_s(a) / 1e12, bw = arch_hbm_bytes_per_s(a) / 1e12;
-	double eb = array_elem_bytes(a->array.dtype), ridge = peak / bw;
+	double eb = array_elem_bytes(a->array.dtype), ridge = isinf(bw) ? 0 : peak / bw;
 	double add_i = 1.0 / (3 * eb), mm_i = 2.0 * 8192 / (3 * eb), xmin = add_i / 4, xmax = fmax(mm_i, ridge) * 4;
+	size_t nobus = 0;
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
+	/*
+	 * A layer's point: x its ops per byte that crossed the memory bus in its
+	 * cycles (bus_bytes), y its ops per second; never above the roof (see
+	 * engine.c, struct bus). A layer whose cycles moved no byte (its operands
+	 * came earlier) has no finite x: it is drawn at the right.
+	 */
 	fprintf(f, "$layers << EOD\n");
 	for (size_t i = 0; i < r->n; i++) {
 		struct metrics m;
 		if (!r->layers[i].macs)
 			continue;
 		report_metrics(a, &r->layers[i], o->ideal_memory, &m);
+		if (m.bus_bytes <= 0) {
+			nobus++;
+			continue;
+		}
 		fprintf(f, "%.9g %.9g\n", m.intensity, m.achieved_ops_per_s / 1e12);
 		if (m.intensity < xmin)
 			xmin = m.intensity / 2;
 		if (m.intensity > xmax)
 			xmax = m.intensity * 2;
 	}
+	fprintf(f, "EOD\n$nobus << EOD\n");
+	for (size_t i = 0; i < r->n; i++) {
+		struct metrics m;
+		if (!r->layers[i].macs)
+			continue;
+		report_metrics(a, &r->layers[i], o->ideal_memory, &m);
+		if (m.bus_bytes <= 0)
+			fprintf(f, "%.9g %.9g\n", xmax / 1.4, m.achieved_ops_per_s / 1e12);
+	}
 	fprintf(f, "EOD\n");
-	fprintf(f, "set title \"Roofline: %s on %s (%lldx%lld %s, %.4g GB/s)\"\n", gp_str(name, sizeof name, w->name),
+	/* The ideal memory (hbm.model) has no memory roof: the roof is flat at the peak. */
+	bool flat = isinf(bw);
+	char mem[64];
+	if (flat)
+		snprintf(mem, sizeof mem, "ideal memory");
+	else
+		snprintf(mem, sizeof mem, "%.4g GB/s", bw * 1e3);
+	fprintf(f, "set title \"Roofline: %s on %s (%lldx%lld %s, %s)\"\n", gp_str(name, sizeof name, w->name),
 		gp_str(t, sizeof t, a->name), (long long)a->array.rows, (long long)a->array.cols,
-		array_dataflow_names[o->dataflow], a->hbm.gbps);
+		array_dataflow_names[o->dataflow], mem);
 	fprintf(f, "set logscale xy\nset grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
-		   "set xlabel \"arithmetic intensity (ops per byte of HBM traffic)\"\n"
+		   "set xlabel \"arithmetic intensity (ops per byte that crossed the memory bus in the layer's cycles)\"\n"
 		   "set ylabel \"performance (TOPS)\"\nset key bottom right box opaque\n"
 		   "set xrange [%g:%g]\nset yrange [%g:%g]\nset samples 400\n",
 		xmin, xmax, fmin(bw * xmin, peak) / 4, peak * 3);
-	fprintf(f, "roof(x) = x * %.9g < %.9g ? x * %.9g : %.9g\n", bw, peak, bw, peak);
-	fprintf(f, "set label 1 sprintf(\"ridge %%.0f ops/B\", %.9g) at %.9g,%.9g offset 1,-1.5\n", ridge, ridge, peak);
-	fprintf(f, "set label 2 \"vector add\" at %.9g,%.9g offset 1,0\n", add_i, bw * add_i);
+	if (flat)
+		fprintf(f, "roof(x) = %.9g\n", peak);
+	else
+		fprintf(f, "roof(x) = x * %.9g < %.9g ? x * %.9g : %.9g\n", bw, peak, bw, peak);
+	if (!flat)
+		fprintf(f, "set label 1 sprintf(\"ridge %%.0f ops/B\", %.9g) at %.9g,%.9g offset 1,-1.5\n", ridge, ridge, peak);
+	fprintf(f, "set label 2 \"vector add\" at %.9g,%.9g offset 1,0\n", add_i, fmin(peak, bw * add_i));
 	fprintf(f, "set label 3 \"8192x8192x8192 matmul\" at %.9g,%.9g offset -4,1.2\n", mm_i, fmin(peak, bw * mm_i));
-	fprintf(f, "$ridge << EOD\n%.9g %.9g\nEOD\n$canon << EOD\n%.9g %.9g\n%.9g %.9g\nEOD\n", ridge, peak, add_i,
-		fmin(peak, bw * add_i), mm_i, fmin(peak, bw * mm_i));
-	fprintf(f, "plot roof(x) title sprintf(\"roofline: min(%.4g TOPS, %.4g GB/s x intensity)\") lw 3 lc rgb '#333333', "
-		   "$layers using 1:2 title \"layers of %s\" with points pt 7 ps 1.2 lc rgb '#1f77b4', "
-		   "$canon using 1:2 title \"canonical: vector add, large matmul\" with points pt 5 ps 1.6 lc rgb '#d62728', "
-		   "$ridge using 1:2 title \"ridge point\" with points pt 9 ps 2.2 lc rgb '#2ca02c'\n",
-		peak, a->hbm.gbps, gp_str(name, sizeof name, w->name));
+	fprintf(f, "$canon << EOD\n%.9g %.9g\n%.9g %.9g\nEOD\n", add_i, fmin(peak, bw * add_i), mm_i,
+		fmin(peak, bw * mm_i));
+	if (flat)
+		fprintf(f, "plot roof(x) title sprintf(\"roofline: %.4g TOPS (ideal memory: no memory roof)\") lw 3 "
+			   "lc rgb '#333333', ", peak);
+	else
+		fprintf(f, "$ridge << EOD\n%.9g %.9g\nEOD\nplot roof(x) title sprintf(\"roofline: min(%.4g TOPS, %.4g GB/s "
+			   "x intensity)\") lw 3 lc rgb '#333333', $ridge using 1:2 title \"ridge point\" with points pt 9 "
+			   "ps 2.2 lc rgb '#2ca02c', ", ridge, peak, peak, bw * 1e3);
+	fprintf(f, "$layers using 1:2 title \"layers of %s\" with points pt 7 ps 1.2 lc rgb '#1f77b4', "
+		   "$canon using 1:2 title \"canonical: vector add, large matmul\" with points pt 5 ps 1.6 lc rgb '#d62728'",
+		gp_str(name, sizeof name, w->name));
+	if (nobus)
+		fprintf(f, ", $nobus using 1:2 title \"%zu layer%s that moved no byte in %s cycles (drawn at the right)\" "
+			   "with points pt 6 ps 1.2 lc rgb '#1f77b4'", nobus, nobus == 1 ? "" : "s", nobus == 1 ? "its" : "their");
+	fputc('\n', f);
 	return run_gnuplot(f, script, path, tmp, e);
 }
 

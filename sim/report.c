@@ -21,11 +21,12 @@
 void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m)
 {
 	double pes = (double)arch_pes(a);
-	double bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes);
+	double bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes + r->bus_shift_bytes);
 	double seconds = (double)r->cycles / (a->clock_ghz * 1e9);
 	double peak = 2 * arch_peak_macs_per_s(a);
 
 	m->ops = 2.0 * (double)r->macs;
+	m->bus_bytes = bytes;
 	m->utilization = r->cycles ? (double)r->macs / ((double)r->cycles * pes) : 0;
 	m->intensity = bytes > 0 ? m->ops / bytes : 0;
 	m->achieved_ops_per_s = seconds > 0 ? m->ops / seconds : 0;

@@ -5,7 +5,9 @@
  * Derived figures are computed here, once, from the counts in struct result:
  *   utilization   = MACs / (cycles x rows x cols)
  *   ops           = 2 x MACs
- *   intensity     = ops / (HBM bytes read + written)          [ops/B]
+ *   intensity     = ops / bus_bytes                           [ops/B]
+ *                   bus_bytes: the bytes that crossed the memory bus in the
+ *                   cycles (HBM bytes + bus_shift_bytes, stats.h)
  *   achieved      = ops / (cycles / clock)                    [ops/s]
  *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s] (the peak with ideal memory)
  *   energy        result_energy (stats.h): counts x per-action energies [pJ]

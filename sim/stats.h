@@ -25,6 +25,14 @@ struct result {
 	int64_t cat[CAT_N];             /* sums to cycles */
 	int64_t hbm_read_bytes, hbm_write_bytes;
 	int64_t spill_bytes;            /* of those, activations that did not fit on chip */
+	/*
+	 * bus_bytes - HBM bytes (struct metrics): the bytes of other ops that
+	 * crossed the memory bus in this op's cycles, less those of its own that
+	 * crossed in other ops' cycles (sim/engine.c, struct bus). 0 wherever ops
+	 * do not overlap (layer by layer, the analytic and functional models);
+	 * summed over a run, 0.
+	 */
+	int64_t bus_shift_bytes;
 	int64_t sram_read_bytes[SRAM_NBUF], sram_write_bytes[SRAM_NBUF];
 	int64_t folds;
 	int64_t gemm_ops, vector_ops;
@@ -35,7 +43,8 @@ struct result {
 struct metrics {
 	double utilization;
 	double ops;
-	double intensity;
+	double bus_bytes;               /* bytes that crossed the memory bus in the cycles: HBM bytes + bus_shift_bytes */
+	double intensity;               /* ops / bus_bytes: the roofline's x */
 	double achieved_ops_per_s;
 	double attainable_ops_per_s;
 	double energy_pj;               /* the sum of part[] */

@@ -48,6 +48,7 @@ Suite *sweepplot_suite(void);
 Suite *cli_suite(void);
 Suite *trace_suite(void);
 Suite *fsx_suite(void);
+Suite *roofline_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
