@@ -20,7 +20,7 @@ const char *const energy_part_names[] = { "mac", "array", "sram_weights", "sram_
  * 2016: inter-PE 2x, register file 1x, relative to one MAC), taken here as
  * 2 x the int8 MAC. Leakage is not in those sources: the values are assumed.
  * hbm_pj_per_bit's default here is what custom memory gets; every other
- * hbm.type brings its own (hbm_type_defaults in models/hbm.c).
+ * hbm.type brings its own (hbm_type_defaults in models/memory.c).
  */
 #define F(x) offsetof(struct energy_params, x)
 const struct cfg_key energy_keys[] = {

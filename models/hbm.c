@@ -8,60 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
-
-static const char *const type_names[] = { "ddr3", "lpddr4", "hbm2", "hbm2e", "hbm3", "custom", NULL };
 
 #define F(x) offsetof(struct hbm_params, x)
-const struct cfg_key hbm_keys[] = {
-	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology; brings its bandwidth, channels, latency, burst and pJ/bit unless set" },
-	{ "gbps", CFG_DOUBLE, F(gbps), "GB/s", "256", 0.001, 1e6, NULL, "total bandwidth, 10^9 bytes per second" },
-	{ "channels", CFG_INT, F(channels), "", "8", 1, 1024, NULL, "independent (pseudo-)channels sharing the bandwidth" },
-	{ "latency_ns", CFG_DOUBLE, F(latency_ns), "ns", "100", 0, 1e6, NULL, "time from request to first data" },
-	{ "burst_bytes", CFG_INT, F(burst_bytes), "B", "32", 1, 1 << 20, NULL, "smallest transfer of one channel" },
+/* The channel model's own keys (hbm.model channels); the memory's common keys are in memory.c. */
+const struct cfg_key mem_channels_keys[] = {
+	{ "channels", CFG_INT, F(channels), "", "8", 1, 1024, NULL,
+	  "channel model: independent (pseudo-)channels sharing the bandwidth" },
+	{ "latency_ns", CFG_DOUBLE, F(latency_ns), "ns", "100", 0, 1e6, NULL, "channel model: time from request to first data" },
+	{ "burst_bytes", CFG_INT, F(burst_bytes), "B", "32", 1, 1 << 20, NULL, "channel model: smallest transfer of one channel" },
 	{ "interleave_bytes", CFG_INT, F(interleave_bytes), "B", "256", 1, 1 << 30, NULL,
-	  "consecutive bytes mapped to one channel before the next" },
-	{ "model", CFG_ENUM, F(model), "", "channels", 0, 0, mem_model_names,
-	  "memory model: channels (the keys above), or ideal (every request completes at once)" },
+	  "channel model: consecutive bytes mapped to one channel before the next" },
 	CFG_END
 };
 #undef F
-
-/*
- * One device of each type, as in configs/memory/<type>.yaml (the overlays
- * that set every key). Sources:
- *   ddr3   Jouppi et al., "In-Datacenter Performance Analysis of a Tensor
- *          Processing Unit", ISCA 2017, Sec. 2 and Table 2: 34 GB/s; two
- *          channels of 17 GB/s assumed; a 64-byte line is BL8 x 64 bit;
- *          20 pJ/bit is the low end of DRAM's 1.3-2.6 nJ per 64 bits
- *          (Horowitz, ISSCC 2014)
- *   hbm2   JEDEC JESD235A: 1024 pins x 2 Gb/s / 8 = 256 GB/s, 16 pseudo-
- *          channels, BL4 x 64 bit = 32 B; 3.97 pJ/bit (O'Connor et al.,
- *          MICRO 2017)
- *   hbm2e  vendor datasheets: 410-460 GB/s per stack, the low end; 16
- *          pseudo-channels, 32 B; 4.3 pJ/bit as quoted in
- *          shared/reference/HARDWARE.md
- *   hbm3   JEDEC JESD238: 1024 pins x 6.4 Gb/s / 8 = 819 GB/s, 32 pseudo-
- *          channels, BL8 x 32 bit = 32 B; pJ/bit assumed: no vendor figure
- *          found, HBM2's value
- * Latencies (100 ns) and interleaving (ddr3 one line, HBM 256 B) are assumed
- * for every type. lpddr4 and custom: no collected source, the keys' own
- * defaults.
- */
-const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1] = {
-	"hbm.gbps", "hbm.channels", "hbm.latency_ns", "hbm.burst_bytes", "hbm.interleave_bytes",
-	"energy.hbm_pj_per_bit", NULL
-};
-
-const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS] = {
-	/*             gbps   channels latency_ns burst_bytes interleave_bytes hbm_pj_per_bit */
-	[HBM_DDR3]   = { "34",  "2",     "100",     "64",       "64",            "20" },
-	[HBM_LPDDR4] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
-	[HBM_HBM2]   = { "256", "16",    "100",     "32",       "256",           "3.97" },
-	[HBM_HBM2E]  = { "410", "16",    "100",     "32",       "256",           "4.3" },
-	[HBM_HBM3]   = { "819", "32",    "100",     "32",       "256",           "3.97" },
-	[HBM_CUSTOM] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
-};
 
 int64_t hbm_latency_cycles(const struct hbm_params *p, double clock_ghz)
 {
@@ -158,5 +117,5 @@ static int64_t channels_done(void *s, uint64_t ticket, int64_t now, int64_t *ask
 /* The channel model as a memory.h class: hbm.model "channels" (its row in memory.c). */
 const struct mem_ops mem_channels = {
 	"channels", channels_create, channels_destroy, channels_reset, channels_issue, channels_done,
-	hbm_bytes_per_cycle, hbm_latency_cycles
+	hbm_bytes_per_cycle, hbm_latency_cycles, mem_channels_keys
 };

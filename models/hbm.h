@@ -26,31 +26,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cfgkey.h"
-#include "err.h"
+#include "memory.h"
 
-enum hbm_type { HBM_DDR3, HBM_LPDDR4, HBM_HBM2, HBM_HBM2E, HBM_HBM3, HBM_CUSTOM, HBM_NTYPES };
-
-struct hbm_params {
-	int type;                   /* enum hbm_type */
-	double gbps;
-	int64_t channels;
-	double latency_ns;
-	int64_t burst_bytes;
-	int64_t interleave_bytes;
-	int model;                  /* index into mem_model_names (memory.h) */
-};
-
-extern const struct cfg_key hbm_keys[];
-
-/*
- * What hbm.type brings: hbm_type_keys names the config keys (full dotted
- * names, NULL-terminated) and hbm_type_defaults[type][j] gives the value of
- * key j for that type as config text, or NULL for the key's own default.
- */
-#define HBM_TYPE_NKEYS 6
-extern const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1];
-extern const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS];
+/* The channel model as a memory.h class (hbm.model channels), and its own keys. */
+extern const struct mem_ops mem_channels;
+extern const struct cfg_key mem_channels_keys[];
 
 /* Bytes the memory delivers per array clock cycle at clock_ghz. */
 double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz);

@@ -5,6 +5,7 @@
 #include "memory.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "err.h"
@@ -27,6 +28,55 @@ const char *const mem_model_names[] = { MEM_MODELS(NAME) NULL };
 static const struct mem_ops *const models[] = { MEM_MODELS(OPS) };
 #undef NAME
 #undef OPS
+
+static const char *const type_names[] = { "ddr3", "lpddr4", "hbm2", "hbm2e", "hbm3", "custom", NULL };
+
+#define F(x) offsetof(struct hbm_params, x)
+/* The keys every memory model reads; each model's own keys are in its table (mem_ops.keys). */
+const struct cfg_key hbm_keys[] = {
+	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology; brings its bandwidth, channels, latency, burst and pJ/bit unless set" },
+	{ "gbps", CFG_DOUBLE, F(gbps), "GB/s", "256", 0.001, 1e6, NULL, "total bandwidth, 10^9 bytes per second" },
+	{ "model", CFG_ENUM, F(model), "", "channels", 0, 0, mem_model_names,
+	  "memory model: channels (the hbm.channels, latency_ns, burst_bytes and interleave_bytes keys), or ideal (every request completes at once)" },
+	CFG_END
+};
+#undef F
+
+/*
+ * One device of each type, as in configs/memory/<type>.yaml (the overlays
+ * that set every key). Sources:
+ *   ddr3   Jouppi et al., "In-Datacenter Performance Analysis of a Tensor
+ *          Processing Unit", ISCA 2017, Sec. 2 and Table 2: 34 GB/s; two
+ *          channels of 17 GB/s assumed; a 64-byte line is BL8 x 64 bit;
+ *          20 pJ/bit is the low end of DRAM's 1.3-2.6 nJ per 64 bits
+ *          (Horowitz, ISSCC 2014)
+ *   hbm2   JEDEC JESD235A: 1024 pins x 2 Gb/s / 8 = 256 GB/s, 16 pseudo-
+ *          channels, BL4 x 64 bit = 32 B; 3.97 pJ/bit (O'Connor et al.,
+ *          MICRO 2017)
+ *   hbm2e  vendor datasheets: 410-460 GB/s per stack, the low end; 16
+ *          pseudo-channels, 32 B; 4.3 pJ/bit as quoted in
+ *          shared/reference/HARDWARE.md
+ *   hbm3   JEDEC JESD238: 1024 pins x 6.4 Gb/s / 8 = 819 GB/s, 32 pseudo-
+ *          channels, BL8 x 32 bit = 32 B; pJ/bit assumed: no vendor figure
+ *          found, HBM2's value
+ * Latencies (100 ns) and interleaving (ddr3 one line, HBM 256 B) are assumed
+ * for every type. lpddr4 and custom: no collected source, the keys' own
+ * defaults.
+ */
+const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1] = {
+	"hbm.gbps", "hbm.channels", "hbm.latency_ns", "hbm.burst_bytes", "hbm.interleave_bytes",
+	"energy.hbm_pj_per_bit", NULL
+};
+
+const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS] = {
+	/*             gbps   channels latency_ns burst_bytes interleave_bytes hbm_pj_per_bit */
+	[HBM_DDR3]   = { "34",  "2",     "100",     "64",       "64",            "20" },
+	[HBM_LPDDR4] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
+	[HBM_HBM2]   = { "256", "16",    "100",     "32",       "256",           "3.97" },
+	[HBM_HBM2E]  = { "410", "16",    "100",     "32",       "256",           "4.3" },
+	[HBM_HBM3]   = { "819", "32",    "100",     "32",       "256",           "3.97" },
+	[HBM_CUSTOM] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
+};
 
 /* The ideal memory: every request completes the cycle it is issued; its ticket is that cycle. */
 static void *ideal_create(const struct hbm_params *p, double clock_ghz)
@@ -74,8 +124,13 @@ static int64_t ideal_latency_cycles(const struct hbm_params *p, double clock_ghz
 
 const struct mem_ops mem_ideal = {
 	"ideal", ideal_create, ideal_destroy, ideal_reset, ideal_issue, ideal_done, ideal_bytes_per_cycle,
-	ideal_latency_cycles
+	ideal_latency_cycles, NULL
 };
+
+const struct mem_ops *mem_model_at(int i)
+{
+	return i >= 0 && (size_t)i < sizeof models / sizeof models[0] ? models[i] : NULL;
+}
 
 const struct mem_ops *mem_model(const struct hbm_params *p, bool ideal)
 {

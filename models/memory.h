@@ -24,7 +24,37 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hbm.h"
+#include "cfgkey.h"
+#include "err.h"
+
+enum hbm_type { HBM_DDR3, HBM_LPDDR4, HBM_HBM2, HBM_HBM2E, HBM_HBM3, HBM_CUSTOM, HBM_NTYPES };
+
+/*
+ * The parameters of the off-chip memory, keys hbm.*: the common ones and
+ * those of every model (a model reads its own and the common ones).
+ */
+struct hbm_params {
+	int type;                   /* enum hbm_type */
+	double gbps;
+	int64_t channels;
+	double latency_ns;
+	int64_t burst_bytes;
+	int64_t interleave_bytes;
+	int model;                  /* index into mem_model_names */
+};
+
+/* The keys every memory model reads (hbm.type, hbm.gbps, hbm.model); each model declares its own (mem_ops.keys). */
+extern const struct cfg_key hbm_keys[];
+
+/*
+ * What hbm.type brings: hbm_type_keys names the config keys (full dotted
+ * names, NULL-terminated) and hbm_type_defaults[type][j] gives the value of
+ * key j for that type as config text, or NULL for the key's own default.
+ */
+#define HBM_TYPE_NKEYS 6
+extern const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1];
+extern const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS];
+
 
 /* mem_done: the memory cannot say yet when the request completes. */
 #define MEM_NOT_YET INT64_C(-1)
@@ -58,7 +88,12 @@ struct mem_ops {
 	 */
 	double (*bytes_per_cycle)(const struct hbm_params *p, double clock_ghz);
 	int64_t (*latency_cycles)(const struct hbm_params *p, double clock_ghz);
+	/* The model's own keys (under hbm., into struct hbm_params), shown by config --dump; NULL: none. */
+	const struct cfg_key *keys;
 };
+
+/* Model i of the table (the value i of hbm.model), or NULL past the last. */
+const struct mem_ops *mem_model_at(int i);
 
 /* The class p->model names, or the ideal one when ideal is set (--ideal-memory). Borrowed, static. */
 const struct mem_ops *mem_model(const struct hbm_params *p, bool ideal);

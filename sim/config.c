@@ -33,6 +33,9 @@ const struct cfg_schema *config_schema(void)
 		rc |= cfg_schema_add(&schema, "array.", array_keys, offsetof(struct arch, array));
 		rc |= cfg_schema_add(&schema, "sram.", sram_keys, offsetof(struct arch, sram));
 		rc |= cfg_schema_add(&schema, "hbm.", hbm_keys, offsetof(struct arch, hbm));
+		for (int m = 0; mem_model_at(m); m++)
+			if (mem_model_at(m)->keys)
+				rc |= cfg_schema_add(&schema, "hbm.", mem_model_at(m)->keys, offsetof(struct arch, hbm));
 		rc |= cfg_schema_add(&schema, "vector.", vector_keys, offsetof(struct arch, vector));
 		rc |= cfg_schema_add(&schema, "energy.", energy_keys, offsetof(struct arch, energy));
 		rc |= cfg_schema_add(&schema, "chip.", chip_keys, offsetof(struct arch, chip));

@@ -25,7 +25,7 @@
 #include "cfg.h"
 #include "chip.h"
 #include "err.h"
-#include "hbm.h"
+#include "memory.h"
 #include "limit.h"
 #include "sram.h"
 #include "vector.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
+#include "request.h"
 #include "array.h"
 #include "limit.h"
 #include "run.h"

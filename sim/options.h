@@ -7,7 +7,7 @@
  * option is one row of run_options[]: its request key (also its axis name),
  * its flag, how its value is read (struct optval: a choice among its owner's
  * names, an integer in a range, a flag, a text, a list), its default, its
- * doc and its field in struct sim_request (api.h). The three front ends read
+ * doc and its field in struct sim_request (request.h). The three front ends read
  * this table only; none of them spells an option name, a value name or a
  * range of its own. The command line reads the same struct optval for its
  * other options (cli.c).

@@ -205,14 +205,14 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 	fprintf(f, "EOD\n");
 	/* The ideal memory (hbm.model) has no memory roof: the roof is flat at the peak. */
 	bool flat = isinf(bw);
-	char mem[64];
+	char memtext[64];
 	if (flat)
-		snprintf(mem, sizeof mem, "ideal memory");
+		snprintf(memtext, sizeof memtext, "ideal memory");
 	else
-		snprintf(mem, sizeof mem, "%.4g GB/s", bw * 1e3);
+		snprintf(memtext, sizeof memtext, "%.4g GB/s", bw * 1e3);
 	fprintf(f, "set title \"Roofline: %s on %s (%lldx%lld %s, %s)\"\n", gp_str(name, sizeof name, w->name),
 		gp_str(t, sizeof t, a->name), (long long)a->array.rows, (long long)a->array.cols,
-		array_dataflow_names[o->dataflow], mem);
+		array_dataflow_names[o->dataflow], memtext);
 	fprintf(f, "set logscale xy\nset grid xtics ytics mxtics mytics lc rgb '#dddddd'\n"
 		   "set xlabel \"arithmetic intensity (ops per byte that crossed the memory bus in the layer's cycles)\"\n"
 		   "set ylabel \"performance (TOPS)\"\nset key bottom right box opaque\n"

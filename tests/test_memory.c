@@ -177,7 +177,7 @@ static int64_t q1_latency_cycles(const struct hbm_params *p, double clock_ghz)
 }
 
 static const struct mem_ops queue1_ops = {
-	"queue1", q1_create, q1_destroy, q1_reset, q1_issue, q1_done, q1_bytes_per_cycle, q1_latency_cycles
+	"queue1", q1_create, q1_destroy, q1_reset, q1_issue, q1_done, q1_bytes_per_cycle, q1_latency_cycles, NULL
 };
 
 /* The interface passes refusals and "not yet" through and counts only what was accepted. */
