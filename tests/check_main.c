@@ -40,6 +40,7 @@ int main(void)
 	srunner_add_suite(sr, sweepplot_suite());
 	srunner_add_suite(sr, cli_suite());
 	srunner_add_suite(sr, roofline_suite());
+	srunner_add_suite(sr, plan_suite());
 	srunner_add_suite(sr, e2e_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -49,6 +49,7 @@ Suite *cli_suite(void);
 Suite *trace_suite(void);
 Suite *fsx_suite(void);
 Suite *roofline_suite(void);
+Suite *plan_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
