@@ -3,6 +3,8 @@
  */
 #include "stats.h"
 
+#include <string.h>
+
 #include "config.h"
 #include "err.h"
 
@@ -68,6 +70,14 @@ const struct result_field result_fields[] = {
 #undef R
 #undef M
 #undef T
+
+const struct result_field *result_field_find(const char *name)
+{
+	for (const struct result_field *f = result_fields; f->name; f++)
+		if (!strcmp(f->name, name))
+			return f;
+	return NULL;
+}
 
 int64_t result_field_count(const struct result_field *f, int i, const struct result *r)
 {

@@ -87,6 +87,9 @@ struct result_field {
 
 extern const struct result_field result_fields[];   /* ends with name NULL */
 
+/* The field named name (its JSON key), or NULL. */
+const struct result_field *result_field_find(const char *name);
+
 /* Field f (part i) of r or m, as a double; counts also as int64. */
 double result_field_value(const struct result_field *f, int i, const struct result *r, const struct metrics *m);
 int64_t result_field_count(const struct result_field *f, int i, const struct result *r);

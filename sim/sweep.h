@@ -156,6 +156,36 @@ int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 int sweep_run_points(const struct sweep *sw, const char *dir, int jobs,
 		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e);
 
+/*
+ * sweep.csv (sweep_csv.c), built from the point files only: a header, then
+ * one row per point in point order, each
+ *
+ *     workload, the axes' values (in the spec's order), the columns below, status
+ *
+ * Each column below is a total of the point's summary.json: a field of the
+ * result field table (stats.h), copied as written, or divided (tops: ops/s
+ * over 1e12). status is "ok", "missing" (no point file), or the point's
+ * one-line error; the columns are empty unless it is ok. sweepplot reads the
+ * columns by these names.
+ */
+struct sweep_csv_col {
+	const char *name;               /* the heading */
+	const char *field;              /* the result field it shows (stats.h; one value, reported): its key in "total" */
+	double div;                     /* 1: the field's text as written; else its value / div, as %.17g */
+};
+
+#define SWEEP_CSV_NCOLS 7
+extern const struct sweep_csv_col sweep_csv_cols[SWEEP_CSV_NCOLS];
+
+#define SWEEP_CSV_WORKLOAD "workload"   /* the first column */
+#define SWEEP_CSV_STATUS "status"       /* the last one */
+
+/* The index of column name in sweep_csv_cols, or -1. */
+int sweep_csv_col(const char *name);
+
+/* The columns' names then status, joined by sep, into buf (truncated to size). */
+void sweep_csv_names(const char *sep, char *buf, size_t size);
+
 enum sweep_engine { SWEEP_PARALLEL, SWEEP_SLURM };
 extern const char *const sweep_engine_names[];  /* "parallel", "slurm", NULL */
 

@@ -1,7 +1,10 @@
 /*
- * sweepplot.c - the charts of a finished sweep (see sweepplot.h).
+ * sweepplot.c - the charts of a finished sweep (see sweepplot.h): the groups
+ * of axes found in the table, what each chart shows (the lines, the heatmaps,
+ * the energy-vs-latency front), drawn through plot.h into a temporary
+ * directory that replaces DIR/plots only when every chart is drawn.
  */
-#include "sweepplot.h"
+#include "sweepplot_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,278 +22,6 @@
 #include "config.h"
 #include "fsx.h"
 #include "plot.h"
-
-const char *const sweepplot_metric_names[SWEEPPLOT_NMETRICS] = { "cycles",    "utilization", "tops",
-								 "hbm_bytes", "energy_pj",   "pj_per_mac" };
-
-/* The columns after the axes, in order. */
-static const char *const tail_cols[8] = { "cycles",    "utilization", "tops",       "hbm_read_bytes",
-					  "hbm_write_bytes", "energy_pj", "pj_per_mac", "status" };
-#define NTAIL 8
-
-/* ---- reading the csv ---- */
-
-struct csv {
-	const char *file;
-	char *p, *end;
-	long line;
-	const char *bol;        /* the first byte of the current line */
-};
-
-static struct pos csv_pos(const struct csv *c, const char *at)
-{
-	struct pos p = { c->file, c->line, (long)(at - c->bol) + 1 };
-	return p;
-}
-
-static bool crlf(const struct csv *c, const char *r)
-{
-	return *r == '\r' && r + 1 < c->end && r[1] == '\n';
-}
-
-/*
- * Reads the field at c->p, unquoted in place and NUL-terminated, into *out,
- * where it starts into *at; *eol says whether it ended its record.
- */
-static int csv_field(struct csv *c, char **out, struct pos *at, bool *eol, struct err *e)
-{
-	char *w = c->p, *r = c->p, q[16];
-	*at = csv_pos(c, r);
-	*out = w;
-	if (r < c->end && *r == '"') {
-		for (r++;; ) {
-			if (r == c->end)
-				return err_at(e, *at, NULL, "expected the quote that closes this field, found the end of the file");
-			if (*r == '"' && r + 1 < c->end && r[1] == '"') {
-				*w++ = '"';
-				r += 2;
-			} else if (*r == '"') {
-				r++;
-				break;
-			} else {
-				if (*r == '\n') {
-					c->line++;
-					c->bol = r + 1;
-				}
-				*w++ = *r++;
-			}
-		}
-		if (r < c->end && *r != ',' && *r != '\n' && !crlf(c, r)) {
-			char ch[2] = { *r, 0 };
-			return err_at(e, csv_pos(c, r), NULL, "expected a comma or the end of the line after a quoted field, "
-				      "found \"%s\"", err_quote(q, sizeof q, ch, 1));
-		}
-	} else {
-		for (; r < c->end && *r != ',' && *r != '\n' && !crlf(c, r); r++)
-			if (*r == '"')
-				return err_at(e, csv_pos(c, r), NULL, "expected a quote only at the start of a field, found "
-					      "one inside");
-		w = r;
-	}
-	if (r == c->end) {
-		*eol = true;
-	} else if (*r == ',') {
-		*eol = false;
-		r++;
-	} else {
-		r += *r == '\r' ? 2 : 1;
-		*eol = true;
-		c->line++;
-		c->bol = r;
-	}
-	*w = '\0';
-	c->p = r;
-	return 0;
-}
-
-/*
- * Reads one record: its fields into f and at (at most max; *n counts them
- * all). Returns 1 when there is none left, 0, or -1 on error.
- */
-static int csv_record(struct csv *c, char **f, struct pos *at, int max, int *n, struct err *e)
-{
-	bool eol = false;
-	if (c->p == c->end)
-		return 1;
-	for (*n = 0; !eol; (*n)++) {
-		char *s;
-		struct pos p;
-		if (csv_field(c, &s, &p, &eol, e) < 0)
-			return -1;
-		if (*n < max) {
-			f[*n] = s;
-			at[*n] = p;
-		}
-	}
-	return 0;
-}
-
-static bool name_char(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-	       ch == '_' || ch == '-';
-}
-
-/* Checks the header's columns f[0..n-1]: workload, the axes, then tail_cols. */
-static int read_header(struct sweepplot_table *t, char **f, const struct pos *at, int n, struct err *e)
-{
-	char q[200];
-	struct pos first = { t->file, 1, 1 };
-	if (n < 1 + NTAIL)
-		return err_at(e, first, NULL, "expected the columns workload, the axes, then cycles, utilization, tops, "
-			      "hbm_read_bytes, hbm_write_bytes, energy_pj, pj_per_mac, status; found %d column%s", n,
-			      n == 1 ? "" : "s");
-	if (n > 1 + NTAIL + SWEEP_MAX_AXES)
-		return err_at(e, first, NULL, "expected at most %d axes, found %d", SWEEP_MAX_AXES, n - 1 - NTAIL);
-	if (strcmp(f[0], "workload"))
-		return err_at(e, at[0], NULL, "expected the column workload, found \"%s\"", err_quote(q, sizeof q, f[0], 60));
-	for (int k = 0; k < NTAIL; k++)
-		if (strcmp(f[n - NTAIL + k], tail_cols[k]))
-			return err_at(e, at[n - NTAIL + k], NULL, "expected the column %s, found \"%s\"", tail_cols[k],
-				      err_quote(q, sizeof q, f[n - NTAIL + k], 60));
-	t->naxes = n - 1 - NTAIL;
-	for (int i = 0; i < t->naxes; i++) {
-		const char *a = f[1 + i];
-		bool ok = *a != '\0';
-		for (const char *s = a; *s; s++)
-			ok &= name_char(*s);
-		if (!ok)
-			return err_at(e, at[1 + i], NULL, "expected an axis name of letters, digits, '.', '_' and '-', found "
-				      "\"%s\"", err_quote(q, sizeof q, a, 60));
-		for (int k = 0; k < n; k++)
-			if ((k < 1 + i || k >= n - NTAIL) && !strcmp(f[k], a))
-				return err_at(e, at[1 + i], NULL, "expected each column once, found \"%s\" again",
-					      err_quote(q, sizeof q, a, 60));
-		t->axis[i] = a;
-	}
-	return 0;
-}
-
-/* Reads row r's numbers (ok rows) from the fields after the axes. */
-static int read_numbers(struct sweepplot_table *t, struct sweepplot_row *row, char **f, const struct pos *at,
-			struct err *e)
-{
-	double v[NTAIL - 1];
-	char q[200];
-	for (int k = 0; k < NTAIL - 1; k++) {
-		const char *s = f[1 + t->naxes + k];
-		char *end;
-		errno = 0;
-		v[k] = strtod(s, &end);
-		if (!*s || *end || errno == ERANGE || !(v[k] >= 0 && v[k] <= 1e200) || strchr(" \t\n", *s))
-			return err_at(e, at[1 + t->naxes + k], tail_cols[k], "expected a number in [0, 1e200], found \"%s\"",
-				      err_quote(q, sizeof q, s, 60));
-	}
-	row->m[SWEEPPLOT_CYCLES] = v[0];
-	row->m[SWEEPPLOT_UTILIZATION] = v[1];
-	row->m[SWEEPPLOT_TOPS] = v[2];
-	row->m[SWEEPPLOT_HBM_BYTES] = v[3] + v[4];
-	row->m[SWEEPPLOT_ENERGY] = v[5];
-	row->m[SWEEPPLOT_PJ_PER_MAC] = v[6];
-	return 0;
-}
-
-int sweepplot_read(struct sweepplot_table *t, const char *path, struct err *e)
-{
-	enum { MAXF = 1 + NTAIL + SWEEP_MAX_AXES + 1 };
-	char *f[MAXF], q[LIMIT_QUOTE_BUF];
-	struct pos at[MAXF];
-	struct csv c;
-	size_t len, cap = 0;
-	int n, rc;
-
-	memset(t, 0, sizeof *t);
-	if (fsx_read(path, SWEEPPLOT_MAX_CSV_BYTES, &t->text, &len) != 0)
-		return errno == ENOMEM ? err_nomem(e, path)
-				       : err_input(e, "%s: expected a sweep's table (tpusim sweep SPEC.yaml -o DIR writes "
-						   "DIR/sweep.csv), found none (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
-						   strerror(errno));
-	if (!(t->file = strdup(path))) {
-		sweepplot_release(t);
-		return err_nomem(e, path);
-	}
-	c.file = t->file;
-	c.p = t->text;
-	c.end = t->text + len;
-	c.line = 1;
-	c.bol = t->text;
-	if (memchr(t->text, 0, len)) {
-		const char *z = memchr(t->text, 0, len);
-		for (const char *s = t->text; s < z; s++)
-			if (*s == '\n') {
-				c.line++;
-				c.bol = s + 1;
-			}
-		err_at(e, csv_pos(&c, z), NULL, "expected text, found a zero byte");
-		goto fail;
-	}
-	if ((rc = csv_record(&c, f, at, MAXF, &n, e)) != 0) {
-		if (rc > 0)
-			err_input(e, "%s: expected a header line (workload, the axes, cycles, ..., status), found an empty file",
-				  err_quote(q, sizeof q, path, LIMIT_PATH));
-		goto fail;
-	}
-	if (read_header(t, f, at, n, e) < 0)
-		goto fail;
-	for (;;) {
-		struct sweepplot_row *row;
-		long line = c.line;
-		if ((rc = csv_record(&c, f, at, MAXF, &n, e)) < 0)
-			goto fail;
-		if (rc > 0)
-			break;
-		if (n == 1 && !*f[0])
-			continue;       /* a blank line */
-		if (n != 1 + t->naxes + NTAIL) {
-			err_at(e, at[0], NULL, "expected %d fields as the header has, found %d", 1 + t->naxes + NTAIL, n);
-			goto fail;
-		}
-		if (t->nrows == cap) {
-			size_t nc = cap ? 2 * cap : 256;
-			struct sweepplot_row *nr = realloc(t->rows, nc * sizeof *nr);
-			const char **nv = nr ? realloc(t->vals, nc * (size_t)(t->naxes ? t->naxes : 1) * sizeof *nv) : NULL;
-			if (nr)
-				t->rows = nr;
-			if (!nr || !nv) {
-				err_nomem(e, path);
-				goto fail;
-			}
-			t->vals = nv;
-			cap = nc;
-		}
-		row = &t->rows[t->nrows];
-		memset(row, 0, sizeof *row);
-		row->line = line;
-		row->workload = f[0];
-		row->status = f[n - 1];
-		row->ok = !strcmp(row->status, "ok");
-		if (!*f[0]) {
-			err_at(e, at[0], "workload", "expected a workload path, found an empty field");
-			goto fail;
-		}
-		for (int i = 0; i < t->naxes; i++)
-			t->vals[t->nrows * (size_t)t->naxes + (size_t)i] = f[1 + i];
-		if (row->ok && read_numbers(t, row, f, at, e) < 0)
-			goto fail;
-		t->nok += row->ok;
-		t->nrows++;
-	}
-	for (size_t r = 0; r < t->nrows; r++)
-		t->rows[r].val = t->vals + r * (size_t)t->naxes;
-	return 0;
-fail:
-	sweepplot_release(t);
-	return -1;
-}
-
-void sweepplot_release(struct sweepplot_table *t)
-{
-	free(t->file);
-	free(t->text);
-	free(t->rows);
-	free(t->vals);
-	memset(t, 0, sizeof *t);
-}
 
 /* ---- groups of axes ---- */
 
@@ -394,51 +125,6 @@ int sweepplot_groups(const struct sweepplot_table *t, int group[])
 	return ng;
 }
 
-/* ---- the Pareto front ---- */
-
-static const double *pareto_x, *pareto_y;
-
-static int by_xy(const void *a, const void *b)
-{
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	if (pareto_x[i] != pareto_x[j])
-		return pareto_x[i] < pareto_x[j] ? -1 : 1;
-	if (pareto_y[i] != pareto_y[j])
-		return pareto_y[i] < pareto_y[j] ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-size_t sweepplot_pareto(const double *x, const double *y, size_t n, bool *front)
-{
-	size_t *o = malloc((n + 1) * sizeof *o), count = 0;
-	double best = INFINITY;     /* the least y among the points of smaller x */
-	if (!o)
-		return SIZE_MAX;
-	for (size_t i = 0; i < n; i++)
-		o[i] = i;
-	pareto_x = x;
-	pareto_y = y;
-	qsort(o, n, sizeof *o, by_xy);
-	/*
-	 * In order of x then y, a point is dominated by a point of smaller x
-	 * with y no greater, or by one of equal x and smaller y: the first of
-	 * its run of equal x.
-	 */
-	for (size_t s = 0; s < n;) {
-		size_t end = s;
-		while (end < n && x[o[end]] == x[o[s]])
-			end++;
-		for (size_t k = s; k < end; k++) {
-			front[o[k]] = !(best <= y[o[k]]) && !(y[o[s]] < y[o[k]]);
-			count += front[o[k]];
-		}
-		best = fmin(best, y[o[s]]);
-		s = end;
-	}
-	free(o);
-	return count;
-}
-
 /* ---- what the charts show ---- */
 
 struct view {
@@ -488,7 +174,7 @@ static char *file_part(const char *s, size_t max)
 	if (!o)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		o[i] = name_char(s[i]) ? s[i] : '_';
+		o[i] = sweepplot_name_char(s[i]) ? s[i] : '_';
 	o[n] = '\0';
 	return o;
 }
@@ -1101,9 +787,7 @@ static int chart_pareto(struct drawing *d, const struct view *v, size_t w, struc
 	for (size_t k = 0; k < np; k++)
 		if (b->front[k])
 			fo[n++] = k;
-	pareto_x = b->fx;
-	pareto_y = b->fy;
-	qsort(fo, nf, sizeof *fo, by_xy);
+	sweepplot_sort_xy(fo, nf, b->fx, b->fy);
 	for (size_t k = 0; k < nf; k++) {
 		b->xs[k] = b->fx[fo[k]] / sx.div;
 		b->ys[k] = b->fy[fo[k]] / sy.div;

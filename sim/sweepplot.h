@@ -2,10 +2,10 @@
  * sweepplot.h - the charts of a finished sweep, drawn from DIR/sweep.csv alone
  * (tpusim sweep --plot DIR); plot.h draws them.
  *
- * The table: the csv sweep_run writes (sweep.h): a header `workload`, the
- * axes, then cycles, utilization, tops, hbm_read_bytes, hbm_write_bytes,
- * energy_pj, pj_per_mac, status; one row per point. Only rows whose status is
- * `ok` are drawn.
+ * The table: the csv sweep_run writes, as sweep.h declares it: a header
+ * `workload`, the axes, then the columns of sweep_csv_cols and `status`; one
+ * row per point. Only rows whose status is `ok` are drawn; their metrics are
+ * read from those columns by name (sweepplot_read.c).
  *
  * Axes move in groups: two axes whose values always change together over the
  * rows (equal in two rows exactly when the other is) are one group, which is
@@ -14,8 +14,9 @@
  * else categorical. The group of the axis named `dataflow` splits the lines.
  *
  * The charts, each as .png and .svg in DIR/plots/:
- *  - <metric>_vs_<axis>: each metric (cycles, utilization, tops, hbm_bytes =
- *    read + write, energy_pj, pj_per_mac) against each group (named by its
+ *  - <metric>_vs_<axis>: each metric (sweepplot_metric_names: the columns
+ *    cycles, utilization, tops, energy_pj, pj_per_mac, and hbm_bytes, the sum
+ *    of hbm_read_bytes and hbm_write_bytes) against each group (named by its
  *    first axis); a line per workload x dataflow (workload only when there are
  *    several, dataflow only when it varies and is not the chart's axis); every
  *    other group held at its value in the first ok row, written in the title.

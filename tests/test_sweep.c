@@ -17,6 +17,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "stats.h"
+#include "sweep.h"
 #include "tests.h"
 #include "ydoc.h"
 
@@ -123,6 +125,36 @@ START_TEST(spec_errors)
 }
 END_TEST
 
+/* The keys of summary.json's total that sweep.csv's 7 numbers show, in its order (README, "Sweeps"). */
+static const char *const csv_keys[7] = { "cycles", "utilization", "achieved_ops_per_s", "hbm_read_bytes",
+					 "hbm_write_bytes", "energy_pj", "pj_per_mac" };
+
+/*
+ * The column table: the header as documented, each column found by its name
+ * and naming a field of the result table (one value, written to
+ * summary.json) that is the key above; only tops is scaled.
+ */
+START_TEST(csv_columns)
+{
+	char names[400], cut[10];
+	ck_assert_int_eq(SWEEP_CSV_NCOLS, 7);
+	sweep_csv_names(",", names, sizeof names);
+	ck_assert_str_eq(names, "cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,status");
+	sweep_csv_names(",", cut, sizeof cut);
+	ck_assert_str_eq(cut, "cycles,ut");
+	for (int k = 0; k < SWEEP_CSV_NCOLS; k++) {
+		const struct result_field *f = result_field_find(sweep_csv_cols[k].field);
+		ck_assert_int_eq(sweep_csv_col(sweep_csv_cols[k].name), k);
+		ck_assert_str_eq(sweep_csv_cols[k].field, csv_keys[k]);
+		ck_assert_msg(f && f->n == 1 && f->reported, "%s", sweep_csv_cols[k].field);
+		ck_assert(sweep_csv_cols[k].div == (k == 2 ? 1e12 : 1));
+	}
+	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_STATUS), -1);
+	ck_assert_int_eq(sweep_csv_col("tops_per_w"), -1);
+	ck_assert_ptr_null(result_field_find("tops"));
+}
+END_TEST
+
 /* The summary.json total of a separate tpusim run, as the csv's 7 numbers would show it. */
 static void run_total(const char *dir, const char *wl, const char *rows, const char *df, const char *model,
 		      char got[7][64])
@@ -141,10 +173,8 @@ static void run_total(const char *dir, const char *wl, const char *rows, const c
 	struct ydoc *d = ydoc_parse_json(o, text, &e);
 	ck_assert(d);
 	const struct ynode *t = ynode_get(d->root, "total");
-	static const char *const keys[] = { "cycles", "utilization", "achieved_ops_per_s", "hbm_read_bytes",
-					    "hbm_write_bytes", "energy_pj", "pj_per_mac" };
 	for (int k = 0; k < 7; k++) {
-		const struct ynode *v = ynode_get(t, keys[k]);
+		const struct ynode *v = ynode_get(t, csv_keys[k]);
 		ck_assert(v);
 		if (k == 2)     /* TOPS: ops/s over 1e12 */
 			snprintf(got[k], 64, "%.17g", strtod(v->str, NULL) / 1e12);
@@ -826,6 +856,7 @@ Suite *sweep_suite(void)
 	TCase *t = tcase_create("sweep");
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, spec_errors);
+	tcase_add_test(t, csv_columns);
 	tcase_add_test(t, rows_match_single_runs);
 	tcase_add_test(t, zip_moves_together);
 	tcase_add_test(t, failing_point_recorded);

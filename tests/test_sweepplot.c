@@ -22,6 +22,34 @@ static const char header[] = "workload,array.rows,array.cols,hbm.gbps,dataflow,b
 			     "hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,status\n";
 
 /*
+ * The fixtures of this file spell sweep.csv's columns as sweep.h declares
+ * them: a reader fed the writer's header, and header's tail the same.
+ */
+START_TEST(header_is_sweeps)
+{
+	char names[400], csv[600];
+	sweep_csv_names(",", names, sizeof names);
+	const char *tail = header + strlen("workload,array.rows,array.cols,hbm.gbps,dataflow,batch,");
+	ck_assert_uint_eq(strlen(tail), strlen(names) + 1);
+	ck_assert_int_eq(strncmp(tail, names, strlen(names)), 0);
+	snprintf(csv, sizeof csv, "%s,x,%s\nw.yaml,4,1,1,1,1,1,1,1,ok\n", SWEEP_CSV_WORKLOAD, names);
+	char *dir = th_tmpdir(), *path = th_write(dir, "sweep.csv", csv);
+	struct sweepplot_table t;
+	struct err e = { 0 };
+	ck_assert_msg(sweepplot_read(&t, path, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(t.naxes, 1);
+	ck_assert_uint_eq(t.nok, 1);
+	/* Every metric read: hbm_bytes the sum of two columns of 1. */
+	for (int m = 0; m < SWEEPPLOT_NMETRICS; m++)
+		ck_assert(t.rows[0].m[m] == (m == SWEEPPLOT_HBM_BYTES ? 2 : 1));
+	sweepplot_release(&t);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * Workload alpha: the size (array.rows and array.cols zipped) x hbm.gbps x
  * dataflow; batch is the same everywhere. Cycles and energy are chosen so
  * that the front, worked out by hand, is:
@@ -552,6 +580,7 @@ Suite *sweepplot_suite(void)
 	Suite *s = suite_create("sweepplot");
 	TCase *t = tcase_create("sweepplot");
 	tcase_set_timeout(t, 120);
+	tcase_add_test(t, header_is_sweeps);
 	tcase_add_test(t, pareto_by_hand);
 	tcase_add_test(t, pareto_against_pairs);
 	tcase_add_test(t, groups);
