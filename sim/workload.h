@@ -13,7 +13,7 @@
  * silence: seq, causal and causal_block with mode: decode, causal_block with
  * causal: false, kv_cache with mode: prefill, a pool's kernel, stride and
  * padding with global: true, a convolution's kernel beside kernel_h and
- * kernel_w (the table ignored_keys in workload.c).
+ * kernel_w (the table ignored_keys in workload_yaml.c).
  *
  * Blocks. An item of `layers` may be a block instead of a layer:
  *
