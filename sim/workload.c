@@ -16,10 +16,9 @@
 #include "limit.h"
 #include "workload_read.h"
 
-const char *const layer_type_names[] = {
-	"conv2d", "fc", "linear", "matmul", "attention", "mlp",
-	"add", "mul", "relu", "gelu", "silu", "softmax", "layernorm", "pool", NULL
-};
+#define NAME_ROW(id, name, ...) name,
+const char *const layer_type_names[] = { LAYER_TYPES(NAME_ROW) NULL };
+#undef NAME_ROW
 static const char *const role_names[] = { "activation", "weight", NULL };
 static const char *const mode_names[] = { "prefill", "decode", NULL };
 static const char *const act_names[] = { "relu", "gelu", "silu", NULL };
@@ -115,19 +114,10 @@ static const struct cfg_key pool_keys[] = {
 
 #undef F
 
-static const struct cfg_key *type_keys(int type)
-{
-	switch (type) {
-	case L_CONV2D: return conv_keys;
-	case L_FC:
-	case L_LINEAR: return fc_keys;
-	case L_MATMUL: return matmul_keys;
-	case L_ATTENTION: return attention_keys;
-	case L_MLP: return mlp_keys;
-	case L_POOL: return pool_keys;
-	default: return elementwise_keys;
-	}
-}
+/* Each type's own keys (layer_types.h). */
+#define KEYS_ROW(id, name, keys, ...) [L_##id] = keys,
+static const struct cfg_key *const type_keys[L_NTYPES] = { LAYER_TYPES(KEYS_ROW) };
+#undef KEYS_ROW
 
 const struct cfg_schema *workload_layer_schema(int type)
 {
@@ -135,7 +125,7 @@ const struct cfg_schema *workload_layer_schema(int type)
 	struct cfg_schema *s = &schemas[type];
 	if (!s->n) {
 		int rc = cfg_schema_add(s, "", common_keys, 0);
-		rc |= cfg_schema_add(s, "", type_keys(type), 0);
+		rc |= cfg_schema_add(s, "", type_keys[type], 0);
 		SIM_ASSERT(rc == 0 && s->n <= LAYER_MAX_KEYS);
 	}
 	return s;
@@ -220,12 +210,12 @@ const char *workload_layer_path(const struct layer *l, char *buf, size_t size)
 
 int workload_ninputs(const struct layer *l)
 {
-	switch (l->type) {
-	case L_ADD:
-	case L_MUL: return 2;
-	case L_MATMUL: return (l->a == ROLE_ACTIVATION) + (l->b == ROLE_ACTIVATION);
-	default: return 1;
-	}
+#define INPUTS_ROW(id, name, keys, inputs, ...) [L_##id] = inputs,
+	static const int inputs[L_NTYPES] = { LAYER_TYPES(INPUTS_ROW) };
+#undef INPUTS_ROW
+	if (inputs[l->type] == LAYER_INPUTS_BY_ROLE)
+		return (l->a == ROLE_ACTIVATION) + (l->b == ROLE_ACTIVATION);
+	return inputs[l->type];
 }
 
 /* A new zeroed layer at `at` (path names it, may be NULL), or NULL with e set. */

@@ -456,13 +456,15 @@ static int load_layer(struct loader *ld, const struct ynode *m, size_t item, int
 	tn = ynode_get(m, "type");
 	if (!tn || tn->kind != Y_SCALAR)
 		snprintf(shown, sizeof shown, "%s.type", at);
-	if (!tn)
-		return err_at(e, m->pos, shown, "expected one of conv2d, fc, linear, matmul, attention, mlp, add, mul, "
-			      "relu, gelu, silu, softmax, layernorm, pool, found no value (the key is required)");
 	/* Parse the type with the common schema first, to pick the type's schema. */
 	{
 		struct layer probe;
 		const struct cfg_schema *c = workload_layer_schema(L_ADD);
+		if (!tn) {
+			char exp[512];
+			cfg_expected(c->e[cfg_find(c, "type")].key, exp, sizeof exp);
+			return err_at(e, m->pos, shown, "expected %s, found no value (the key is required)", exp);
+		}
 		if (tn->kind != Y_SCALAR)
 			return err_at(e, tn->pos, shown, "expected a layer type, found %s", ynode_describe(tn, buf, sizeof buf));
 		if (cfg_parse(c, cfg_find(c, "type"), &probe, tn->str, tn->quoted, tn->pos, shown, e) < 0)
