@@ -33,6 +33,7 @@ struct ctx {
 	int32_t block;                  /* the causal block the next ops belong to; -1 none */
 	int32_t *layer_out;             /* owned: each lowered layer's output tensor */
 	int32_t in[LAYER_MAX_INPUTS];   /* the layer's activation inputs once found; TENSOR_NONE before */
+	int vec;                        /* the layer type's vector op (layer_types.h), or -1 */
 };
 
 /* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
@@ -489,6 +490,9 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	return attach(c, ctx, wt, &out, "out");
 }
 
+/* The activation's op is named as its layer type: relu, gelu and silu follow the order of enum act_kind. */
+_Static_assert(L_GELU == L_RELU + ACT_GELU && L_SILU == L_RELU + ACT_SILU, "activations in layer type order");
+
 static int lower_mlp(struct ctx *c, int64_t batch)
 {
 	const struct layer *l = c->l;
@@ -514,43 +518,49 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 	return attach(c, l->gated ? tm : ta, wt, &out, "out");
 }
 
-static int lower_layer(struct ctx *c)
+/* fc and linear: M = batch x tokens, K = in_features, N = out_features, the weight B. */
+static int lower_dense(struct ctx *c, int64_t batch)
 {
 	const struct layer *l = c->l;
-	int64_t b = c->w->batch;
-	switch (l->type) {
-	case L_CONV2D: return lower_conv(c, b);
-	case L_FC:
-	case L_LINEAR:
-		if (gemm(c, "", mul(c, b, l->tokens), l->in_features, l->out_features, 1, false, true) < 0)
-			return -1;
-		return attach_dense(c, a_size(last(c)));
-	case L_MATMUL: return lower_matmul(c, b);
-	case L_ATTENTION: return lower_attention(c, b);
-	case L_MLP: return lower_mlp(c, b);
-	case L_POOL: return lower_pool(c, b);
-	case L_ADD:
-	case L_MUL: {
-		int64_t n = mul(c, b, l->elements);
-		if (vec(c, "", l->type == L_ADD ? VEC_ADD : VEC_MUL, mul(c, 2, n), n, n) < 0)
-			return -1;
-		return attach_vec(c, 2);
-	}
-	default: {
-		static const int kinds[L_NTYPES] = { [L_RELU] = VEC_RELU, [L_GELU] = VEC_GELU, [L_SILU] = VEC_SILU,
-						     [L_SOFTMAX] = VEC_SOFTMAX, [L_LAYERNORM] = VEC_LAYERNORM };
-		int k = kinds[l->type];
-		int64_t n = mul(c, b, l->elements);
-		if (vec(c, "", k, n, n, mul(c, n, vector_ops_per_elem(k))) < 0)
-			return -1;
-		return attach_vec(c, 1);
-	}
-	}
+	if (gemm(c, "", mul(c, batch, l->tokens), l->in_features, l->out_features, 1, false, true) < 0)
+		return -1;
+	return attach_dense(c, a_size(last(c)));
 }
+
+/* add and mul: two inputs of batch x elements, one output; one lane op per element out. */
+static int lower_binary(struct ctx *c, int64_t batch)
+{
+	int64_t n = mul(c, batch, c->l->elements);
+	SIM_ASSERT(c->vec >= 0);
+	if (vec(c, "", c->vec, mul(c, 2, n), n, n) < 0)
+		return -1;
+	return attach_vec(c, 2);
+}
+
+/* An elementwise op of one input: batch x elements in and out, the vector unit's ops per element. */
+static int lower_unary(struct ctx *c, int64_t batch)
+{
+	int64_t n = mul(c, batch, c->l->elements);
+	SIM_ASSERT(c->vec >= 0);
+	if (vec(c, "", c->vec, n, n, mul(c, n, vector_ops_per_elem(c->vec))) < 0)
+		return -1;
+	return attach_vec(c, 1);
+}
+
+/*
+ * Each layer type's lowering and vector op (layer_types.h). The address of
+ * the function is taken, so a row must name one: NULL does not compile.
+ */
+#define LOWER_ROW(id, name, keys, inputs, fn, vk) [L_##id] = { &fn, vk },
+static const struct {
+	int (*fn)(struct ctx *c, int64_t batch);
+	int vec;                        /* enum vec_kind, or -1 */
+} lowerings[L_NTYPES] = { LAYER_TYPES(LOWER_ROW) };
+#undef LOWER_ROW
 
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
-	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE } };
+	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1 };
 	int rc = 0;
 	if (w->n > LOWER_MAX_OPS)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",
@@ -561,7 +571,8 @@ int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 		c.l = &w->layers[i];
 		c.idx = i;
 		c.in[0] = c.in[1] = TENSOR_NONE;
-		rc = lower_layer(&c);
+		c.vec = lowerings[c.l->type].vec;
+		rc = lowerings[c.l->type].fn(&c, w->batch);
 		if (rc == 0) {
 			c.layer_out[i] = out->v[out->n - 1].out;
 			SIM_ASSERT(!strcmp(out->t[c.layer_out[i]].suffix, "out"));

@@ -1,8 +1,10 @@
 /*
- * report.h - what a run shows: the terminal summary, layers.csv, summary.json,
- * and SCALE-Sim's COMPUTE_REPORT.csv.
+ * report.h - what a run shows: the terminal summary (report_text.c),
+ * layers.csv and SCALE-Sim's COMPUTE_REPORT.csv (report_csv.c), summary.json
+ * (report_json.c), the dataflows compared (report_compare.c) and the ops of
+ * a lowered workload (report_lower.c).
  *
- * Derived figures are computed here, once, from the counts in struct result:
+ * Derived figures are computed once, in report.c, from the counts in struct result:
  *   utilization   = MACs / (cycles x rows x cols)
  *   ops           = 2 x MACs
  *   intensity     = ops / bus_bytes                           [ops/B]
@@ -14,7 +16,7 @@
  *   TOPS/W        ops / energy; EDP = energy [J] x time [s]
  * DIR/layers.csv and DIR/summary.json (and COMPUTE_REPORT.csv) are links
  * into DIR/.tpusim/current, which one rename points at a new run's files
- * (report.c): at every instant, under kills and concurrent runs, they come
+ * (outdir.h): at every instant, under kills and concurrent runs, they come
  * from one run; a failed run changes nothing in DIR.
  */
 #ifndef TPUSIM_REPORT_H
@@ -41,11 +43,17 @@ struct report_ctx {
 	const struct oplist *ops;       /* the ops run; needed by report_write under array.scalesim_compat */
 };
 
-/* The per-layer and total table for a terminal. */
 /* s as one CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break. */
 void report_csv_str(FILE *f, const char *s);
 
+/* The per-layer and total table for a terminal. */
 void report_summary(FILE *out, const struct report_ctx *c);
+
+/* Field i of fd as layers.csv and summary.json print it: counts exactly, metrics to 17 digits. */
+void report_field_num(FILE *f, const struct result_field *fd, int i, const struct result *r, const struct metrics *m);
+
+/* The text of layers.csv: a heading line, then one row per layer with every reported field. */
+void report_layers_csv(FILE *f, const struct report_ctx *c);
 
 /*
  * The text of summary.json: the design point (version, config files,
@@ -75,7 +83,7 @@ void report_scalesim(FILE *f, const struct report_ctx *c);
  * DIR/layers.csv and DIR/summary.json, committed together, and with
  * array.scalesim_compat DIR/COMPUTE_REPORT.csv (report_scalesim) with them;
  * creates DIR and its missing parents. Removes what earlier killed runs left
- * in DIR/.tpusim.
+ * in DIR/.tpusim (outdir_commit).
  */
 int report_write(const char *dir, const struct report_ctx *c, struct err *e);
 

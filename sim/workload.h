@@ -4,8 +4,9 @@
  * Read from a workload YAML file (name, batch, layers: a list of maps with a
  * type and that type's keys) or from a SCALE-Sim topology CSV, conv form
  * (Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width,
- * Channels, Num Filter, Strides) or GEMM form (Layer, M, N, K). Each layer
- * type declares its keys in one table (workload.c) with defaults and ranges;
+ * Channels, Num Filter, Strides) or GEMM form (Layer, M, N, K). The layer
+ * types are the rows of layer_types.h; each declares its keys in one table
+ * (workload.c) with defaults and ranges;
  * unknown keys, wrong types and missing required keys are errors placed at
  * file:line:col. Shapes are checked later, by lower.c, which knows the math.
  *
@@ -13,7 +14,7 @@
  * silence: seq, causal and causal_block with mode: decode, causal_block with
  * causal: false, kv_cache with mode: prefill, a pool's kernel, stride and
  * padding with global: true, a convolution's kernel beside kernel_h and
- * kernel_w (the table ignored_keys in workload.c).
+ * kernel_w (the table ignored_keys in workload_yaml.c).
  *
  * Blocks. An item of `layers` may be a block instead of a layer:
  *
@@ -46,13 +47,13 @@
 
 #include "cfg.h"
 #include "err.h"
+#include "layer_types.h"
 #include "limit.h"
 
-enum layer_type {
-	L_CONV2D, L_FC, L_LINEAR, L_MATMUL, L_ATTENTION, L_MLP,
-	L_ADD, L_MUL, L_RELU, L_GELU, L_SILU, L_SOFTMAX, L_LAYERNORM, L_POOL,
-	L_NTYPES
-};
+/* The layer types, in the order of their rows in layer_types.h. */
+#define LAYER_ENUM_ROW(id, ...) L_##id,
+enum layer_type { LAYER_TYPES(LAYER_ENUM_ROW) L_NTYPES };
+#undef LAYER_ENUM_ROW
 
 enum role { ROLE_ACTIVATION, ROLE_WEIGHT };
 enum attn_mode { ATTN_PREFILL, ATTN_DECODE };
@@ -131,7 +132,7 @@ struct workload {
 	size_t nfiles;
 };
 
-extern const char *const layer_type_names[];
+extern const char *const layer_type_names[];   /* by enum layer_type, then NULL */
 
 /*
  * Loads a workload from path (.yaml/.yml, or .csv for SCALE-Sim topologies).

@@ -583,6 +583,83 @@ START_TEST(mobilenet_v2_macs)
 }
 END_TEST
 
+/*
+ * Every layer type (layer_types.h) lowers: a small layer of each gives ops of
+ * that layer only, the last writing its "out". The table must name every
+ * type, so a new type needs a row here too. By hand, at batch 2: conv2d
+ * 4 x 4 x 2, 3 x 3 to 3 channels: Ho = Wo = 2, M = 2 x 2 x 2 = 8,
+ * K = 3 x 3 x 2 = 18, N = 3; fc: M = 2 x 2 tokens = 4, K = 3, N = 5, B the
+ * weight; mul: 2 x 6 = 12 out, both inputs (24) in, one lane op per output;
+ * gelu: 12 in and out, 8 lane ops per element (models/vector.c).
+ */
+START_TEST(every_type_lowers)
+{
+	static const struct {
+		const char *type, *keys;
+	} small[] = {
+		{ "conv2d", "in_h: 4, in_w: 4, in_c: 2, out_c: 3, kernel: 3" },
+		{ "fc", "in_features: 3, out_features: 5, tokens: 2" },
+		{ "linear", "in_features: 3, out_features: 5" },
+		{ "matmul", "m: 2, k: 3, n: 4" },
+		{ "attention", "d_model: 8, heads: 2, seq: 4" },
+		{ "mlp", "d_model: 4, d_ff: 8, gated: true" },
+		{ "add", "elements: 6" },
+		{ "mul", "elements: 6" },
+		{ "relu", "elements: 6" },
+		{ "gelu", "elements: 6" },
+		{ "silu", "elements: 6" },
+		{ "softmax", "elements: 6" },
+		{ "layernorm", "elements: 6" },
+		{ "pool", "in_h: 4, in_w: 4, in_c: 2, kernel: 2, stride: 2" },
+	};
+	ck_assert_int_eq(sizeof small / sizeof *small, L_NTYPES);
+	for (int t = 0; t < L_NTYPES; t++) {
+		struct workload w;
+		struct oplist ops;
+		char layer[256], name[OP_NAME_MAX];
+		size_t i = 0;
+		while (i < sizeof small / sizeof *small && strcmp(small[i].type, layer_type_names[t]))
+			i++;
+		ck_assert_msg(i < sizeof small / sizeof *small, "no small layer of type %s", layer_type_names[t]);
+		snprintf(layer, sizeof layer, "{name: x, type: %s, %s}", small[i].type, small[i].keys);
+		lower1(layer, 2, &w, &ops);
+		ck_assert_int_eq(w.layers[0].type, t);
+		ck_assert_uint_ge(ops.n, 1);
+		for (size_t j = 0; j < ops.n; j++)
+			ck_assert_uint_eq(ops.v[j].layer, 0);
+		ck_assert_str_eq(tensor_name(&ops.t[ops.v[ops.n - 1].out], name, sizeof name), "x.out");
+		switch (t) {
+		case L_CONV2D:
+			ck_assert_uint_eq(ops.n, 1);
+			GEMM(&ops.v[0], 8, 18, 3, 1);
+			break;
+		case L_FC:
+			ck_assert_uint_eq(ops.n, 1);
+			GEMM(&ops.v[0], 4, 3, 5, 1);
+			ck_assert(!ops.v[0].a_weight && ops.v[0].b_weight);
+			break;
+		case L_MUL:
+			ck_assert_uint_eq(ops.n, 1);
+			ck_assert_int_eq(ops.v[0].kind, OP_VEC);
+			ck_assert_int_eq(ops.v[0].vec, VEC_MUL);
+			ck_assert_int_eq(ops.v[0].in_elems, 24);
+			ck_assert_int_eq(ops.v[0].out_elems, 12);
+			ck_assert_int_eq(ops.v[0].lane_ops, 12);
+			break;
+		case L_GELU:
+			ck_assert_uint_eq(ops.n, 1);
+			ck_assert_int_eq(ops.v[0].kind, OP_VEC);
+			ck_assert_int_eq(ops.v[0].vec, VEC_GELU);
+			ck_assert_int_eq(ops.v[0].in_elems, 12);
+			ck_assert_int_eq(ops.v[0].out_elems, 12);
+			ck_assert_int_eq(ops.v[0].lane_ops, 96);
+			break;
+		}
+		done(&w, &ops);
+	}
+}
+END_TEST
+
 Suite *lower_suite(void)
 {
 	Suite *s = suite_create("lower");
@@ -609,6 +686,7 @@ Suite *lower_suite(void)
 	tcase_add_test(t, inputs_size_mismatch);
 	tcase_add_test(t, cnn_graphs);
 	tcase_add_test(t, lower_cli_tensors);
+	tcase_add_test(t, every_type_lowers);
 	suite_add_tcase(s, t);
 	return s;
 }

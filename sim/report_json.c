@@ -1,0 +1,182 @@
+/*
+ * report_json.c - summary.json (see report.h).
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpusim.h"
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* The functional model's check: {"outputs": ..., "mismatches": ..., "max_abs_error": ...}. */
+static void json_check(FILE *f, const struct run_check *ck)
+{
+	fprintf(f, "{\"outputs\": %lld, \"mismatches\": %lld, \"max_abs_error\": %.17g}", (long long)ck->outputs,
+		(long long)ck->mismatches, ck->max_abs_error);
+}
+
+/* ck: the functional model's check of the layer or total, or NULL. */
+static void json_result(FILE *f, const struct arch *a, bool ideal, const char *name, const char *type,
+			const struct result *r, const struct run_check *ck, const char *indent)
+{
+	struct metrics m;
+	report_metrics(a, r, ideal, &m);
+	fprintf(f, "{\n%s  \"name\": ", indent);
+	json_str(f, name);
+	if (type) {
+		fprintf(f, ",\n%s  \"type\": ", indent);
+		json_str(f, type);
+	}
+	for (const struct result_field *fd = result_fields; fd->name; fd++) {
+		if (!fd->reported)
+			continue;
+		fprintf(f, ",\n%s  \"%s\": ", indent, fd->name);
+		if (!fd->parts) {
+			report_field_num(f, fd, 0, r, &m);
+			continue;
+		}
+		fputc('{', f);
+		for (int i = 0; i < fd->n; i++) {
+			fprintf(f, "%s\"%s\": ", i ? ", " : "", fd->parts[i]);
+			report_field_num(f, fd, i, r, &m);
+		}
+		fputc('}', f);
+	}
+	if (ck) {
+		fprintf(f, ",\n%s  \"functional\": ", indent);
+		json_check(f, ck);
+	}
+	fprintf(f, "\n%s}", indent);
+}
+
+/* The value of config entry i (text as cfg_format gives it): numbers and booleans bare, the rest quoted. */
+static void json_config_value(FILE *f, const struct cfg_schema *s, int i, const char *text)
+{
+	int type = s->e[i].key->type;
+	char *end;
+	if (type == CFG_BOOL ||
+	    ((type == CFG_INT || type == CFG_AUTO || type == CFG_DOUBLE) && (strtod(text, &end), end != text && !*end)))
+		fputs(text, f);
+	else
+		json_str(f, text);
+}
+
+/* Every resolved config key, nested like the YAML: {"array": {"rows": 256, ...}, ...}. */
+static void json_config(FILE *f, const struct config *c)
+{
+	const struct cfg_schema *s = config_schema();
+	const char *prev = "";
+	int depth = 0;
+
+	fputc('{', f);
+	for (size_t i = 0; i < s->n; i++) {
+		const char *name = s->e[i].name, *p, *dot;
+		size_t common = 0;
+		int keep = 0;
+		char val[256];
+		/* Close the sections this name leaves, then open the ones it enters. */
+		for (size_t j = 0; prev[j] && prev[j] == name[j]; j++)
+			if (prev[j] == '.')
+				common = j + 1, keep++;
+		for (; depth > keep; depth--)
+			fprintf(f, "\n  %*s}", 2 * depth, "");
+		fputs(i ? "," : "", f);
+		for (p = name + common; (dot = strchr(p, '.')); p = dot + 1, depth++)
+			fprintf(f, "\n  %*s\"%.*s\": {", 2 * (depth + 1), "", (int)(dot - p), p);
+		fprintf(f, "\n  %*s\"%s\": ", 2 * (depth + 1), "", p);
+		cfg_format(s, (int)i, &c->arch, val, sizeof val);
+		json_config_value(f, s, (int)i, val);
+		prev = name;
+	}
+	for (; depth > 0; depth--)
+		fprintf(f, "\n  %*s}", 2 * depth, "");
+	fprintf(f, "\n  }");
+}
+
+/* The memory's bandwidth in bytes per second as JSON, in buf: null for the ideal memory (unbounded). */
+static const char *json_bandwidth(char *buf, size_t size, const struct arch *a)
+{
+	double bw = arch_hbm_bytes_per_s(a);
+	if (isinf(bw))
+		snprintf(buf, size, "null");
+	else
+		snprintf(buf, size, "%.17g", bw);
+	return buf;
+}
+
+void report_json(FILE *f, const struct report_ctx *c)
+{
+	const struct arch *a = &c->cfg->arch;
+	const struct config *cfg = c->cfg;
+	double peak = 2 * arch_peak_macs_per_s(a);
+	char bw[40];
+
+	fprintf(f, "{\n  \"version\": ");
+	json_str(f, TPUSIM_VERSION);
+	fprintf(f, ",\n  \"accelerator\": ");
+	json_str(f, a->name);
+	fprintf(f, ",\n  \"workload\": ");
+	json_str(f, c->w->name);
+	fprintf(f, ",\n  \"workload_file\": ");
+	json_str(f, c->w->file);
+	fprintf(f, ",\n  \"config_files\": [");
+	for (int i = 0; i < cfg->nfiles; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, cfg->files[i]);
+	}
+	fprintf(f, "],\n  \"set\": {");
+	for (int i = 0; i < cfg->nsets; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, cfg->sets[i].key);
+		fputs(": ", f);
+		json_config_value(f, config_schema(), cfg_find(config_schema(), cfg->sets[i].key), cfg->sets[i].value);
+	}
+	fprintf(f, "},\n  \"warnings\": [");
+	{
+		char lines[8][CONFIG_WARNING_MAX];
+		int n = config_warnings(cfg, false, lines, 8);
+		for (int i = 0; i < n; i++) {
+			fputs(i ? ", " : "", f);
+			json_str(f, lines[i]);
+		}
+	}
+	fprintf(f, "],\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
+		   "  \"array\": {\"rows\": %lld, \"cols\": %lld},\n  \"clock_ghz\": %.17g,\n"
+		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %s,\n  \"ridge_ops_per_byte\": %.17g,\n"
+		   "  \"config\": ",
+		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], run_model_names[c->opts->model],
+		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
+		a->clock_ghz, peak, json_bandwidth(bw, sizeof bw, a), peak / arch_hbm_bytes_per_s(a));
+	json_config(f, cfg);
+	if (c->run->checks) {
+		fprintf(f, ",\n  \"functional\": ");
+		json_check(f, &c->run->check);
+		fprintf(f, ",\n  \"seed\": %llu", (unsigned long long)c->opts->seed);
+	}
+	fprintf(f, ",\n  \"total\": ");
+	json_result(f, a, c->opts->ideal_memory, "total", NULL, &c->run->total, c->run->checks ? &c->run->check : NULL,
+		    "  ");
+	fprintf(f, ",\n  \"layers\": [");
+	for (size_t i = 0; i < c->run->n; i++) {
+		fprintf(f, "%s\n    ", i ? "," : "");
+		json_result(f, a, c->opts->ideal_memory, c->w->layers[i].name, layer_type_names[c->w->layers[i].type], &c->run->layers[i],
+			    c->run->checks ? &c->run->checks[i] : NULL, "    ");
+	}
+	fprintf(f, "\n  ]\n}\n");
+}

@@ -1,0 +1,83 @@
+/*
+ * report_text.c - the terminal summary of a run (see report.h).
+ */
+#include "report.h"
+
+#include <math.h>
+
+/* One row of the summary table: the fields with a terminal heading, in table order. */
+static void summary_row(FILE *out, const struct report_ctx *c, const char *name, const char *type,
+			const struct result *x)
+{
+	struct metrics m;
+	report_metrics(&c->cfg->arch, x, c->opts->ideal_memory, &m);
+	fprintf(out, "%-24.24s %-9s", name, type);
+	for (const struct result_field *f = result_fields; f->name; f++) {
+		if (!f->term)
+			continue;
+		for (int i = 0; i < f->n; i++) {
+			double v = result_field_value(f, i, x, &m);
+			if (f->pct_of_cycles)
+				v = x->cycles ? v / (double)x->cycles : 0;
+			if (f->kind == RF_COUNT && !f->pct_of_cycles)
+				fprintf(out, " %*lld", f->width, (long long)result_field_count(f, i, x));
+			else
+				fprintf(out, " %*.*f", f->width, f->prec, v * f->scale);
+		}
+	}
+	fputc('\n', out);
+}
+
+/* The headings of the summary table. */
+static void summary_head(FILE *out)
+{
+	fprintf(out, "%-24s %-9s", "layer", "type");
+	for (const struct result_field *f = result_fields; f->name; f++)
+		for (int i = 0; f->term && i < f->n; i++)
+			fprintf(out, " %*s", f->width, f->term[i]);
+	fputc('\n', out);
+}
+
+void report_summary(FILE *out, const struct report_ctx *c)
+{
+	const struct arch *a = &c->cfg->arch;
+	const struct workload *w = c->w;
+	const struct run *r = c->run;
+	double peak = 2 * arch_peak_macs_per_s(a);
+	struct metrics m;
+
+	fprintf(out, "%s (batch %lld) on %s: %lldx%lld %s %s at %.3g GHz, %.4g GB/s; %s model%s\n", w->name,
+		(long long)w->batch, a->name, (long long)a->array.rows, (long long)a->array.cols,
+		array_dataflow_names[c->opts->dataflow], array_dtype_names[a->array.dtype], a->clock_ghz, a->hbm.gbps,
+		run_model_names[c->opts->model], c->opts->ideal_memory ? ", ideal memory" : "");
+	if (isinf(arch_hbm_bytes_per_s(a)))
+		fprintf(out, "peak %.2f TOPS, HBM ideal (hbm.model), no memory roof\n\n", peak / 1e12);
+	else
+		fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12,
+			arch_hbm_bytes_per_s(a) / 1e9, peak / arch_hbm_bytes_per_s(a));
+	summary_head(out);
+	for (size_t i = 0; i < r->n; i++)
+		summary_row(out, c, w->layers[i].name, layer_type_names[w->layers[i].type], &r->layers[i]);
+	summary_row(out, c, "total", "", &r->total);
+	report_metrics(a, &r->total, c->opts->ideal_memory, &m);
+	fprintf(out, "\n%lld cycles = %.4g ms at %.3g GHz; %lld MACs; utilization %.2f%%; %.3f TOPS achieved\n",
+		(long long)r->total.cycles, (double)r->total.cycles / (a->clock_ghz * 1e6), a->clock_ghz,
+		(long long)r->total.macs, 100 * m.utilization, m.achieved_ops_per_s / 1e12);
+	fprintf(out, "cycles by category:");
+	for (int k = 0; k < CAT_N; k++)
+		fprintf(out, " %s %lld (%.1f%%)%s", cat_names[k], (long long)r->total.cat[k],
+			r->total.cycles ? 100.0 * (double)r->total.cat[k] / (double)r->total.cycles : 0.0,
+			k + 1 < CAT_N ? "," : "\n");
+	fprintf(out, "energy %.4g uJ (%.3g pJ/MAC, %.3g TOPS/W, EDP %.3g J s):", m.energy_pj * 1e-6, m.pj_per_mac,
+		m.tops_per_w, m.edp_js);
+	for (int k = 0; k < EN_N; k++)
+		fprintf(out, " %s %.4g uJ%s", energy_part_names[k], m.part[k] * 1e-6, k + 1 < EN_N ? "," : "\n");
+	fprintf(out, "SRAM bytes read/written:");
+	for (int b = 0; b < SRAM_NBUF; b++)
+		fprintf(out, " %s %lld/%lld%s", sram_buf_names[b], (long long)r->total.sram_read_bytes[b],
+			(long long)r->total.sram_write_bytes[b], b + 1 < SRAM_NBUF ? "," : "\n");
+	if (r->checks)
+		fprintf(out, "functional: %lld outputs checked against a reference GEMM, %lld mismatches, max abs error %.6g "
+			"(seed %llu; ideal memory)\n", (long long)r->check.outputs, (long long)r->check.mismatches,
+			r->check.max_abs_error, (unsigned long long)c->opts->seed);
+}
