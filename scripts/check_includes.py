@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Checks the include graph of sim/ and models/: no include cycle between modules.
 
-A module is a .c/.h pair (sim/plan.c and sim/plan.h are the module sim/plan).
+A module is a .c/.h pair (sim/plan.c and sim/plan.h are the module sim/plan);
+an internal header with no .c of its own, named after a module and a suffix
+(sim/sweep_int.h, sim/workload_read.h), belongs to that module.
 Module A depends on module B when a file of A includes a header of B. A stage
 includes only headers of stages below it, so the graph must have no cycle:
 this prints every cycle it finds (each as the modules around it) and exits 1,
@@ -26,21 +28,35 @@ def modules(root):
 
 def graph(root):
     files = modules(root)
-    stem = lambda f: os.path.relpath(os.path.splitext(f)[0], root)
-    mods = {stem(f) for f in files}
+    raw = lambda f: os.path.relpath(os.path.splitext(f)[0], root)
+    with_code = {raw(f) for f in files if not f.endswith('.h')}
+    owner = {}
+    for f in files:
+        m = raw(f)
+        if m not in with_code:
+            # an internal header: the longest module whose name and '_' start it
+            parts = m.split('_')
+            for k in range(len(parts) - 1, 0, -1):
+                if '_'.join(parts[:k]) in with_code:
+                    m = '_'.join(parts[:k])
+                    break
+        owner[raw(f)] = m
+    stem = lambda f: owner[raw(f)]
+    mods = set(owner.values())
     by_base = {}
-    for m in mods:
+    for m in owner:
         by_base.setdefault(os.path.basename(m), []).append(m)
     edges = {m: set() for m in mods}
     for f in files:
         with open(f, errors='replace') as fh:
             text = fh.read()
         for inc in INCLUDE.findall(text):
-            target = os.path.normpath(os.path.join(os.path.dirname(stem(f)), os.path.splitext(inc)[0]))
-            if target not in mods:
+            target = os.path.normpath(os.path.join(os.path.dirname(raw(f)), os.path.splitext(inc)[0]))
+            if target not in owner:
                 # -Isim -Imodels and the folders of sim/: a header found by its name.
                 cands = by_base.get(os.path.basename(os.path.splitext(inc)[0]), [])
                 target = cands[0] if len(cands) == 1 else None
+            target = owner.get(target, target)
             if target and target != stem(f):
                 edges[stem(f)].add(target)
     return edges
