@@ -31,53 +31,46 @@ struct engine {
 	int64_t mem_t0;             /* the memory's cycle 0 on the kernel's clock: a layer-by-layer pass's start */
 	sram *sram;
 	scw_kernel *kernel;         /* owned: this engine's simulation */
-	etrace *tr;                 /* owned: the traces (a VCD, an event trace, a DRAM trace), or NULL */
+	etrace *tr;                 /* owned: the timeline and its observers, or NULL */
+	uint32_t want;              /* the kinds of event some observer takes (etrace_wants); 0 without one */
+	bool ticks;                 /* some observer takes fold ticks */
 	bool tr_failed;             /* a pass failed: the trace is of a failed run */
-	void (*on_folds)(void *ctx, size_t op, int64_t folds);     /* engine_on_folds */
-	void *on_folds_ctx;
 };
 
-void engine_on_folds(engine *en, void (*fn)(void *ctx, size_t op, int64_t folds), void *ctx)
+const struct config *engine_config(const engine *en)
 {
-	en->on_folds = fn;
-	en->on_folds_ctx = ctx;
+	return en->cfg;
 }
 
-/* The engine's timeline, made on the first trace asked for. */
-static etrace *timeline(engine *en, struct err *e)
+static void observed(engine *en)
 {
-	if (!en->tr && !(en->tr = etrace_new(en->cfg)))
-		err_nomem(e, NULL);
-	return en->tr;
+	en->want = en->tr ? etrace_wants(en->tr) : 0;
+	en->ticks = en->tr && etrace_ticks(en->tr);
 }
 
-int engine_trace(engine *en, const char *path, struct err *e)
+int engine_observe(engine *en, struct etrace_obs *o, struct err *e)
 {
-	char *full = malloc(strlen(path) + 5);
-	int rc;
-	if (!full)
+	if (!en->tr && !(en->tr = etrace_new())) {
+		o->ops->free(o);
 		return err_nomem(e, NULL);
-	strcpy(full, path);
-	strcat(full, ".vcd");
-	rc = timeline(en, e) ? etrace_vcd(en->tr, full, e) : -1;
-	free(full);
-	return rc;
+	}
+	etrace_attach(en->tr, o);
+	observed(en);
+	return 0;
 }
 
-int engine_trace_events(engine *en, const char *path, const struct trace_head *h, struct err *e)
+void engine_unobserve(engine *en, const struct etrace_obs_ops *ops)
 {
-	return timeline(en, e) ? etrace_events(en->tr, path, h, e) : -1;
-}
-
-int engine_trace_dram(engine *en, const char *path, int format, struct err *e)
-{
-	return timeline(en, e) ? etrace_dram(en->tr, path, format, e) : -1;
+	if (en->tr)
+		etrace_detach(en->tr, ops);
+	observed(en);
 }
 
 int engine_trace_close(engine *en, struct err *e)
 {
 	etrace *t = en->tr;
 	en->tr = NULL;
+	observed(en);
 	if (!t)
 		return 0;
 	if (en->tr_failed) {
@@ -91,6 +84,7 @@ void engine_trace_abandon(engine *en)
 {
 	etrace_abandon(en->tr);
 	en->tr = NULL;
+	observed(en);
 }
 
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
@@ -337,10 +331,10 @@ static void report(struct pass *p, struct etrace_ev *ev)
 		etrace_flush(p->en->tr, frontier(p));
 }
 
-/* Whether some trace takes events of kind. */
+/* Whether some observer takes events of kind. */
 static bool wants(const struct pass *p, int kind)
 {
-	return p->en->tr && etrace_wants(p->en->tr, kind);
+	return p->en->want >> kind & 1;
 }
 
 /*
@@ -424,7 +418,7 @@ static void trace_gap(struct pass *p, int df, int64_t prev_end, const struct arr
 {
 	int64_t wf = min64(max64(st->wait_from, prev_end), st->start), wt = min64(max64(st->wait_to, wf), st->start);
 	int best = 0;
-	if (!p->en->tr)
+	if (!wants(p, ET_STALL))
 		return;
 	for (int i = 1; i < st->nwait; i++)
 		if (st->wait_ready[i] > st->wait_ready[best])
@@ -807,7 +801,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			cat[c] += st.cat[c];
 		np = charge_stall(cat, &st, lbytes, pc);
 		count_sram(os, &ins);
-		if (en->tr) {
+		if (en->want) {
 			struct etrace_ev ev;
 			trace_gap(p, s->df, prev_end, &st);
 			if (event(p, &ev, ET_FOLD, st.start, os, 0, nfold, &ins)) {
@@ -822,8 +816,8 @@ static void gemm_body(struct pass *p, struct opstate *os)
 				fold_charges(p, os, &st, &f, pc, np, &tm_end);
 		}
 		nfold++;
-		if (en->on_folds && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
-			en->on_folds(en->on_folds_ctx, p->i0 + (size_t)(os - p->st), nfold);
+		if (en->ticks && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
+			etrace_folds(en->tr, p->i0 + (size_t)(os - p->st), nfold);
 		scw_wait_until(st.end);
 		prev_end = st.end;
 		trace_mark(p, prev_end);
@@ -1107,7 +1101,7 @@ static struct pass *lane_new(engine *en, struct sync *y, int lane, const struct 
 	p->room = scw_sem_new(LOAD_WINDOW);
 	p->finished = scw_sem_new(0);
 	if (!p->issued || !p->room || !p->finished ||
-	    (en->tr && !(p->store_tile = malloc(RING * sizeof *p->store_tile)))) {
+	    (en->want && !(p->store_tile = malloc(RING * sizeof *p->store_tile)))) {
 		pass_free(p, false);
 		err_nomem(e, NULL);
 		return NULL;
