@@ -3,11 +3,11 @@
  */
 #include "engine.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
+#include "bus.h"
 #include "etrace.h"
 #include "limit.h"
 #include "memory.h"
@@ -31,53 +31,46 @@ struct engine {
 	int64_t mem_t0;             /* the memory's cycle 0 on the kernel's clock: a layer-by-layer pass's start */
 	sram *sram;
 	scw_kernel *kernel;         /* owned: this engine's simulation */
-	etrace *tr;                 /* owned: the traces (a VCD, an event trace, a DRAM trace), or NULL */
+	etrace *tr;                 /* owned: the timeline and its observers, or NULL */
+	uint32_t want;              /* the kinds of event some observer takes (etrace_wants); 0 without one */
+	bool ticks;                 /* some observer takes fold ticks */
 	bool tr_failed;             /* a pass failed: the trace is of a failed run */
-	void (*on_folds)(void *ctx, size_t op, int64_t folds);     /* engine_on_folds */
-	void *on_folds_ctx;
 };
 
-void engine_on_folds(engine *en, void (*fn)(void *ctx, size_t op, int64_t folds), void *ctx)
+const struct config *engine_config(const engine *en)
 {
-	en->on_folds = fn;
-	en->on_folds_ctx = ctx;
+	return en->cfg;
 }
 
-/* The engine's timeline, made on the first trace asked for. */
-static etrace *timeline(engine *en, struct err *e)
+static void observed(engine *en)
 {
-	if (!en->tr && !(en->tr = etrace_new(en->cfg)))
-		err_nomem(e, NULL);
-	return en->tr;
+	en->want = en->tr ? etrace_wants(en->tr) : 0;
+	en->ticks = en->tr && etrace_ticks(en->tr);
 }
 
-int engine_trace(engine *en, const char *path, struct err *e)
+int engine_observe(engine *en, struct etrace_obs *o, struct err *e)
 {
-	char *full = malloc(strlen(path) + 5);
-	int rc;
-	if (!full)
+	if (!en->tr && !(en->tr = etrace_new())) {
+		o->ops->free(o);
 		return err_nomem(e, NULL);
-	strcpy(full, path);
-	strcat(full, ".vcd");
-	rc = timeline(en, e) ? etrace_vcd(en->tr, full, e) : -1;
-	free(full);
-	return rc;
+	}
+	etrace_attach(en->tr, o);
+	observed(en);
+	return 0;
 }
 
-int engine_trace_events(engine *en, const char *path, const struct trace_head *h, struct err *e)
+void engine_unobserve(engine *en, const struct etrace_obs_ops *ops)
 {
-	return timeline(en, e) ? etrace_events(en->tr, path, h, e) : -1;
-}
-
-int engine_trace_dram(engine *en, const char *path, int format, struct err *e)
-{
-	return timeline(en, e) ? etrace_dram(en->tr, path, format, e) : -1;
+	if (en->tr)
+		etrace_detach(en->tr, ops);
+	observed(en);
 }
 
 int engine_trace_close(engine *en, struct err *e)
 {
 	etrace *t = en->tr;
 	en->tr = NULL;
+	observed(en);
 	if (!t)
 		return 0;
 	if (en->tr_failed) {
@@ -91,6 +84,7 @@ void engine_trace_abandon(engine *en)
 {
 	etrace_abandon(en->tr);
 	en->tr = NULL;
+	observed(en);
 }
 
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
@@ -170,110 +164,6 @@ struct opstate {
  * several (engine_ops) let the loads run ahead into later ops' tiles and the
  * stores trail into later ops' time, with buffer space shared through pools.
  */
-/*
- * The memory bus as the roofline sees it: when the bytes of the accepted
- * requests crossed it, so that each op's window (its cycles) can be given
- * the bytes that crossed in it, whichever op they belong to (bus_bytes,
- * stats.h). Layer by layer an op's window holds all its own transfers and no
- * other's; in a chip pass the load queues run ahead into later ops' tiles
- * and the stores trail into later ops' time, so an op's own HBM bytes may
- * cross in earlier or later windows.
- *
- * The memory interface tells when a request is accepted and when it
- * completes (memory.h), not when its bytes are on the wire, so they are
- * placed by one rule: in acceptance order, at the memory's peak rate
- * (mem_bytes_per_cycle, P bytes a cycle), none before its request was
- * accepted. Request i, accepted at cycle a_i with B_i bytes, crosses in
- * [s_i, s_i + B_i / P), s_i = max(a_i, where request i - 1's ends). That is
- * the channel model's own timing up to its interleaving (each channel starts
- * its share of a request when it is free and moves it at its share of the
- * peak, hbm.h), without the access latency, which holds no bus. A window
- * takes the bytes placed in it: a request that straddles two windows is
- * split in proportion to its time on each side, in whole bytes (a byte
- * counts where it has finished crossing), and no window but a pass's last
- * takes more than floor(P c) bytes for its c cycles: a byte the rounding
- * would put over goes to the next window.
- *
- * Why no point is above its roof. The intervals [s_i, s_i + B_i / P) do
- * not overlap and each moves P bytes a cycle, so c cycles hold at most P c
- * bytes, and the cap keeps the whole bytes within that. A window of c cycles
- * at clock f with bus_bytes <= P c has achieved = ops f / c and
- * attainable = min(peak, P f x ops / bus_bytes) (the bandwidth is P f), and
- * P f ops / bus_bytes >= P f ops / (P c) = ops f / c = achieved, while
- * achieved <= peak as no PE does more than one MAC a cycle.
- *
- * Why the windows take every byte. A pass's windows tile its cycles, from
- * its start to its last store, and every request completes within them. The
- * queue at rate P has moved every byte by then if the memory moves at most
- * P bytes a cycle: in the queue's last busy period, from cycle u to F, it
- * moves P (F - u) bytes, all accepted at u or later, so such a memory
- * completes the last of them no earlier than F. The pass's last window takes
- * whatever is left (a memory faster than its own peak would leave some past
- * the end; the bytes deferred by the cap, under one per window, land there
- * too): it alone is not capped, and the test that runs every shipped preset
- * and workload (tests/test_roofline.c) holds it to its roof as well.
- *
- * State: the current busy period (from cycle start, busy bytes accepted in
- * it, at rate P), the bytes of the pass's earlier periods (all placed before
- * start), the open window's start and the bytes given to closed windows.
- * O(1) a request.
- */
-struct bus {
-	double bpc;                     /* P; INFINITY for the ideal memory: bytes cross the cycle they are accepted */
-	int64_t start, busy;            /* the current busy period */
-	int64_t before;                 /* bytes of the earlier busy periods */
-	int64_t from;                   /* the open window's first cycle */
-	int64_t closed;                 /* bytes given to closed windows */
-};
-
-static void bus_init(struct bus *b, double bpc, int64_t t0)
-{
-	*b = (struct bus){ .bpc = bpc, .start = t0, .from = t0 };
-}
-
-/* Whole bytes placed before cycle x (at or after the current busy period's start). */
-static int64_t bus_placed(const struct bus *b, int64_t x)
-{
-	double moved;
-	SIM_ASSERT(x >= b->start);
-	if (x == b->start)
-		return b->before;
-	moved = isinf(b->bpc) ? INFINITY : floor((double)(x - b->start) * b->bpc);
-	return b->before + (moved >= (double)b->busy ? b->busy : (int64_t)moved);
-}
-
-/* A request of bytes accepted at cycle now (at or after every earlier one). */
-static void bus_accept(struct bus *b, int64_t now, int64_t bytes)
-{
-	/* The queue has drained: a new busy period. */
-	if (b->busy == 0 || (now > b->start && bus_placed(b, now) == b->before + b->busy)) {
-		b->before += b->busy;
-		b->start = now;
-		b->busy = 0;
-	}
-	b->busy += bytes;
-}
-
-/* Closes the window that ends at cycle now (not a pass's last): returns the bytes that crossed in it. */
-static int64_t bus_close(struct bus *b, int64_t now)
-{
-	int64_t in = bus_placed(b, now) - b->closed;
-	double cap = floor((double)(now - b->from) * b->bpc);
-	if (!isinf(b->bpc) && (double)in > cap)
-		in = (int64_t)cap;
-	b->closed += in;
-	b->from = now;
-	return in;
-}
-
-/* The pass's last window, to its end: every byte not yet given. */
-static int64_t bus_close_last(struct bus *b)
-{
-	int64_t in = b->before + b->busy - b->closed;
-	b->closed += in;
-	return in;
-}
-
 /* What the arrays of a chip share about each op of a pass (the index k is the op's, 0 .. n - 1). */
 struct sync {
 	int lanes;
@@ -337,10 +227,10 @@ static void report(struct pass *p, struct etrace_ev *ev)
 		etrace_flush(p->en->tr, frontier(p));
 }
 
-/* Whether some trace takes events of kind. */
+/* Whether some observer takes events of kind. */
 static bool wants(const struct pass *p, int kind)
 {
-	return p->en->tr && etrace_wants(p->en->tr, kind);
+	return p->en->want >> kind & 1;
 }
 
 /*
@@ -424,7 +314,7 @@ static void trace_gap(struct pass *p, int df, int64_t prev_end, const struct arr
 {
 	int64_t wf = min64(max64(st->wait_from, prev_end), st->start), wt = min64(max64(st->wait_to, wf), st->start);
 	int best = 0;
-	if (!p->en->tr)
+	if (!wants(p, ET_STALL))
 		return;
 	for (int i = 1; i < st->nwait; i++)
 		if (st->wait_ready[i] > st->wait_ready[best])
@@ -807,7 +697,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			cat[c] += st.cat[c];
 		np = charge_stall(cat, &st, lbytes, pc);
 		count_sram(os, &ins);
-		if (en->tr) {
+		if (en->want) {
 			struct etrace_ev ev;
 			trace_gap(p, s->df, prev_end, &st);
 			if (event(p, &ev, ET_FOLD, st.start, os, 0, nfold, &ins)) {
@@ -822,8 +712,8 @@ static void gemm_body(struct pass *p, struct opstate *os)
 				fold_charges(p, os, &st, &f, pc, np, &tm_end);
 		}
 		nfold++;
-		if (en->on_folds && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
-			en->on_folds(en->on_folds_ctx, p->i0 + (size_t)(os - p->st), nfold);
+		if (en->ticks && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
+			etrace_folds(en->tr, p->i0 + (size_t)(os - p->st), nfold);
 		scw_wait_until(st.end);
 		prev_end = st.end;
 		trace_mark(p, prev_end);
@@ -1107,7 +997,7 @@ static struct pass *lane_new(engine *en, struct sync *y, int lane, const struct 
 	p->room = scw_sem_new(LOAD_WINDOW);
 	p->finished = scw_sem_new(0);
 	if (!p->issued || !p->room || !p->finished ||
-	    (en->tr && !(p->store_tile = malloc(RING * sizeof *p->store_tile)))) {
+	    (en->want && !(p->store_tile = malloc(RING * sizeof *p->store_tile)))) {
 		pass_free(p, false);
 		err_nomem(e, NULL);
 		return NULL;

@@ -60,22 +60,27 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e);
 void engine_free(engine *en);                /* NULL is a no-op */
 
 /*
+ * The engine reports to observers (etrace.h) and knows none of them: each
+ * sink below is an observer in its own file, and so are the fold ticks.
+ *
  * Writes a VCD trace (path + ".vcd") of what follows, in the timeline the
- * results report (sim/etrace.h: each array's op, loads, folds, stores and
- * stalls; cycle c at round(c * 1000 / clock_ghz) ps): each engine_op or
- * engine_run pass goes on where the last ended, by the cycles its ops
- * report. Call before the first op; tracing changes no result. A pass that
- * fails, or passes RUN_MAX_CYCLES in all, fails the trace; the file is
- * complete once the engine is freed, and removed then if the trace failed.
- * Returns 0, or -1 with e set (an input error: the file cannot be created).
+ * results report (each array's op, loads, folds, stores and stalls, the
+ * signals listed in engine_vcd.c; cycle c at round(c * 1000 / clock_ghz)
+ * ps): each engine_op or engine_run pass goes on where the last ended, by
+ * the cycles its ops report. Call before the first op; tracing changes no
+ * result. A pass that fails, or passes RUN_MAX_CYCLES in all, fails the
+ * trace; the file is complete once the engine is freed, and removed then if
+ * the trace failed. Returns 0, or -1 with e set (an input error: the file
+ * cannot be created).
  */
 int engine_trace(engine *en, const char *path, struct err *e);
 
 /*
- * The same for an event trace at path with header h, and a DRAM trace at path
- * in format (trace.h: every off-chip request, in bursts of hbm.burst_bytes,
- * at the cycle it is issued). Any of the three may be asked for; each is one
- * more sink of the same timeline (etrace.h). Tracing changes no result.
+ * The same for an event trace at path with header h (engine_events.c), and
+ * a DRAM trace at path in format (engine_dram.c; trace.h: every off-chip
+ * request, in bursts of hbm.burst_bytes, at the cycle it is issued). Any of
+ * the three may be asked for; each is one more observer of the same
+ * timeline. Tracing changes no result.
  */
 int engine_trace_events(engine *en, const char *path, const struct trace_head *h, struct err *e);
 int engine_trace_dram(engine *en, const char *path, int format, struct err *e);
@@ -84,10 +89,24 @@ int engine_trace_dram(engine *en, const char *path, int format, struct err *e);
  * Ends every trace file of a run that succeeded, reporting a write that
  * failed (-1 with e set; the files are removed). engine_trace_abandon removes
  * them instead: a run that failed leaves none. Either leaves the engine
- * without traces; engine_free also closes what is left, silently.
+ * without observers; engine_free also closes what is left, silently.
  */
 int engine_trace_close(engine *en, struct err *e);
 void engine_trace_abandon(engine *en);
+
+/*
+ * For observers (etrace.h): attaches o (takes ownership: freed at once on
+ * failure, else with the traces), after those attached before it. Call
+ * before the first op. Returns 0, or -1 with e set (out of memory).
+ * engine_unobserve detaches and frees those whose ops are ops.
+ */
+struct etrace_obs;
+struct etrace_obs_ops;
+int engine_observe(engine *en, struct etrace_obs *o, struct err *e);
+void engine_unobserve(engine *en, const struct etrace_obs_ops *ops);
+
+/* The configuration the engine was made for (borrowed). */
+const struct config *engine_config(const engine *en);
 
 /*
  * Keeps the configured buffer capacities (and so the schedule) but makes HBM
@@ -142,6 +161,7 @@ int64_t engine_op_folds(const struct config *cfg, const struct op *o, const stru
  * ENGINE_FOLDS_TICK folds of a GEMM op: op is its index in the pass's
  * oplist, folds the fold instructions it has run so far. For progress
  * reports of long runs; fn must not touch the engine. NULL turns it off.
+ * An observer (engine_progress.c); out of memory, there are no ticks.
  */
 #define ENGINE_FOLDS_TICK 65536
 void engine_on_folds(engine *en, void (*fn)(void *ctx, size_t op, int64_t folds), void *ctx);

@@ -1,28 +1,27 @@
 /*
- * etrace.h - the cycle engine's timeline, in the report's cycles, written to
- * any of three sinks: a VCD (vcd.h) for a waveform viewer, an event trace and
- * a DRAM trace (trace.h).
+ * etrace.h - the cycle engine's observers, and the timeline that hands them
+ * what each array does in the report's cycles.
+ *
+ * An observer is a struct of function pointers (struct etrace_obs_ops), each
+ * NULL when the observer needs none of it: the engine's trace sinks
+ * (engine_vcd.c, engine_events.c, engine_dram.c) and its progress ticks
+ * (engine_progress.c) each implement the ones they need. The engine knows
+ * none of them: it reports to the timeline, which calls its observers.
  *
  * The engine's threads report what each array (a lane) does, as events at
  * kernel cycles: an op begins or ends, a load is issued or arrives, a fold
  * starts or ends streaming, a store is issued or done, the array waits (in a
  * category of cat.h), its cycles are charged to a category, the vector unit
- * computes a chunk or moves one. Threads learn of events out of order (a
- * load's arrival when it is issued, a wait only when the fold after it is
- * timed), so events are buffered, sorted stably by cycle (events of one cycle
- * keep the order they were reported in, and a signal shows the last value it
- * takes in a cycle) and written once no thread can report an earlier one:
- * before the frontier the engine names (etrace_flush), and all of them when a
- * pass ends. The buffer holds the events not yet written: memory is O(events
- * in flight), at most O(events of a pass); each event is 136 bytes.
- *
- * Which sink takes what: the VCD every kind but ET_OPEND, ET_CHARGE and the
- * vector unit's transfers (ET_V*); the event trace ET_OP, ET_OPEND, ET_LOAD,
- * ET_FOLD, ET_STORE, ET_CHARGE, ET_VEC and ET_V* (a load or store is one
- * record with its completion; its W records, from ET_CHARGE, are the exact
- * charges, where the VCD's stall signal names one category per wait); the
- * DRAM trace the off-chip loads and stores (ET_LOAD, ET_STORE with where 0,
- * ET_VLOAD, ET_VSTORE). etrace_wants tells the engine which kinds to report.
+ * computes a chunk or moves one. The engine reports an event only when some
+ * observer takes its kind (etrace_wants). Threads learn of events out of
+ * order (a load's arrival when it is issued, a wait only when the fold after
+ * it is timed), so events are buffered, sorted stably by cycle (events of one
+ * cycle keep the order they were reported in) and handed on once no thread
+ * can report an earlier one: before the frontier the engine names
+ * (etrace_flush), and all of them when a pass ends. The buffer holds the
+ * events not yet handed on: memory is O(events in flight), at most O(events
+ * of a pass); each event is 136 bytes. Fold ticks are not in the timeline:
+ * they are handed on at once, from the thread that runs the folds.
  *
  * Time: the timeline is the report's. A pass (one engine_run) starting at
  * kernel cycle t0 puts kernel cycle c at base + c - t0, where base is the
@@ -30,32 +29,6 @@
  * report (the last op's stores draining included). The kernel's own clock
  * can stop before the last store completes, or run on after the run's end
  * (a load thread's last steps), so it is not the timeline.
- *
- * The VCD (vcd.h: timescale 1 ps, cycle c at round(c * 1000 / clock_ghz) ps)
- * has a scope `tpusim` with the chip's op (`op`, its name as op_name gives
- * it; `op_index`, its index in the op list) and, inside it, one scope per
- * array, `core<i>_array<j>`, with
- *   op, op_index         the op this array has a part of (op empty: it sits
- *                        the op out)
- *   load                 the last load issued: "<n>:A[m0:m1,k0:k1]" or
- *                        "<n>:B[k0:k1,n0:n1]", n its index among the op's loads
- *                        (instance r of a repeated op: "<n>:rep<r>:A[...]")
- *   loads_in_flight      issued, not yet arrived
- *   loads                arrived so far (the run's count)
- *   fold                 while a fold streams: "<n>:C[m0:m1,n0:n1]+=A[m0:m1,k0:k1]*B[k0:k1,n0:n1]",
- *                        empty between folds
- *   folds                folds done so far
- *   store                the last store issued: "<n>:C[m0:m1,n0:n1]"
- *   stores_in_flight     issued, not yet in HBM (or in on-chip storage)
- *   stores               stores done so far
- *   stall                while the array is not streaming within an op: the
- *                        category its cycles are charged to (cat_names:
- *                        weights, weight_shift, inputs, outputs, fill_drain;
- *                        a wait on several late operands names the last to
- *                        arrive), and "weights"/"inputs"/... while a slow
- *                        buffer port stretches a stream; empty otherwise
- *   vector               while the vector unit computes: "chunk_<i>/<n>"
- * Tiles are in the coordinates of the array's part of the op (chip.h).
  */
 #ifndef TPUSIM_ETRACE_H
 #define TPUSIM_ETRACE_H
@@ -63,10 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "err.h"
 #include "lower.h"
-#include "trace.h"
 
 typedef struct etrace etrace;
 
@@ -84,7 +55,8 @@ enum etrace_kind {
 	ET_OPEND,       /* the lane is done with op (idx) */
 	ET_CHARGE,      /* the lane's cycles [cycle, end) are charged to category arg for cause (enum trace_cause) */
 	ET_VLOAD,       /* the vector unit issues chunk idx's load from HBM (addr, bytes; end: arrived) */
-	ET_VSTORE       /* the vector unit issues chunk idx's store to HBM (addr, bytes; end: done) */
+	ET_VSTORE,      /* the vector unit issues chunk idx's store to HBM (addr, bytes; end: done) */
+	ET_N
 };
 
 struct etrace_ev {
@@ -106,21 +78,59 @@ struct etrace_ev {
 	int8_t where;                   /* loads and stores: 0 HBM, 1 on-chip storage */
 };
 
-/* A timeline with no sink yet, for the arrays of cfg's chip (cfg borrowed; must outlive t). NULL: out of memory. */
-etrace *etrace_new(const struct config *cfg);
+struct etrace_obs;
 
 /*
- * Adds a sink: a VCD at path; an event trace at path whose header is h; a
- * DRAM trace at path in format (enum trace_dram_format). Call before the
- * first pass. Returns 0, or -1 with e set (an input error: the path cannot
- * be written).
+ * What an observer does; a NULL member is one it does not need. Timeline
+ * cycles are int64 (saturating at INT64_MAX, as the kernel's clock does).
  */
-int etrace_vcd(etrace *t, const char *path, struct err *e);
-int etrace_events(etrace *t, const char *path, const struct trace_head *h, struct err *e);
-int etrace_dram(etrace *t, const char *path, int format, struct err *e);
+struct etrace_obs_ops {
+	/*
+	 * on[kind]: an event of that kind at timeline cycle c, in timeline
+	 * order (c never before the last call's). One function may serve
+	 * several kinds.
+	 */
+	void (*on[ET_N])(struct etrace_obs *o, const struct etrace_ev *ev, int64_t c);
+	/* Every event at timeline cycle c has been handed on. */
+	void (*on_cycle)(struct etrace_obs *o, int64_t c);
+	/* A pass of ops first .. first + n - 1 begins at timeline cycle c. */
+	void (*on_pass)(struct etrace_obs *o, int64_t c, size_t first, size_t n);
+	/* A pass has ended: the timeline reaches c. Returns 0, or -1 with e set (a write failed). */
+	int (*on_pass_end)(struct etrace_obs *o, int64_t c, struct err *e);
+	/* At once, from the first array's matrix thread: op (its index in the pass's oplist) has run folds. */
+	void (*on_folds)(struct etrace_obs *o, size_t op, int64_t folds);
+	/* Ends the observer's file at timeline cycle c. Returns 0, or -1 with e set (the file is removed). */
+	int (*close)(struct etrace_obs *o, int64_t c, struct err *e);
+	/* Removes the observer's unfinished file: a failed run leaves none. */
+	void (*abandon)(struct etrace_obs *o);
+	/* Frees o (after close or abandon, or in their place). Required. */
+	void (*free)(struct etrace_obs *o);
+};
 
-/* Whether a sink takes events of kind (enum etrace_kind): the engine reports no others. */
-bool etrace_wants(const etrace *t, int kind);
+/* An observer: embed it first in the observer's own struct. */
+struct etrace_obs {
+	const struct etrace_obs_ops *ops;
+	const char *path;               /* its file (borrowed from the observer), removed when another's close fails; or NULL */
+	struct etrace_obs *next;        /* the timeline's */
+};
+
+/* A timeline with no observer yet. NULL: out of memory. */
+etrace *etrace_new(void);
+
+/* Adds o (takes ownership), after the observers added before it. Call before the first pass. */
+void etrace_attach(etrace *t, struct etrace_obs *o);
+
+/* Removes and frees the observers whose ops are ops (none: a no-op). */
+void etrace_detach(etrace *t, const struct etrace_obs_ops *ops);
+
+/* The kinds some observer takes: bit kind (enum etrace_kind). The engine reports no others. */
+uint32_t etrace_wants(const etrace *t);
+
+/* Whether some observer takes fold ticks. */
+bool etrace_ticks(const etrace *t);
+
+/* Hands a fold tick to every observer that takes them. */
+void etrace_folds(etrace *t, size_t op, int64_t folds);
 
 /* A pass of ops first .. first + n - 1 starts at kernel cycle t0: its events are at base + cycle - t0. */
 void etrace_pass(etrace *t, int64_t t0, size_t first, size_t n);
@@ -128,13 +138,13 @@ void etrace_pass(etrace *t, int64_t t0, size_t first, size_t n);
 /* Buffers a copy of ev. Returns true when the buffer is due for etrace_flush. */
 bool etrace_add(etrace *t, const struct etrace_ev *ev);
 
-/* Writes the buffered events at kernel cycles before `before` (no thread will report an earlier one). */
+/* Hands on the buffered events at kernel cycles before `before` (no thread will report an earlier one). */
 void etrace_flush(etrace *t, int64_t before);
 
 /*
- * The pass has ended and its ops reported `cycles` in all: writes every event
- * left, moves base on by cycles, writes that time and flushes the VCD.
- * Returns 0, or -1 with e set when a write has failed or memory ran out.
+ * The pass has ended and its ops reported `cycles` in all: hands on every
+ * event left, moves base on by cycles and tells the observers. Returns 0, or
+ * -1 with e set when an observer's write has failed or memory ran out.
  */
 int etrace_pass_end(etrace *t, int64_t cycles, struct err *e);
 
@@ -142,12 +152,20 @@ int etrace_pass_end(etrace *t, int64_t cycles, struct err *e);
 int64_t etrace_cycles(const etrace *t);
 
 /*
- * Ends every file at etrace_cycles and frees t. Returns 0, or -1 with e set
- * (the first failure; every file is removed then).
+ * Closes every observer at etrace_cycles, in the order they were added, and
+ * frees t. Returns 0, or -1 with e set (the first failure: the observers
+ * after it are abandoned, and every file is removed then).
  */
 int etrace_close(etrace *t, struct err *e);
 
-/* Removes the files and frees t: a failed run leaves no trace. NULL is a no-op. */
+/* Abandons every observer (their files are removed) and frees t: a failed run leaves no trace. NULL is a no-op. */
 void etrace_abandon(etrace *t);
+
+/* Kernel cycle x (never before ev's) on the timeline, as event ev is at timeline cycle c: saturating. */
+static inline int64_t etrace_later(const struct etrace_ev *ev, int64_t c, int64_t x)
+{
+	int64_t d = x - ev->cycle;
+	return d > INT64_MAX - c ? INT64_MAX : c + d;
+}
 
 #endif

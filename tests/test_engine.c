@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "analytic.h"
+#include "bus.h"
 #include "engine.h"
+#include "etrace.h"
 #include "memory.h"
 #include "tests.h"
 
@@ -353,6 +355,182 @@ START_TEST(ideal_large_array_small_k)
 }
 END_TEST
 
+/* ---- the engine's observers (etrace.h) ---- */
+
+/* An observer that writes down what it is told, as "kind idx@cycle" and the lifecycle calls. */
+struct rec_obs {
+	struct etrace_obs obs;
+	char log[512];
+	int *freed;
+};
+
+static void rec_say(struct etrace_obs *o, const char *fmt, long long a, long long b)
+{
+	struct rec_obs *r = (struct rec_obs *)o;
+	size_t n = strlen(r->log);
+	snprintf(r->log + n, sizeof r->log - n, fmt, a, b);
+}
+
+static void rec_ev(struct etrace_obs *o, const struct etrace_ev *ev, int64_t c)
+{
+	static const char *name[ET_N] = { [ET_OP] = "op", [ET_FOLD] = "fold", [ET_FOLDED] = "folded", [ET_OPEND] = "opend" };
+	char fmt[32];
+	snprintf(fmt, sizeof fmt, "%s %%lld@%%lld ", name[ev->kind]);
+	rec_say(o, fmt, (long long)ev->idx, (long long)c);
+}
+
+static void rec_pass(struct etrace_obs *o, int64_t c, size_t first, size_t n)
+{
+	rec_say(o, "pass %lld+%lld ", (long long)first, (long long)n);
+	rec_say(o, "@%lld%.0lld ", (long long)c, 0);
+}
+
+static int rec_pass_end(struct etrace_obs *o, int64_t c, struct err *e)
+{
+	(void)e;
+	rec_say(o, "end@%lld%.0lld ", (long long)c, 0);
+	return 0;
+}
+
+static int rec_close(struct etrace_obs *o, int64_t c, struct err *e)
+{
+	(void)e;
+	rec_say(o, "close@%lld%.0lld", (long long)c, 0);
+	return 0;
+}
+
+static void rec_free(struct etrace_obs *o)
+{
+	struct rec_obs *r = (struct rec_obs *)o;
+	(*r->freed)++;
+	free(r);
+}
+
+static const struct etrace_obs_ops rec_ops = {
+	.on = { [ET_OP] = rec_ev, [ET_FOLD] = rec_ev, [ET_FOLDED] = rec_ev, [ET_OPEND] = rec_ev },
+	.on_pass = rec_pass,
+	.on_pass_end = rec_pass_end,
+	.close = rec_close,
+	.free = rec_free,
+};
+
+/*
+ * An observer of its own (no sink of the engine's) takes the kinds it asks
+ * for, in cycle order, on the report's timeline. boundary_double_buffer's
+ * two folds: fold 0 streams over cycles 4-13, fold 1 over 14-23 (its weights
+ * shifted in behind fold 0), the drain ends at 30. At cycle 14 fold 0's end
+ * comes before fold 1's start, as they were reported. A second pass goes on
+ * at cycle 30. The observer is freed once, when the traces close.
+ */
+START_TEST(observer_timeline)
+{
+	struct config c;
+	struct result r;
+	struct err e = { 0 };
+	int freed = 0;
+	struct op o = th_gemm(10, 8, 4, 1);
+	struct rec_obs *ro = calloc(1, sizeof *ro);
+	engine *en;
+	ck_assert_ptr_nonnull(ro);
+	ro->obs.ops = &rec_ops;
+	ro->freed = &freed;
+	th_config(&c, "lab_4x4", NULL);
+	en = engine_new(&c, true, &e);
+	ck_assert_ptr_nonnull(en);
+	ck_assert_int_eq(engine_observe(en, &ro->obs, &e), 0);
+	ck_assert_msg(th_engine(en, &c, &o, DF_WS, true, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(r.cycles, 30);
+	ck_assert_str_eq(ro->log, "pass 0+1 @0 op 0@0 fold 0@4 folded 0@14 fold 1@14 folded 1@24 opend 0@30 end@30 ");
+	ro->log[0] = 0;
+	ck_assert_msg(th_engine(en, &c, &o, DF_WS, true, &r, &e) == 0, "%s", e.msg);
+	ck_assert_str_eq(ro->log, "pass 0+1 @30 op 0@30 fold 0@34 folded 0@44 fold 1@44 folded 1@54 opend 0@60 end@60 ");
+	ro->log[0] = 0;
+	ck_assert_int_eq(engine_trace_close(en, &e), 0);
+	ck_assert_str_eq(ro->log, "close@60");
+	ck_assert_int_eq(freed, 1);
+	engine_free(en);
+	ck_assert_int_eq(freed, 1);
+}
+END_TEST
+
+static void count_tick(void *ctx, size_t op, int64_t folds)
+{
+	int64_t *t = ctx;
+	t[0]++;
+	t[1] = (int64_t)op;
+	t[2] = folds;
+}
+
+/*
+ * Fold ticks every ENGINE_FOLDS_TICK = 65536 folds: ws on a 4x4 array with
+ * one input row runs a fold per 4 x 4 weight tile, so K = 4 x 256 and
+ * N = 4 x 256 make 65536 folds, one tick (op 0, 65536 folds); 4 x 255 by
+ * 4 x 257 make 65535, none. Turned off, no tick.
+ */
+START_TEST(observer_fold_ticks)
+{
+	struct config c;
+	struct result r;
+	struct err e = { 0 };
+	int64_t t[3] = { 0, -1, -1 };
+	struct op at = th_gemm(1, 4 * 256, 4 * 256, 1), below = th_gemm(1, 4 * 255, 4 * 257, 1);
+	engine *en;
+	th_config(&c, "lab_4x4", NULL);
+	en = engine_new(&c, true, &e);
+	ck_assert_ptr_nonnull(en);
+	engine_on_folds(en, count_tick, t);
+	ck_assert_msg(th_engine(en, &c, &below, DF_WS, true, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(r.folds, 65535);
+	ck_assert_int_eq(t[0], 0);
+	ck_assert_msg(th_engine(en, &c, &at, DF_WS, true, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(r.folds, 65536);
+	ck_assert_int_eq(t[0], 1);
+	ck_assert_int_eq(t[1], 0);
+	ck_assert_int_eq(t[2], 65536);
+	engine_on_folds(en, NULL, NULL);
+	ck_assert_msg(th_engine(en, &c, &at, DF_WS, true, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(t[0], 1);
+	engine_free(en);
+}
+END_TEST
+
+/*
+ * The bus's windows, by hand. At P = 4 bytes a cycle, 10 bytes accepted at
+ * cycle 0 and 6 at cycle 1 cross over cycles 0-3 (16 / 4); a window [0, 2)
+ * takes floor(2 x 4) = 8, [2, 5) the other 8; 4 bytes accepted at cycle 10
+ * (the queue drained at cycle 4: a new busy period) go to the last window.
+ * At P = 1.5, 10 bytes from cycle 0: [0, 1) takes floor(1.5) = 1; [1, 2)
+ * would take floor(3) - 1 = 2 but its cap is floor(1.5) = 1; [2, 3) takes
+ * floor(4.5) - 2 = 2, capped to 1; the last window the 7 left. The ideal
+ * memory (P infinite): 5 bytes accepted at cycle 3 are not in a window that
+ * ends at 3, and all in the next.
+ */
+START_TEST(bus_windows)
+{
+	struct bus b;
+	bus_init(&b, 4, 0);
+	bus_accept(&b, 0, 10);
+	bus_accept(&b, 1, 6);
+	ck_assert_int_eq(bus_close(&b, 2), 8);
+	ck_assert_int_eq(bus_close(&b, 5), 8);
+	bus_accept(&b, 10, 4);
+	ck_assert_int_eq(bus_close_last(&b), 4);
+
+	bus_init(&b, 1.5, 0);
+	bus_accept(&b, 0, 10);
+	ck_assert_int_eq(bus_close(&b, 1), 1);
+	ck_assert_int_eq(bus_close(&b, 2), 1);
+	ck_assert_int_eq(bus_close(&b, 3), 1);
+	ck_assert_int_eq(bus_close_last(&b), 7);
+
+	bus_init(&b, INFINITY, 0);
+	bus_accept(&b, 3, 5);
+	ck_assert_int_eq(bus_close(&b, 3), 0);
+	ck_assert_int_eq(bus_close(&b, 4), 5);
+	ck_assert_int_eq(bus_close_last(&b), 0);
+}
+END_TEST
+
 Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -370,6 +548,9 @@ Suite *engine_suite(void)
 	tcase_add_test(t, gemv_at_bandwidth_bound);
 	tcase_add_test(t, halving_bandwidth);
 	tcase_add_test(t, smaller_buffer_more_traffic_and_stalls);
+	tcase_add_test(t, observer_timeline);
+	tcase_add_test(t, observer_fold_ticks);
+	tcase_add_test(t, bus_windows);
 	suite_add_tcase(s, t);
 	return s;
 }
