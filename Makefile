@@ -73,7 +73,10 @@ SIM_SRC    := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c
 SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sim/scw.o
 MAIN_OBJ   := $(BUILD)/obj/sim/main.o
 TEST_SRC   := $(wildcard tests/*.c)
-TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/failmem.o
+# The allocation hook of the C suites (tests/failmem.cpp): these calls in the
+# test binary's own objects go through it; it replaces C++ new for the process.
+TEST_WRAP  := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=open_memstream,--wrap=newlocale
 BIN        := $(BUILD)/tpusim
 LIB        := $(BUILD)/libtpusim.so
 BENCH_LIB  := $(BUILD)/bench_lib
@@ -120,8 +123,12 @@ $(BENCH_LIB): scripts/bench_lib.c sim/tpusim.h $(LIB)
 
 $(TEST_OBJ): | $(call DEPS,check)
 
+$(BUILD)/obj/tests/failmem.o: tests/failmem.cpp Makefile | $(call DEPS,build)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
 $(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ) | $(call DEPS,check)
-	$(CXX) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+	$(CXX) $(LDFLAGS) $(TEST_WRAP) -o $@ $^ $(TEST_LIBS)
 
 # ---- the two commands ----
 run: $(BIN)

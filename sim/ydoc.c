@@ -544,9 +544,13 @@ struct ydoc *ydoc_load_stream(const char *path, const struct ydoc_stream *st, st
 		text = t;
 	}
 	if (!text || ferror(f)) {
-		free(text);
+		int failed = errno;
 		fclose(f);
-		err_at(e, whole, NULL, "expected a readable file, found %s", text ? strerror(errno) : "no memory");
+		if (!text)
+			err_nomem(e, path);
+		else
+			err_at(e, whole, NULL, "expected a readable file, found %s", strerror(failed));
+		free(text);
 		return NULL;
 	}
 	fclose(f);

@@ -47,6 +47,9 @@ Suite *reuse_suite(void);
 Suite *sweepplot_suite(void);
 Suite *cli_suite(void);
 Suite *trace_suite(void);
+Suite *nomem_suite(void);
+Suite *sram_suite(void);
+Suite *opkey_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
@@ -105,6 +108,16 @@ char *th_slurp(const char *path);
 
 /* The sum of r's cycles by category (each must be >= 0, or the test fails). */
 int64_t th_cat_sum(const struct result *r);
+
+/*
+ * The allocation hook (tests/failmem.cpp): from th_alloc_arm(n) to
+ * th_alloc_disarm(), every allocation by tpusim's code (malloc, calloc,
+ * realloc, strdup, strndup, open_memstream, newlocale) and every C++ new in
+ * the process is counted, and the nth fails, once (n = 0: none fails).
+ * th_alloc_disarm returns the number counted.
+ */
+void th_alloc_arm(long n);
+long th_alloc_disarm(void);
 
 /* The op named name in ops, or fails the test. */
 const struct op *th_op(const struct oplist *ops, const char *name);

@@ -1,0 +1,2 @@
+#include "tests.h"
+Suite *opkey_suite(void) { return suite_create("opkey"); }

@@ -1,0 +1,2 @@
+#include "tests.h"
+Suite *sram_suite(void) { return suite_create("sram"); }
