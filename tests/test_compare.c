@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "ydoc.h"
 
 static const char *const dfs[3] = { "ws", "os", "is" };
 
@@ -60,23 +61,16 @@ static char *unwrapped(const char *text)
 /* Cycles and energy (pJ) of the total of `tpusim run` on workload wl with df, from its summary.json. */
 static void run_total(const char *dir, const char *wl, const char *df, int64_t *cycles, double *energy)
 {
-	char out_dir[4200], path[4300], *out, *err, *json;
-	const char *total, *p;
+	char out_dir[4200], path[4300], *out, *err;
 	snprintf(out_dir, sizeof out_dir, "%s/run_%s", dir, df);
 	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--ideal-memory", "--dataflow", df, "-o",
 			       out_dir, NULL };
 	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
 	snprintf(path, sizeof path, "%s/summary.json", out_dir);
-	json = th_slurp(path);
-	total = strstr(json, "\"total\": {");
-	ck_assert_ptr_nonnull(total);
-	p = strstr(total, "\"cycles\": ");
-	ck_assert_ptr_nonnull(p);
-	*cycles = strtoll(p + 10, NULL, 10);
-	p = strstr(total, "\"energy_pj\": ");
-	ck_assert_ptr_nonnull(p);
-	*energy = strtod(p + 13, NULL);
-	free(json);
+	struct ydoc *d = th_json_file(path);
+	*cycles = th_json_int(d->root, "total.cycles");
+	*energy = th_json_num(d->root, "total.energy_pj");
+	ydoc_free(d);
 	free(out);
 	free(err);
 }
