@@ -75,52 +75,30 @@ static void run_total(const char *dir, const char *wl, const char *df, int64_t *
 	free(err);
 }
 
-/* The CSV of compare: rows of cells (owned strings, freed by csv_free), the header first. */
+/* The CSV of compare (th_csv): rows counts the header too, as csv_get's rows do (the header is row 0). */
 struct csv {
-	char *cell[16][64];
-	int rows, cols;
+	struct th_csv *t;
+	int rows;
 };
 
 static void csv_parse(struct csv *c, const char *text)
 {
-	memset(c, 0, sizeof *c);
-	for (const char *p = text; *p; c->rows++) {
-		int n = 0;
-		ck_assert_int_lt(c->rows, 16);
-		for (;;) {
-			size_t len = strcspn(p, ",\n");
-			ck_assert_int_lt(n, 64);
-			/* No cell of these cases needs quoting: a quote would be a fault. */
-			ck_assert_msg(memchr(p, '"', len) == NULL, "a quoted cell in %s", text);
-			c->cell[c->rows][n++] = strndup(p, len);
-			p += len;
-			if (*p != ',')
-				break;
-			p++;
-		}
-		ck_assert_int_eq(*p, '\n');
-		p++;
-		if (!c->rows)
-			c->cols = n;
-		ck_assert_msg(n == c->cols, "row %d has %d cells, the header %d", c->rows, n, c->cols);
-	}
+	/* No cell of these cases needs quoting: a quote would be a fault. */
+	ck_assert_msg(strchr(text, '"') == NULL, "a quoted cell in %s", text);
+	c->t = th_csv("compare", text);
+	c->rows = (int)c->t->rows + 1;
 }
 
 static void csv_free(struct csv *c)
 {
-	for (int r = 0; r < c->rows; r++)
-		for (int k = 0; k < c->cols; k++)
-			free(c->cell[r][k]);
+	th_csv_free(c->t);
 }
 
-/* The cell of row r in the column named name. */
+/* The cell of row r (1: the first after the header) in the column named name. */
 static const char *csv_get(const struct csv *c, int r, const char *name)
 {
-	for (int k = 0; k < c->cols; k++)
-		if (!strcmp(c->cell[0][k], name))
-			return c->cell[r][k];
-	ck_abort_msg("no column %s", name);
-	return NULL;
+	ck_assert_int_gt(r, 0);
+	return th_csv_get(c->t, (size_t)r - 1, name);
 }
 
 /* The row of layer and dataflow df. */
