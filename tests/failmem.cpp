@@ -15,8 +15,10 @@
  *     a failed nothrow new returns NULL.
  *
  * Between th_alloc_arm(n) and th_alloc_disarm() every allocation through
- * either door is counted, and the nth fails once (the later ones succeed, as
- * after a transient shortage); n = 0 counts without failing. Outside, nothing
+ * either door is counted, and the nth fails: once (the later ones succeed,
+ * as after a transient shortage), or with persist it and every later one
+ * (memory that stays gone, so that error paths that allocate fail too);
+ * n = 0 counts without failing. Outside, nothing
  * is counted or failed. One thread: a SystemC run switches stacks but not
  * threads. FAILMEM_BT=1 in the environment prints the stack of the
  * allocation that fails.
@@ -29,7 +31,7 @@
 #include <locale.h>
 #include <new>
 
-static bool armed;
+static bool armed, from_on;
 static long counted, fail_at;
 
 /*
@@ -42,9 +44,9 @@ static bool fail_now(void)
 	if (!armed)
 		return false;
 	counted++;
-	if (counted != fail_at)
+	if (counted != fail_at && !(from_on && fail_at && counted > fail_at))
 		return false;
-	if (getenv("FAILMEM_BT")) {
+	if (counted == fail_at && getenv("FAILMEM_BT")) {
 		void *frames[48];
 		armed = false;
 		int n = backtrace(frames, 48);
@@ -74,13 +76,14 @@ FILE *__wrap_open_memstream(char **buf, size_t *len);
 locale_t __wrap_newlocale(int mask, const char *name, locale_t base);
 
 /* Declared in tests.h (C). */
-void th_alloc_arm(long n);
+void th_alloc_arm(long n, bool persist);
 long th_alloc_disarm(void);
 
-void th_alloc_arm(long n)
+void th_alloc_arm(long n, bool persist)
 {
 	counted = 0;
 	fail_at = n;
+	from_on = persist;
 	armed = true;
 }
 

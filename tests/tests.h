@@ -113,10 +113,11 @@ int64_t th_cat_sum(const struct result *r);
  * The allocation hook (tests/failmem.cpp): from th_alloc_arm(n) to
  * th_alloc_disarm(), every allocation by tpusim's code (malloc, calloc,
  * realloc, strdup, strndup, open_memstream, newlocale) and every C++ new in
- * the process is counted, and the nth fails, once (n = 0: none fails).
- * th_alloc_disarm returns the number counted.
+ * the process is counted, and the nth fails: once, or with persist it and
+ * every later one (n = 0: none fails). th_alloc_disarm returns the number
+ * counted.
  */
-void th_alloc_arm(long n);
+void th_alloc_arm(long n, bool persist);
 long th_alloc_disarm(void);
 
 /*
