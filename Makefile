@@ -3,6 +3,7 @@
 #   make            build/tpusim, and build/libtpusim.so with the header sim/tpusim.h
 #   make run        build, then simulate ResNet-50 on the TPU v1 preset
 #   make test       build and run every test (SAN=1: under ASan + UBSan), and a short fuzz run
+#   make check      only the C suites (build/test_tpusim)
 #   make fuzz       the libFuzzer harnesses (clang), in build/fuzz/
 #   make fuzz-short each harness for FUZZ_SHORT seconds, and every regression input (part of make test)
 #   make fuzz-long  each harness for FUZZ_TIME seconds (the long campaign), with a table of results
@@ -11,7 +12,7 @@
 #   make install    PREFIX=/usr/local (and DESTDIR): bin/tpusim, lib/libtpusim.so, include/tpusim.h,
 #                   the presets in share/tpusim/configs (found by name: -c tpu_v1)
 #
-# Debian packages the build needs are installed on first use when missing.
+# The Debian packages a target needs (DEB_<group> below) are installed on first use when missing.
 
 # ---- configuration ----
 PREFIX    ?= /usr/local
@@ -25,7 +26,21 @@ FUZZ_SHORT   ?= 12
 FUZZ_TIME    ?= 3600
 FUZZ_JOBS    ?= 1
 
-DEB_PACKAGES := libsystemc-dev libyaml-dev zlib1g-dev check pkg-config gnuplot-nox clang libclang-rt-14-dev locales python3-numpy chromium gtkwave parallel slurm-wlm munge python3-onnx
+# Debian packages by what needs them; each group is installed once, when missing, by
+# the first target that needs it (the README's Quick start lists the same groups, a
+# test compares them). make: compiling and linking tpusim.
+DEB_build := g++ libsystemc-dev libyaml-dev zlib1g-dev
+# make check: Check, and what the C suites run (gnuplot draws the charts they read,
+# localedef makes their decimal-comma locale from locales' sources).
+DEB_check := check pkg-config gnuplot-nox locales
+# make fuzz: the harnesses are built with clang; the libFuzzer runtime is only recommended by it.
+DEB_fuzz  := clang libclang-rt-14-dev
+# make test, besides the groups above: the Python suites (.npy files, the lab page in
+# a browser, VCDs read back by gtkwave's converters, sweeps run by GNU parallel and
+# Slurm, ONNX import).
+DEB_test  := python3-numpy chromium gtkwave parallel slurm-wlm munge python3-onnx
+# make plots: gnuplot draws the README's pictures.
+DEB_plots := gnuplot-nox
 
 PYTHON  := /usr/bin/python3
 CC      ?= cc
@@ -60,24 +75,28 @@ SIM_SRC    := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c
 SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sim/scw.o
 MAIN_OBJ   := $(BUILD)/obj/sim/main.o
 TEST_SRC   := $(wildcard tests/*.c)
-TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/failmem.o
+# The allocation hook of the C suites (tests/failmem.cpp): these calls in the
+# test binary's own objects go through it; it replaces C++ new for the process.
+TEST_WRAP  := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=open_memstream,--wrap=newlocale
 BIN        := $(BUILD)/tpusim
 LIB        := $(BUILD)/libtpusim.so
 BENCH_LIB  := $(BUILD)/bench_lib
 TEST_BIN   := $(BUILD)/test_tpusim
-DEPS_STAMP := build/.deps-ok
+DEPS = build/.deps-$(1)
 
-.PHONY: all run test bench plots deps install clean fuzz fuzz-short fuzz-long
+.PHONY: all run test check bench plots deps install clean fuzz fuzz-short fuzz-long
 all: $(BIN) $(LIB)
 
-# ---- Debian packages, installed once when missing ----
-deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# ---- Debian packages, installed once per group when missing ----
+# make deps installs every group.
+deps: $(foreach g,build check fuzz test plots,$(call DEPS,$(g)))
+build/.deps-%: Makefile
+	@missing=""; for p in $(DEB_$*); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
+	  echo "installing Debian packages ($*):$$missing"; \
 	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
@@ -86,11 +105,11 @@ $(DEPS_STAMP): Makefile
 	@mkdir -p $(@D) && touch $@
 
 # ---- build ----
-$(BUILD)/obj/%.o: %.c Makefile | $(DEPS_STAMP)
+$(BUILD)/obj/%.o: %.c Makefile | $(call DEPS,build)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(DEPS_STAMP)
+$(BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(call DEPS,build)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
@@ -104,15 +123,26 @@ $(LIB): $(SIM_OBJ)
 $(BENCH_LIB): scripts/bench_lib.c sim/tpusim.h $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ scripts/bench_lib.c -L$(BUILD) -ltpusim -Wl,-rpath,$(abspath $(BUILD))
 
-$(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ)
-	$(CXX) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+$(TEST_OBJ): | $(call DEPS,check)
+
+$(BUILD)/obj/tests/failmem.o: tests/failmem.cpp Makefile | $(call DEPS,build)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ) | $(call DEPS,check)
+	$(CXX) $(LDFLAGS) $(TEST_WRAP) -o $@ $^ $(TEST_LIBS)
 
 # ---- the two commands ----
 run: $(BIN)
 	./$(BIN) run -c $(RUN_CONFIG) -w $(RUN_WORKLOAD) -o $(RUN_OUT)
 
-test: $(BIN) $(LIB) $(TEST_BIN) fuzz
+# The C suites only.
+check: $(BIN) $(TEST_BIN)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
+
+test: $(BIN) $(LIB) $(TEST_BIN) fuzz | $(call DEPS,test)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
+	$(PYTHON) tests/test_readme_deps.py
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_onnx.py
@@ -126,7 +156,7 @@ bench: $(BIN) $(BENCH_LIB)
 	scripts/bench.sh ./$(BIN) ./$(BENCH_LIB)
 
 # The pictures in the README, drawn from the shipped files.
-plots: $(BIN)
+plots: $(BIN) | $(call DEPS,plots)
 	@mkdir -p docs
 	./$(BIN) roofline -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml -o docs/roofline_resnet50_tpu_v1.png
 	./$(BIN) compare -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml -o docs/compare_resnet50_tpu_v1.png > /dev/null
@@ -157,15 +187,15 @@ FUZZ_RUN     := $(PYTHON) tests/fuzz/run.py --build $(FUZZ_BUILD)
 
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c Makefile | $(DEPS_STAMP)
+$(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c Makefile | $(call DEPS,build) $(call DEPS,fuzz)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -Werror -c $< -o $@
 
-$(FUZZ_BUILD)/obj/%.o: %.c Makefile | $(DEPS_STAMP)
+$(FUZZ_BUILD)/obj/%.o: %.c Makefile | $(call DEPS,build) $(call DEPS,fuzz)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
 
-$(FUZZ_BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(DEPS_STAMP)
+$(FUZZ_BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(call DEPS,build) $(call DEPS,fuzz)
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) $(CPPFLAGS) -std=c++17 $(FUZZ_SAN) -c $< -o $@
 

@@ -64,7 +64,9 @@ int64_t sram_stream_room(const struct sram_params *p, enum sram_buf b, const int
 			n++;
 		}
 	}
-	return (sram_pool_bytes(p, b) - held) / n;
+	int64_t left = sram_pool_bytes(p, b) - held;
+	/* Rounded down, so that a pool one byte over leaves a negative share, not 0. */
+	return left >= 0 ? left / n : -((-left + n - 1) / n);
 }
 
 int64_t sram_stream_slots(const struct sram_params *p, enum sram_buf b, const int64_t footprint[SRAM_NBUF],

@@ -274,8 +274,8 @@ static int run_json(const char *request, char **result)
 		rc = err_status(&e);
 		*result = strdup(e.msg);
 	} else {
-		rc = 0;
 		*result = sim_summary_json(s);
+		rc = *result ? 0 : ERR_NOMEM;
 	}
 	sim_release(s);
 out:

@@ -228,16 +228,19 @@ int plot_roofline(const char *path, const struct config *cfg, const struct workl
 	fprintf(f, "set label 3 \"8192x8192x8192 matmul\" at %.9g,%.9g offset -4,1.2\n", mm_i, fmin(peak, bw * mm_i));
 	fprintf(f, "$canon << EOD\n%.9g %.9g\n%.9g %.9g\nEOD\n", add_i, fmin(peak, bw * add_i), mm_i,
 		fmin(peak, bw * mm_i));
+	if (!flat)
+		fprintf(f, "$ridge << EOD\n%.9g %.9g\nEOD\n", ridge, peak);
 	if (flat)
 		fprintf(f, "plot roof(x) title sprintf(\"roofline: %.4g TOPS (ideal memory: no memory roof)\") lw 3 "
 			   "lc rgb '#333333', ", peak);
 	else
-		fprintf(f, "$ridge << EOD\n%.9g %.9g\nEOD\nplot roof(x) title sprintf(\"roofline: min(%.4g TOPS, %.4g GB/s "
-			   "x intensity)\") lw 3 lc rgb '#333333', $ridge using 1:2 title \"ridge point\" with points pt 9 "
-			   "ps 2.2 lc rgb '#2ca02c', ", ridge, peak, peak, bw * 1e3);
+		fprintf(f, "plot roof(x) title sprintf(\"roofline: min(%.4g TOPS, %.4g GB/s x intensity)\") lw 3 "
+			   "lc rgb '#333333', ", peak, bw * 1e3);
 	fprintf(f, "$layers using 1:2 title \"layers of %s\" with points pt 7 ps 1.2 lc rgb '#1f77b4', "
 		   "$canon using 1:2 title \"canonical: vector add, large matmul\" with points pt 5 ps 1.6 lc rgb '#d62728'",
 		gp_str(name, sizeof name, w->name));
+	if (!flat)
+		fprintf(f, ", $ridge using 1:2 title \"ridge point\" with points pt 9 ps 2.2 lc rgb '#2ca02c'");
 	if (nobus)
 		fprintf(f, ", $nobus using 1:2 title \"%zu layer%s that moved no byte in %s cycles (drawn at the right)\" "
 			   "with points pt 6 ps 1.2 lc rgb '#1f77b4'", nobus, nobus == 1 ? "" : "s", nobus == 1 ? "its" : "their");

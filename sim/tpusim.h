@@ -36,7 +36,8 @@ extern "C" {
 
 /*
  * Runs the request. Returns the CLI's exit status: 0 ok, 1 simulation error,
- * 2 bad input (including a malformed request), 3 out of memory. *result receives owned text:
+ * 2 bad input (including a malformed request), 3 out of memory (inside SystemC too: its
+ * std::bad_alloc is caught, never thrown to the caller). *result receives owned text:
  * summary.json on 0, the CLI's one error line (no newline) otherwise; free it
  * with tpusim_free. *result is NULL only when memory ran out.
  */

@@ -2,6 +2,7 @@
  * helpers.c - temporary files, CLI runs and small loaders for the tests.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "plan.h"
 #include "schedule.h"
 #include "tests.h"
+#include "ydoc.h"
 
 char *th_tmpdir(void)
 {
@@ -280,4 +282,185 @@ char *th_listing(const char *dir, bool hidden, char sep)
 		free(names[i]);
 	}
 	return all;
+}
+
+/* ---- JSON through the project's reader, CSV by RFC 4180 ---- */
+
+struct ydoc *th_json(const char *name, const char *text)
+{
+	struct err e = { 0 };
+	struct ydoc *d = ydoc_parse_json(name, text, &e);
+	ck_assert_msg(d != NULL && d->root != NULL, "%s: not JSON: %s", name, d ? "an empty document" : e.msg);
+	return d;
+}
+
+struct ydoc *th_json_file(const char *path)
+{
+	char *text = th_slurp(path);
+	struct ydoc *d = th_json(path, text);
+	free(text);
+	return d;
+}
+
+const struct ynode *th_json_at(const struct ynode *n, const char *path)
+{
+	char key[256];
+	const char *p = path;
+	while (n && *p) {
+		if (*p == '[') {
+			char *end;
+			long long i = strtoll(p + 1, &end, 10);
+			ck_assert_msg(end != p + 1 && *end == ']', "%s: expected an index in [ ]", path);
+			if (n->kind != Y_SEQ || i < 0 || (size_t)i >= n->n)
+				return NULL;
+			n = n->vals[i];
+			p = end + 1;
+		} else {
+			size_t len = strcspn(p, ".[");
+			ck_assert_msg(len > 0 && len < sizeof key, "%s: expected a key at %s", path, p);
+			memcpy(key, p, len);
+			key[len] = '\0';
+			n = ynode_get(n, key);
+			p += len;
+		}
+		if (*p == '.')
+			p++;
+	}
+	return n;
+}
+
+/* The scalar at path, or fails the test. */
+static const struct ynode *json_scalar(const struct ynode *n, const char *path)
+{
+	const struct ynode *v = th_json_at(n, path);
+	ck_assert_msg(v != NULL, "%s: not in the JSON", path);
+	ck_assert_msg(v->kind == Y_SCALAR, "%s: expected a scalar, found a %s", path, v->kind == Y_MAP ? "map" : "list");
+	return v;
+}
+
+const char *th_json_str(const struct ynode *n, const char *path)
+{
+	const struct ynode *v = json_scalar(n, path);
+	ck_assert_msg(v->quoted, "%s: expected a string, found %s", path, v->str);
+	return v->str;
+}
+
+int64_t th_json_int(const struct ynode *n, const char *path)
+{
+	const struct ynode *v = json_scalar(n, path);
+	char *end;
+	errno = 0;
+	long long x = strtoll(v->str, &end, 10);
+	ck_assert_msg(!v->quoted && *v->str && !*end && !errno, "%s: expected an integer, found %s", path, v->str);
+	return x;
+}
+
+double th_json_num(const struct ynode *n, const char *path)
+{
+	const struct ynode *v = json_scalar(n, path);
+	char *end;
+	double x = strtod(v->str, &end);
+	ck_assert_msg(!v->quoted && *v->str && !*end, "%s: expected a number, found %s", path, v->str);
+	return x;
+}
+
+struct th_csv *th_csv(const char *name, const char *text)
+{
+	struct th_csv *c = calloc(1, sizeof *c);
+	size_t len = strlen(text), ncell = 0, cap = 64, col = 0;
+	char *w;
+	const char *p = text;
+	ck_assert_ptr_nonnull(c);
+	c->text = w = malloc(len + 1);
+	c->cell = malloc(cap * sizeof *c->cell);
+	ck_assert(c->text && c->cell);
+	long line = 1;
+	while (*p) {
+		/* One field, unquoted into w. */
+		if (ncell == cap) {
+			c->cell = realloc(c->cell, (cap *= 2) * sizeof *c->cell);
+			ck_assert_ptr_nonnull(c->cell);
+		}
+		c->cell[ncell++] = w;
+		if (*p == '"') {
+			for (p++;; p++) {
+				ck_assert_msg(*p, "%s:%ld: a quoted field that does not end", name, line);
+				if (*p == '"' && p[1] == '"')
+					*w++ = *p++;
+				else if (*p == '"')
+					break;
+				else {
+					line += *p == '\n';
+					*w++ = *p;
+				}
+			}
+			p++;
+			ck_assert_msg(*p == ',' || *p == '\n' || *p == '\r' || !*p, "%s:%ld: text after a quoted field",
+				      name, line);
+		} else {
+			while (*p && *p != ',' && *p != '\n' && *p != '\r')
+				*w++ = *p++;
+		}
+		*w++ = '\0';
+		col++;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		/* The end of a row. */
+		if (!c->cols)
+			c->cols = col;
+		ck_assert_msg(col == c->cols, "%s:%ld: expected %zu fields as in the header, found %zu", name, line, c->cols,
+			      col);
+		col = 0;
+		if (*p == '\r')
+			p++;
+		if (*p == '\n')
+			p++, line++;
+	}
+	ck_assert_msg(c->cols > 0, "%s: no header", name);
+	c->rows = ncell / c->cols - 1;
+	return c;
+}
+
+size_t th_csv_col(const struct th_csv *c, const char *name)
+{
+	for (size_t i = 0; i < c->cols; i++)
+		if (!strcmp(c->cell[i], name))
+			return i;
+	ck_abort_msg("no column %s", name);
+	return 0;
+}
+
+const char *th_csv_get(const struct th_csv *c, size_t row, const char *name)
+{
+	ck_assert_msg(row < c->rows, "row %zu of %zu", row, c->rows);
+	return c->cell[(row + 1) * c->cols + th_csv_col(c, name)];
+}
+
+int64_t th_csv_int(const struct th_csv *c, size_t row, const char *name)
+{
+	const char *s = th_csv_get(c, row, name);
+	char *end;
+	long long x = strtoll(s, &end, 10);
+	ck_assert_msg(*s && !*end, "row %zu: %s: expected an integer, found \"%s\"", row, name, s);
+	return x;
+}
+
+double th_csv_num(const struct th_csv *c, size_t row, const char *name)
+{
+	const char *s = th_csv_get(c, row, name);
+	char *end;
+	double x = strtod(s, &end);
+	ck_assert_msg(*s && !*end, "row %zu: %s: expected a number, found \"%s\"", row, name, s);
+	return x;
+}
+
+void th_csv_free(struct th_csv *c)
+{
+	if (!c)
+		return;
+	free(c->cell);
+	free(c->text);
+	free(c);
 }

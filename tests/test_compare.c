@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "ydoc.h"
 
 static const char *const dfs[3] = { "ws", "os", "is" };
 
@@ -60,73 +61,44 @@ static char *unwrapped(const char *text)
 /* Cycles and energy (pJ) of the total of `tpusim run` on workload wl with df, from its summary.json. */
 static void run_total(const char *dir, const char *wl, const char *df, int64_t *cycles, double *energy)
 {
-	char out_dir[4200], path[4300], *out, *err, *json;
-	const char *total, *p;
+	char out_dir[4200], path[4300], *out, *err;
 	snprintf(out_dir, sizeof out_dir, "%s/run_%s", dir, df);
 	const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, "--ideal-memory", "--dataflow", df, "-o",
 			       out_dir, NULL };
 	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
 	snprintf(path, sizeof path, "%s/summary.json", out_dir);
-	json = th_slurp(path);
-	total = strstr(json, "\"total\": {");
-	ck_assert_ptr_nonnull(total);
-	p = strstr(total, "\"cycles\": ");
-	ck_assert_ptr_nonnull(p);
-	*cycles = strtoll(p + 10, NULL, 10);
-	p = strstr(total, "\"energy_pj\": ");
-	ck_assert_ptr_nonnull(p);
-	*energy = strtod(p + 13, NULL);
-	free(json);
+	struct ydoc *d = th_json_file(path);
+	*cycles = th_json_int(d->root, "total.cycles");
+	*energy = th_json_num(d->root, "total.energy_pj");
+	ydoc_free(d);
 	free(out);
 	free(err);
 }
 
-/* The CSV of compare: rows of cells (owned strings, freed by csv_free), the header first. */
+/* The CSV of compare (th_csv): rows counts the header too, as csv_get's rows do (the header is row 0). */
 struct csv {
-	char *cell[16][64];
-	int rows, cols;
+	struct th_csv *t;
+	int rows;
 };
 
 static void csv_parse(struct csv *c, const char *text)
 {
-	memset(c, 0, sizeof *c);
-	for (const char *p = text; *p; c->rows++) {
-		int n = 0;
-		ck_assert_int_lt(c->rows, 16);
-		for (;;) {
-			size_t len = strcspn(p, ",\n");
-			ck_assert_int_lt(n, 64);
-			/* No cell of these cases needs quoting: a quote would be a fault. */
-			ck_assert_msg(memchr(p, '"', len) == NULL, "a quoted cell in %s", text);
-			c->cell[c->rows][n++] = strndup(p, len);
-			p += len;
-			if (*p != ',')
-				break;
-			p++;
-		}
-		ck_assert_int_eq(*p, '\n');
-		p++;
-		if (!c->rows)
-			c->cols = n;
-		ck_assert_msg(n == c->cols, "row %d has %d cells, the header %d", c->rows, n, c->cols);
-	}
+	/* No cell of these cases needs quoting: a quote would be a fault. */
+	ck_assert_msg(strchr(text, '"') == NULL, "a quoted cell in %s", text);
+	c->t = th_csv("compare", text);
+	c->rows = (int)c->t->rows + 1;
 }
 
 static void csv_free(struct csv *c)
 {
-	for (int r = 0; r < c->rows; r++)
-		for (int k = 0; k < c->cols; k++)
-			free(c->cell[r][k]);
+	th_csv_free(c->t);
 }
 
-/* The cell of row r in the column named name. */
+/* The cell of row r (1: the first after the header) in the column named name. */
 static const char *csv_get(const struct csv *c, int r, const char *name)
 {
-	for (int k = 0; k < c->cols; k++)
-		if (!strcmp(c->cell[0][k], name))
-			return c->cell[r][k];
-	ck_abort_msg("no column %s", name);
-	return NULL;
+	ck_assert_int_gt(r, 0);
+	return th_csv_get(c->t, (size_t)r - 1, name);
 }
 
 /* The row of layer and dataflow df. */

@@ -10,6 +10,7 @@
 
 #include "stats.h"
 #include "tests.h"
+#include "ydoc.h"
 
 static const char *const presets[] = {
 	"tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e",
@@ -22,77 +23,55 @@ static const char *const workloads[] = {
 };
 #define NW (int)(sizeof workloads / sizeof *workloads)
 
-/* The integer after "key": in the object that starts at from. */
-static long long json_int(const char *from, const char *key)
-{
-	char pat[64];
-	const char *p;
-	snprintf(pat, sizeof pat, "\"%s\": ", key);
-	p = strstr(from, pat);
-	ck_assert_msg(p != NULL, "no %s", key);
-	return atoll(p + strlen(pat));
-}
-
-/* The number after "key": in the object that starts at from. */
-static double json_num(const char *from, const char *key)
-{
-	char pat[64];
-	const char *p;
-	snprintf(pat, sizeof pat, "\"%s\": ", key);
-	p = strstr(from, pat);
-	ck_assert_msg(p != NULL, "no %s", key);
-	return strtod(p + strlen(pat), NULL);
-}
-
 /*
  * The golden totals (tests/golden/presets.csv, written by scripts/golden.py
  * before the middle of the simulator was re-cut): every number a refactoring
  * must keep. A change that moves one on purpose regenerates the file and says
  * which numbers moved and why.
  */
-static void check_golden(const char *preset, const char *wl, const char *model, const char *df, const char *total)
+static void check_golden(const char *preset, const char *wl, const char *model, const char *df,
+			 const struct ynode *total)
 {
 	static const char *const ints[] = { "cycles", "hbm_read_bytes", "hbm_write_bytes", "folds", NULL };
-	char key[512], *csv = th_slurp("tests/golden/presets.csv"), *line, *save = NULL;
-	const char *row = NULL;
-	snprintf(key, sizeof key, "%s,%s,%s,%s,", preset, wl, model, df);
-	for (line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, key, strlen(key)))
-			row = line + strlen(key);
-	ck_assert_msg(row != NULL, "no golden row for %s", key);
-	const char *p = row;
-	for (int i = 0; ints[i]; i++, p = strchr(p, ',') + 1)
-		ck_assert_msg(atoll(p) == json_int(total, ints[i]), "%s: %s: golden %lld, now %lld", key, ints[i],
-			      atoll(p), json_int(total, ints[i]));
-	const char *cats = strstr(total, "\"cycles_by_category\": {");
-	for (int k = 0; cat_names[k]; k++, p = strchr(p, ',') + 1)
-		ck_assert_msg(atoll(p) == json_int(cats, cat_names[k]), "%s: cycles_%s: golden %lld, now %lld", key,
-			      cat_names[k], atoll(p), json_int(cats, cat_names[k]));
-	for (int rw = 0; rw < 2; rw++) {
-		const char *buf = strstr(total, rw ? "\"sram_write_bytes\": {" : "\"sram_read_bytes\": {");
-		for (int b = 0; b < SRAM_NBUF; b++, p = strchr(p, ',') + 1)
-			ck_assert_msg(atoll(p) == json_int(buf, sram_buf_names[b]), "%s: sram %s %s: golden %lld, now %lld",
-				      key, rw ? "write" : "read", sram_buf_names[b], atoll(p), json_int(buf, sram_buf_names[b]));
+	char key[512], col[64], path[128], *text = th_slurp("tests/golden/presets.csv");
+	struct th_csv *g = th_csv("tests/golden/presets.csv", text);
+	size_t row = g->rows;
+	snprintf(key, sizeof key, "%s,%s,%s,%s", preset, wl, model, df);
+	for (size_t r = 0; r < g->rows; r++)
+		if (!strcmp(th_csv_get(g, r, "preset"), preset) && !strcmp(th_csv_get(g, r, "workload"), wl) &&
+		    !strcmp(th_csv_get(g, r, "model"), model) && !strcmp(th_csv_get(g, r, "dataflow"), df))
+			row = r;
+	ck_assert_msg(row < g->rows, "no golden row for %s", key);
+	/* Every column after the four of the key is checked: none may be left unread. */
+	size_t checked = 4;
+	for (int i = 0; ints[i]; i++, checked++)
+		ck_assert_msg(th_csv_int(g, row, ints[i]) == th_json_int(total, ints[i]), "%s: %s: golden %lld, now %lld",
+			      key, ints[i], (long long)th_csv_int(g, row, ints[i]), (long long)th_json_int(total, ints[i]));
+	for (int k = 0; cat_names[k]; k++, checked++) {
+		snprintf(col, sizeof col, "cycles_%s", cat_names[k]);
+		snprintf(path, sizeof path, "cycles_by_category.%s", cat_names[k]);
+		ck_assert_msg(th_csv_int(g, row, col) == th_json_int(total, path), "%s: %s: golden %lld, now %lld", key, col,
+			      (long long)th_csv_int(g, row, col), (long long)th_json_int(total, path));
 	}
-	double energy = strtod(p, NULL), now = json_num(total, "energy_pj");
+	for (int rw = 0; rw < 2; rw++)
+		for (int b = 0; b < SRAM_NBUF; b++, checked++) {
+			snprintf(col, sizeof col, "sram_%s_%s_bytes", sram_buf_names[b], rw ? "write" : "read");
+			snprintf(path, sizeof path, "%s.%s", rw ? "sram_write_bytes" : "sram_read_bytes", sram_buf_names[b]);
+			ck_assert_msg(th_csv_int(g, row, col) == th_json_int(total, path), "%s: %s: golden %lld, now %lld",
+				      key, col, (long long)th_csv_int(g, row, col), (long long)th_json_int(total, path));
+		}
+	double energy = th_csv_num(g, row, "energy_pj"), now = th_json_num(total, "energy_pj");
+	checked++;
 	ck_assert_msg(fabs(energy - now) <= 1e-9 * energy, "%s: energy_pj: golden %.17g, now %.17g", key, energy, now);
-	free(csv);
+	ck_assert_uint_eq(checked, g->cols);
+	th_csv_free(g);
+	free(text);
 }
 
 /* Runs one model on one pair and checks the report; returns the total folds. */
-/* The index of column name among cols (the test fails when it is missing). */
-static int col_of(const char *const *cols, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(cols[i], name))
-			return i;
-	ck_abort_msg("layers.csv has no column %s", name);
-	return 0;
-}
-
 static long long check_run(const char *preset, const char *wl, const char *model, const char *df)
 {
-	char cfg[256], *dir = th_tmpdir(), path[4200], *out, *err, *csv, *json, *line, *save = NULL;
+	char cfg[256], *dir = th_tmpdir(), path[4200], *out, *err, *csv, *line, *save = NULL;
 	long long folds;
 	long long pes, sum = 0, macs_sum = 0, layers = 0;
 	struct config c;
@@ -109,6 +88,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 
 	snprintf(path, sizeof path, "%s/layers.csv", dir);
 	csv = th_slurp(path);
+	struct th_csv *lc = th_csv("layers.csv", csv);
 	line = strtok_r(csv, "\n", &save);
 	/* The columns, as README documents them: the fields of stats.c's table, in its order. */
 	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,cycles_compute,"
@@ -120,27 +100,16 @@ static long long check_run(const char *preset, const char *wl, const char *model
 			       "energy_sram_outputs_pj,energy_hbm_pj,energy_leakage_pj,pj_per_mac,tops_per_w,"
 			       "edp_joule_seconds");
 	/* The columns by name, so that the checks below say what they read. */
-	char header[2048], *hv = NULL;
-	const char *cols[64];
-	int ncols = 0;
-	snprintf(header, sizeof header, "%s", line);
-	for (char *t = strtok_r(header, ",", &hv); t && ncols < 64; t = strtok_r(NULL, ",", &hv))
-		cols[ncols++] = t;
-#define COL(name) col_of(cols, ncols, name)
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		/* Fields by column (layer names in the shipped workloads hold no commas); the CAT_N categories from column 8. */
-		const char *fld[64];
-		char *sv = NULL, *name;
-		int nf = 0;
-		for (char *t = strtok_r(line, ",", &sv); t && nf < 64; t = strtok_r(NULL, ",", &sv))
-			fld[nf++] = t;
-		ck_assert_int_eq(nf, ncols);
-		name = (char *)fld[0];
-		long long macs = atoll(fld[COL("macs")]), cycles = atoll(fld[COL("cycles")]);
-		long long comp = atoll(fld[COL("compute_cycles")]), rd = atoll(fld[COL("hbm_read_bytes")]);
-		long long wr = atoll(fld[COL("hbm_write_bytes")]), spill = atoll(fld[COL("spill_bytes")]);
-		double util = atof(fld[COL("utilization")]), ops = atof(fld[COL("ops")]);
-		double ach = atof(fld[COL("achieved_ops_per_s")]), att = atof(fld[COL("attainable_ops_per_s")]);
+	const char *const *cols = (const char *const *)lc->cell;
+	int ncols = (int)lc->cols;
+	for (size_t r = 0; r < lc->rows; r++) {
+		const char *const *fld = cols + (r + 1) * lc->cols;
+		const char *name = fld[0];
+		long long macs = th_csv_int(lc, r, "macs"), cycles = th_csv_int(lc, r, "cycles");
+		long long comp = th_csv_int(lc, r, "compute_cycles"), rd = th_csv_int(lc, r, "hbm_read_bytes");
+		long long wr = th_csv_int(lc, r, "hbm_write_bytes"), spill = th_csv_int(lc, r, "spill_bytes");
+		double util = th_csv_num(lc, r, "utilization"), ops = th_csv_num(lc, r, "ops");
+		double ach = th_csv_num(lc, r, "achieved_ops_per_s"), att = th_csv_num(lc, r, "attainable_ops_per_s");
 		ck_assert_msg(cycles > 0, "%s: %s has no cycles", preset, name);
 		ck_assert_msg(cycles * pes >= macs, "%s: %s: %lld cycles for %lld MACs on %lld PEs", preset, name, cycles,
 			      macs, pes);
@@ -149,14 +118,14 @@ static long long check_run(const char *preset, const char *wl, const char *model
 		int ncat = 0;
 		for (int k = 0; k < ncols; k++)
 			if (!strncmp(cols[k], "cycles_", 7))
-				cat_sum += atoll(fld[k]), ncat++;
+				cat_sum += th_csv_int(lc, r, cols[k]), ncat++;
 		ck_assert_int_eq(ncat, CAT_N);
 		ck_assert_msg(cat_sum == cycles, "%s: %s: categories sum to %lld, cycles %lld", preset, name, cat_sum, cycles);
 		/* The energy and its components (energy_*_pj), which sum to it. */
-		double energy = atof(fld[COL("energy_pj")]), parts = 0;
+		double energy = th_csv_num(lc, r, "energy_pj"), parts = 0;
 		for (int k = 0; k < ncols; k++)
 			if (!strncmp(cols[k], "energy_", 7) && strcmp(cols[k], "energy_pj"))
-				parts += atof(fld[k]);
+				parts += th_csv_num(lc, r, cols[k]);
 		ck_assert_msg(energy > 0 && fabs(parts - energy) <= 1e-9 * energy, "%s: %s: energy %.17g, parts %.17g",
 			      preset, name, energy, parts);
 		/* The cycle model is never faster than the array's own time without memory stalls. */
@@ -178,32 +147,37 @@ static long long check_run(const char *preset, const char *wl, const char *model
 		macs_sum += macs;
 		layers++;
 	}
-#undef COL
+	size_t lc_rows = lc->rows;
+	th_csv_free(lc);
 	ck_assert_int_gt(layers, 0);
 
 	snprintf(path, sizeof path, "%s/summary.json", dir);
-	json = th_slurp(path);
 	{
-		const char *total = strstr(json, "\"total\": {"), *ls = strstr(json, "\"layers\": [");
-		ck_assert(total && ls && total < ls);
-		ck_assert_int_eq(json_int(total, "cycles"), sum);
-		ck_assert_int_eq(json_int(total, "macs"), macs_sum);
-		ck_assert_int_gt(json_int(total, "hbm_read_bytes"), 0);
-		ck_assert_int_gt(json_int(total, "hbm_write_bytes"), 0);
-		ck_assert_int_ge(json_int(total, "cycles") * pes, macs_sum);
-		ck_assert_msg(json_num(total, "achieved_ops_per_s") <= json_num(total, "attainable_ops_per_s") * (1 + 1e-9),
+		struct ydoc *d = th_json_file(path);
+		const struct ynode *total = th_json_at(d->root, "total");
+		ck_assert(total && th_json_at(d->root, "layers"));
+		ck_assert_int_eq(th_json_int(total, "cycles"), sum);
+		ck_assert_int_eq(th_json_int(total, "macs"), macs_sum);
+		ck_assert_int_gt(th_json_int(total, "hbm_read_bytes"), 0);
+		ck_assert_int_gt(th_json_int(total, "hbm_write_bytes"), 0);
+		ck_assert_int_ge(th_json_int(total, "cycles") * pes, macs_sum);
+		ck_assert_msg(th_json_num(total, "achieved_ops_per_s") <=
+				      th_json_num(total, "attainable_ops_per_s") * (1 + 1e-9),
 			      "%s on %s (%s): the run above its roofline", wl, preset, model);
-		folds = json_int(total, "folds");
+		folds = th_json_int(total, "folds");
 		check_golden(preset, wl, model, df, total);
-		const char *cats = strstr(total, "\"cycles_by_category\": {");
+		const struct ynode *cats = th_json_at(total, "cycles_by_category");
 		long long sum_cats = 0;
 		ck_assert_ptr_nonnull(cats);
+		ck_assert_uint_eq(cats->n, CAT_N);
 		for (int k = 0; cat_names[k]; k++)
-			sum_cats += json_int(cats, cat_names[k]);
+			sum_cats += th_json_int(cats, cat_names[k]);
 		ck_assert_int_eq(sum_cats, sum);
+		/* One entry per layer, as layers.csv has them. */
+		ck_assert_uint_eq(th_json_at(d->root, "layers")->n, lc_rows);
+		ydoc_free(d);
 	}
 	free(csv);
-	free(json);
 	free(out);
 	free(err);
 	th_rmdir(dir);

@@ -8,6 +8,7 @@
 #include "report.h"
 #include "run.h"
 #include "tests.h"
+#include "ydoc.h"
 
 /*
  * 4x4 array, ws, M = 10, K = 6, N = 5, int8, everything on chip, ideal memory:
@@ -26,7 +27,7 @@ START_TEST(tiny_case_by_hand)
 	static const char *const models[] = { "analytic", "cycle" };
 	char *dir = th_tmpdir(), *w = th_write(dir, "w.yaml", "layers:\n  - {name: g, type: matmul, m: 10, k: 6, n: 5}\n");
 	for (int i = 0; i < 2; i++) {
-		char path[4200], *out, *err, *json;
+		char path[4200], *out, *err;
 		const char *argv[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", w, "-o", dir, "--ideal-memory", "--model",
 				       models[i], "--set", "energy.mac_int8_pj=1", "--set", "energy.pe_move_pj=0.5",
 				       "--set", "energy.sram_8kib_pj=8", "--set", "energy.sram_32kib_pj=8",
@@ -34,23 +35,21 @@ START_TEST(tiny_case_by_hand)
 				       "--set", "energy.leak_pe_pj=0.25", "--set", "energy.leak_sram_pj_per_kib=0", NULL };
 		ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
 		snprintf(path, sizeof path, "%s/summary.json", dir);
-		json = th_slurp(path);
-		const char *total = strstr(json, "\"total\": {");
+		struct ydoc *d = th_json_file(path);
+		const struct ynode *total = th_json_at(d->root, "total");
 		ck_assert_ptr_nonnull(total);
-		ck_assert_ptr_nonnull(strstr(total, "\"cycles\": 47,"));
+		ck_assert_int_eq(th_json_int(total, "cycles"), 47);
 		/* to the last pJ: within half a pJ of the hand count */
 		static const double want[] = { 300, 150, 60, 180, 650, 1120, 188 };
-		const char *p = strstr(total, "\"energy_pj\": ");
-		ck_assert_ptr_nonnull(p);
-		ck_assert(fabs(atof(p + strlen("\"energy_pj\": ")) - 2648) < 0.5);
+		ck_assert(fabs(th_json_num(total, "energy_pj") - 2648) < 0.5);
+		const struct ynode *parts = th_json_at(total, "energy_pj_by_component");
+		ck_assert_ptr_nonnull(parts);
+		ck_assert_uint_eq(parts->n, EN_N);
 		for (int k = 0; k < EN_N; k++) {
-			char key[64];
-			snprintf(key, sizeof key, "\"%s\": ", energy_part_names[k]);
-			p = strstr(strstr(total, "energy_pj_by_component"), key);
-			ck_assert_ptr_nonnull(p);
-			ck_assert_msg(fabs(atof(p + strlen(key)) - want[k]) < 0.5, "%s: %s", energy_part_names[k], p);
+			double got = th_json_num(parts, energy_part_names[k]);
+			ck_assert_msg(fabs(got - want[k]) < 0.5, "%s: %.17g", energy_part_names[k], got);
 		}
-		free(json);
+		ydoc_free(d);
 		free(out);
 		free(err);
 	}

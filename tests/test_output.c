@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "ydoc.h"
 
 /* Settings that give different totals: the lab array with less or more HBM bandwidth. */
 static const char *const settings[4] = { "hbm.gbps=1", "hbm.gbps=2", "hbm.gbps=4", "hbm.gbps=8" };
@@ -65,34 +66,21 @@ static char *try_slurp(const char *path)
 /* The total cycles in summary.json's text. */
 static long long json_total(const char *json)
 {
-	const char *t = strstr(json, "\"total\": {");
-	ck_assert_ptr_nonnull(t);
-	t = strstr(t, "\"cycles\": ");
-	ck_assert_ptr_nonnull(t);
-	return atoll(t + strlen("\"cycles\": "));
+	struct ydoc *d = th_json("summary.json", json);
+	long long cycles = th_json_int(d->root, "total.cycles");
+	ydoc_free(d);
+	return cycles;
 }
 
-/* The sum of the cycles column of layers.csv's text (no quoted fields in the mlp workload). */
+/* The sum of the cycles column of layers.csv's text. */
 static long long csv_total(const char *csv)
 {
-	int col = -1, k = 0;
+	struct th_csv *c = th_csv("layers.csv", csv);
 	long long sum = 0;
-	const char *p = csv;
-	/* The column named exactly "cycles". */
-	for (const char *f = p; *f && *f != '\n'; k++) {
-		size_t len = strcspn(f, ",\n");
-		if (len == 6 && !strncmp(f, "cycles", 6))
-			col = k;
-		f += len + (f[len] == ',');
-	}
-	ck_assert_int_ge(col, 0);
-	p = strchr(p, '\n') + 1;
-	for (; *p; p = strchr(p, '\n') + 1) {
-		const char *f = p;
-		for (int i = 0; i < col; i++)
-			f = strchr(f, ',') + 1;
-		sum += atoll(f);
-	}
+	ck_assert_uint_gt(c->rows, 0);
+	for (size_t r = 0; r < c->rows; r++)
+		sum += th_csv_int(c, r, "cycles");
+	th_csv_free(c);
 	return sum;
 }
 

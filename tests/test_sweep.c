@@ -60,19 +60,6 @@ static int lines(char *text, char **v, int max)
 	return n;
 }
 
-/* Splits a CSV line with no quoted fields in place. */
-static int fields(char *line, char **v, int max)
-{
-	int n = 0;
-	v[n++] = line;
-	for (char *s = line; *s && n < max; s++)
-		if (*s == ',') {
-			*s = 0;
-			v[n++] = s + 1;
-		}
-	return n;
-}
-
 /* The names of the files in dir/out/points, sorted, joined by spaces (owned). */
 static char *point_names(const char *dir)
 {
@@ -187,7 +174,7 @@ static void run_total(const char *dir, const char *wl, const char *rows, const c
 
 START_TEST(rows_match_single_runs)
 {
-	char *dir = th_tmpdir(), *wl = th_write(dir, "tiny.yaml", tiny), spec[1024], *out, *err, *v[16], *f[16];
+	char *dir = th_tmpdir(), *wl = th_write(dir, "tiny.yaml", tiny), spec[1024], *out, *err, *v[16];
 	snprintf(spec, sizeof spec,
 		 "configs: [configs/lab_4x4.yaml]\nworkloads: [%s]\naxes:\n  array.rows: [4, 8]\n  dataflow: [ws, os]\n"
 		 "  model: [analytic, cycle]\n", wl);
@@ -202,19 +189,26 @@ START_TEST(rows_match_single_runs)
 	static const char *const order[8][3] = { { "4", "ws", "analytic" }, { "4", "ws", "cycle" }, { "4", "os", "analytic" },
 						 { "4", "os", "cycle" }, { "8", "ws", "analytic" }, { "8", "ws", "cycle" },
 						 { "8", "os", "analytic" }, { "8", "os", "cycle" } };
-	char cycles[8][64];
-	for (int i = 0; i < 8; i++) {
+	static const char *const axes[3] = { "array.rows", "dataflow", "model" };
+	static const char *const metrics[7] = { "cycles", "utilization", "tops", "hbm_read_bytes", "hbm_write_bytes",
+						"energy_pj", "pj_per_mac" };
+	char cycles[8][64], *text = csv_of(dir);
+	struct th_csv *t = th_csv("sweep.csv", text);
+	ck_assert_uint_eq(t->rows, 8);
+	ck_assert_uint_eq(t->cols, 12);
+	for (size_t i = 0; i < 8; i++) {
 		char want[7][64];
-		ck_assert_int_eq(fields(v[i + 1], f, 16), 12);
-		ck_assert_str_eq(f[0], wl);
+		ck_assert_str_eq(th_csv_get(t, i, "workload"), wl);
 		for (int k = 0; k < 3; k++)
-			ck_assert_str_eq(f[1 + k], order[i][k]);
+			ck_assert_str_eq(th_csv_get(t, i, axes[k]), order[i][k]);
 		run_total(dir, wl, order[i][0], order[i][1], order[i][2], want);
 		for (int k = 0; k < 7; k++)
-			ck_assert_str_eq(f[4 + k], want[k]);
-		ck_assert_str_eq(f[11], "ok");
-		snprintf(cycles[i], sizeof cycles[i], "%s", f[4]);
+			ck_assert_str_eq(th_csv_get(t, i, metrics[k]), want[k]);
+		ck_assert_str_eq(th_csv_get(t, i, "status"), "ok");
+		snprintf(cycles[i], sizeof cycles[i], "%s", th_csv_get(t, i, "cycles"));
 	}
+	th_csv_free(t);
+	free(text);
 	/* The rows are not alike by accident: 8 rows halve the folds of 4 (12 outputs: 3 row tiles, then 2). */
 	ck_assert_str_ne(cycles[0], cycles[4]);
 	free(csv);
@@ -226,7 +220,7 @@ END_TEST
 
 START_TEST(zip_moves_together)
 {
-	char *dir = th_tmpdir(), spec[1024], *out, *err, *v[64], *f[16];
+	char *dir = th_tmpdir(), spec[1024], *out, *err, *v[64];
 	snprintf(spec, sizeof spec, "%saxes:\n  array.rows: [4, 8, 16]\n  dataflow: [ws, os]\n"
 		 "  array.cols: {from: 4, to: 16, times: 2}\n  model: [analytic]\nzip: [[array.rows, array.cols]]\n", head);
 	ck_assert_msg(sweep(dir, spec, "1", &out, &err) == 0, "%s", err);
@@ -237,11 +231,16 @@ START_TEST(zip_moves_together)
 	ck_assert_int_eq(lines(csv, v, 64), 7);
 	static const char *const want[6][3] = { { "4", "ws", "4" }, { "4", "os", "4" }, { "8", "ws", "8" },
 						{ "8", "os", "8" }, { "16", "ws", "16" }, { "16", "os", "16" } };
-	for (int i = 0; i < 6; i++) {
-		ck_assert_int_eq(fields(v[i + 1], f, 16), 13);
+	char *text = csv_of(dir);
+	struct th_csv *t = th_csv("sweep.csv", text);
+	static const char *const axes[3] = { "array.rows", "dataflow", "array.cols" };
+	ck_assert_uint_eq(t->rows, 6);
+	ck_assert_uint_eq(t->cols, 13);
+	for (size_t i = 0; i < 6; i++)
 		for (int k = 0; k < 3; k++)
-			ck_assert_str_eq(f[1 + k], want[i][k]);
-	}
+			ck_assert_str_eq(th_csv_get(t, i, axes[k]), want[i][k]);
+	th_csv_free(t);
+	free(text);
 	char *names = point_names(dir);
 	ck_assert_int_eq((int)strlen(names), 6 * 21 + 5);    /* six "<16 hex>.json", spaced */
 	free(names);
@@ -840,10 +839,14 @@ START_TEST(killed_worker_fails_its_point_only)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sweep status %d", status);
 	snprintf(p, sizeof p, "%s/sweep.csv", o);
-	char *csv = th_slurp(p), *row[4];
-	ck_assert_int_eq(lines(csv, row, 4), 3);
-	ck_assert_msg(strstr(row[1], ",cycle,") && strstr(row[1], "killed by signal 9"), "%s", row[1]);
-	ck_assert_msg(strstr(row[2], ",analytic,") && !strcmp(row[2] + strlen(row[2]) - 3, ",ok"), "%s", row[2]);
+	char *csv = th_slurp(p);
+	struct th_csv *t = th_csv("sweep.csv", csv);
+	ck_assert_uint_eq(t->rows, 2);
+	ck_assert_str_eq(th_csv_get(t, 0, "model"), "cycle");
+	ck_assert_msg(strstr(th_csv_get(t, 0, "status"), "killed by signal 9"), "%s", th_csv_get(t, 0, "status"));
+	ck_assert_str_eq(th_csv_get(t, 1, "model"), "analytic");
+	ck_assert_str_eq(th_csv_get(t, 1, "status"), "ok");
+	th_csv_free(t);
 	free(csv), free(spec), free(wl);
 	th_rmdir(dir);
 	free(dir);

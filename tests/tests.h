@@ -50,6 +50,9 @@ Suite *trace_suite(void);
 Suite *fsx_suite(void);
 Suite *roofline_suite(void);
 Suite *plan_suite(void);
+Suite *nomem_suite(void);
+Suite *sram_suite(void);
+Suite *opkey_suite(void);
 
 /* A fresh temporary directory (owned string; removed by th_rmdir). */
 char *th_tmpdir(void);
@@ -108,6 +111,51 @@ char *th_slurp(const char *path);
 
 /* The sum of r's cycles by category (each must be >= 0, or the test fails). */
 int64_t th_cat_sum(const struct result *r);
+
+/*
+ * The allocation hook (tests/failmem.cpp): from th_alloc_arm(n) to
+ * th_alloc_disarm(), every allocation by tpusim's code (malloc, calloc,
+ * realloc, strdup, strndup, open_memstream, newlocale) and every C++ new in
+ * the process is counted, and the nth fails: once, or with persist it and
+ * every later one (n = 0: none fails). th_alloc_disarm returns the number
+ * counted.
+ */
+void th_alloc_arm(long n, bool persist);
+long th_alloc_disarm(void);
+
+/*
+ * Reading what tpusim writes. JSON (summary.json, a library result) goes
+ * through the project's own reader (ydoc_parse_json); a path names a node
+ * below n: keys joined by '.', list items as [i] ("total.cycles",
+ * "layers[2].name"; a key holding a dot: th_json_at of ynode_get). The
+ * lookups fail the test, naming the path, when it is missing or of another
+ * type; th_json_at returns NULL instead.
+ */
+struct ydoc;
+struct ynode;
+struct ydoc *th_json(const char *name, const char *text);    /* owned (ydoc_free); fails unless JSON */
+struct ydoc *th_json_file(const char *path);
+const struct ynode *th_json_at(const struct ynode *n, const char *path);
+const char *th_json_str(const struct ynode *n, const char *path);  /* a quoted scalar */
+int64_t th_json_int(const struct ynode *n, const char *path);
+double th_json_num(const struct ynode *n, const char *path);
+
+/*
+ * CSV (layers.csv, sweep.csv, the golden table): RFC 4180 quotes, \n or
+ * \r\n, every row as wide as the header (or the test fails). Rows count
+ * from 0 after the header; columns go by their header name.
+ */
+struct th_csv {
+	size_t rows, cols;
+	char **cell;            /* (rows + 1) x cols, row 0 the header */
+	char *text;
+};
+struct th_csv *th_csv(const char *name, const char *text);   /* owned (th_csv_free) */
+size_t th_csv_col(const struct th_csv *c, const char *name);
+const char *th_csv_get(const struct th_csv *c, size_t row, const char *name);
+int64_t th_csv_int(const struct th_csv *c, size_t row, const char *name);
+double th_csv_num(const struct th_csv *c, size_t row, const char *name);
+void th_csv_free(struct th_csv *c);
 
 /* The op named name in ops, or fails the test. */
 const struct op *th_op(const struct oplist *ops, const char *name);
