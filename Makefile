@@ -4,6 +4,7 @@
 #   make run        build, then simulate ResNet-50 on the TPU v1 preset
 #   make test       build and run every test (SAN=1: under ASan + UBSan), and a short fuzz run
 #   make check      only the C suites (build/test_tpusim)
+#   make includes   no include cycle in sim/ and models/, no stage including one above it (part of make test)
 #   make fuzz       the libFuzzer harnesses (clang), in build/fuzz/
 #   make fuzz-short each harness for FUZZ_SHORT seconds, and every regression input (part of make test)
 #   make fuzz-long  each harness for FUZZ_TIME seconds (the long campaign), with a table of results
@@ -49,7 +50,9 @@ CXXFLAGS_STRICT := -std=c++17 -Wall -Wextra -Wshadow -Werror
 CFLAGS_STRICT := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-format-truncation -Werror
 # Sources made from other files (the same for every build: SAN, fuzz).
 GEN     := build/gen
-CPPFLAGS := -D_GNU_SOURCE -Isim -Imodels -I$(GEN) -MMD -MP
+# sim/ is one folder per stage (README: Layout); headers are found by name in any of them.
+SIM_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard sim/*/*.c sim/*/*.h sim/*/*.cpp))))
+CPPFLAGS := -D_GNU_SOURCE -Isim $(addprefix -I,$(SIM_DIRS)) -Imodels -I$(GEN) -MMD -MP
 OPT     := -O2 -g
 # Position-independent, so that the same objects make the CLI and the library;
 # only the names tpusim.h marks are exported from the library.
@@ -71,9 +74,9 @@ LDFLAGS += $(OPT)
 LIBS    := -lsystemc -lyaml -lz -lm -lpthread
 TEST_LIBS = $(shell pkg-config --libs check) $(LIBS)
 
-SIM_SRC    := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c)
-SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sim/scw.o
-MAIN_OBJ   := $(BUILD)/obj/sim/main.o
+SIM_SRC    := $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c)) $(wildcard models/*.c)
+SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sim/exec/scw.o
+MAIN_OBJ   := $(BUILD)/obj/sim/cli/main.o
 TEST_SRC   := $(wildcard tests/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/failmem.o
 # The allocation hook of the C suites (tests/failmem.cpp): these calls in the
@@ -85,7 +88,7 @@ BENCH_LIB  := $(BUILD)/bench_lib
 TEST_BIN   := $(BUILD)/test_tpusim
 DEPS = build/.deps-$(1)
 
-.PHONY: all run test check bench plots deps install clean fuzz fuzz-short fuzz-long
+.PHONY: all run test check includes bench plots deps install clean fuzz fuzz-short fuzz-long
 all: $(BIN) $(LIB)
 
 # ---- Debian packages, installed once per group when missing ----
@@ -109,7 +112,7 @@ $(BUILD)/obj/%.o: %.c Makefile | $(call DEPS,build)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(call DEPS,build)
+$(BUILD)/obj/sim/exec/scw.o: sim/exec/scw.cpp Makefile | $(call DEPS,build)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
 
@@ -137,12 +140,17 @@ run: $(BIN)
 	./$(BIN) run -c $(RUN_CONFIG) -w $(RUN_WORKLOAD) -o $(RUN_OUT)
 
 # The C suites only.
+# No include cycle among the modules of sim/ and models/, and no stage that includes one above it.
+includes:
+	$(PYTHON) scripts/check_includes.py
+
 check: $(BIN) $(TEST_BIN)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
 
 test: $(BIN) $(LIB) $(TEST_BIN) fuzz | $(call DEPS,test)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
 	$(PYTHON) tests/test_readme_deps.py
+	$(PYTHON) scripts/check_includes.py
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_onnx.py
@@ -178,7 +186,7 @@ FUZZ_CXX     := clang++
 FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang's own warnings in the simulator's files are shown, not fatal: gcc's build is the strict one.
 FUZZ_CFLAGS  := $(filter-out -Werror -Wno-format-truncation,$(CFLAGS_STRICT)) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_SIM_OBJ := $(SIM_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/sim/scw.o
+FUZZ_SIM_OBJ := $(SIM_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/sim/exec/scw.o
 FUZZ_LIB_OBJ := $(FUZZ_BUILD)/obj/tests/fuzz/fuzz.o $(FUZZ_BUILD)/obj/tests/fuzz/lowered.o
 FUZZ_MAIN_OBJ := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
@@ -195,7 +203,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c Makefile | $(call DEPS,build) $(call DEPS,fuzz)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
 
-$(FUZZ_BUILD)/obj/sim/scw.o: sim/scw.cpp Makefile | $(call DEPS,build) $(call DEPS,fuzz)
+$(FUZZ_BUILD)/obj/sim/exec/scw.o: sim/exec/scw.cpp Makefile | $(call DEPS,build) $(call DEPS,fuzz)
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) $(CPPFLAGS) -std=c++17 $(FUZZ_SAN) -c $< -o $@
 
@@ -209,13 +217,13 @@ fuzz-long: fuzz
 	$(FUZZ_RUN) --time $(FUZZ_TIME) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
 # ---- files embedded at build time ----
-# The lab's page, written as HTML (sim/lab_page.html), is in lab.c as a C
+# The lab's page, written as HTML (sim/tools/lab_page.html), is in lab.c as a C
 # array: its bytes in hex, 16 a line, and a NUL (od and awk, nothing else).
-$(GEN)/lab_page.inc: sim/lab_page.html
+$(GEN)/lab_page.inc: sim/tools/lab_page.html
 	@mkdir -p $(@D)
-	od -An -v -tx1 $< | awk 'BEGIN { print "/* made from sim/lab_page.html by the Makefile */" } \
+	od -An -v -tx1 $< | awk 'BEGIN { print "/* made from sim/tools/lab_page.html by the Makefile */" } \
 	  { s = ""; for (i = 1; i <= NF; i++) s = s "0x" $$i ","; print s } END { print "0x00" }' > $@.tmp && mv $@.tmp $@
-$(BUILD)/obj/sim/lab.o $(FUZZ_BUILD)/obj/sim/lab.o: $(GEN)/lab_page.inc
+$(BUILD)/obj/sim/tools/lab.o $(FUZZ_BUILD)/obj/sim/tools/lab.o: $(GEN)/lab_page.inc
 
 # The presets go to share/tpusim/configs, where the installed tpusim finds them by
 # name (-c tpu_v1), from its own path: PREFIX/bin/../share/tpusim/configs.

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Checks the include graph of sim/ and models/: no include cycle between modules.
+"""Checks the include graph of sim/ and models/: no include cycle between
+modules, and no stage that includes a header of a stage above it.
 
 A module is a .c/.h pair (sim/plan.c and sim/plan.h are the module sim/plan);
 an internal header with no .c of its own, named after a module and a suffix
@@ -9,11 +10,17 @@ includes only headers of stages below it, so the graph must have no cycle:
 this prints every cycle it finds (each as the modules around it) and exits 1,
 or prints the number of modules and edges and exits 0.
 
+The stages, lowest first, are the folders of STAGES (README: Layout); the
+public header sim/tpusim.h includes nothing and counts as the lowest.
+
 Usage: scripts/check_includes.py [ROOT]   (ROOT: the checkout, default .)
 """
 import os
 import re
 import sys
+
+STAGES = ['sim', 'sim/base', 'models', 'sim/input', 'sim/lower', 'sim/plan', 'sim/trace', 'sim/exec', 'sim/run',
+          'sim/report', 'sim/api', 'sim/tools', 'sim/cli']
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -95,13 +102,27 @@ def cycles(edges):
     return out
 
 
+def upward(edges):
+    """(module, header's module) where a module includes one of a higher stage, or of no stage."""
+    rank = lambda m: STAGES.index(os.path.dirname(m)) if os.path.dirname(m) in STAGES else None
+    out = []
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            if rank(a) is None or rank(b) is None or rank(b) > rank(a):
+                out.append((a, b))
+    return out
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else '.'
     edges = graph(root)
     found = cycles(edges)
     for comp in found:
         print('include cycle among: ' + ', '.join(comp))
-    if found:
+    up = upward(edges)
+    for a, b in up:
+        print('%s includes %s, of a stage above it (or of no stage: STAGES)' % (a, b))
+    if found or up:
         return 1
     print('include graph: %d modules, %d edges, no cycle' % (len(edges), sum(len(v) for v in edges.values())))
     return 0
