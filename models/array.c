@@ -160,7 +160,7 @@ static void serial_fold(struct array_timer *tm, const struct array_fold *f, stru
 }
 
 /*
- * The register rules of sim/functional.h. ws/is: fold f's tile shifts in
+ * The register rules of sim/exec/functional.h. ws/is: fold f's tile shifts in
  * from L_f (the op's start; then pipelined: the previous fold's start, the
  * swap wave; serial: its stream end, the last input) and the fold streams
  * once the tile is in and the previous stream has ended. os: folds stream
@@ -258,7 +258,7 @@ static wide wmin(wide a, wide b)
  * The closed form of a fold grid (see array.h).
  *
  * Pipelined ws/is: the fold chain of the timer over the fold order of
- * sim/schedule.h. *e_last receives when the last fold's stream ends: the streams
+ * sim/plan/schedule.h. *e_last receives when the last fold's stream ends: the streams
  * plus the shifts they do not hide (weight_shift).
  */
 static wide wsis_pipelined(const struct array_grid *s, wide rep, wide *e_last)

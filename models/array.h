@@ -8,7 +8,7 @@
  *   is: inputs stay;  Sr rows of K, Sc columns of M; T = columns of B (N).
  *   os: outputs stay; Sr rows of M, Sc columns of N; T = the reduction (K).
  *
- * The rules are those of the register-level model (sim/functional.h, which
+ * The rules are those of the register-level model (sim/exec/functional.h, which
  * checks them PE by PE). ws/is: fold f's stationary tile shifts into each
  * column on a chain, one row per cycle (Sr cycles), starting at L_f, and the
  * fold streams once its tile is in and the previous stream has ended:
@@ -108,7 +108,7 @@ int array_wait_cat(int operand);
 int64_t array_scalesim_layer_cycles(const struct array_params *p, int df, int64_t folds, int64_t t);
 
 /*
- * A fold grid: the folds of one GEMM as a tile program (sim/schedule.h)
+ * A fold grid: the folds of one GEMM as a tile program (sim/plan/schedule.h)
  * orders them, described by its loop bounds. rows x cols is what the array
  * sees of the GEMM (ws: K x N, os: M x N, is: K x M), cut into nr x nc blocks
  * of at most R x C; t is the stream (ws: M, os: K, is: N), cut into nchunks

@@ -32,7 +32,7 @@
  * that whole shift is weight_shift.
  *
  * The models charge cycles to them (models/array: the array's own time);
- * sim/stats.h names them in reports.
+ * sim/plan/stats.h names them in reports.
  */
 #ifndef TPUSIM_CAT_H
 #define TPUSIM_CAT_H

@@ -50,7 +50,7 @@ SPEC = ("configs: [configs/lab_4x4.yaml]\n"
         f"  array.rows: [{', '.join(map(str, ROWS))}]\n"
         f"  dataflow: [{', '.join(DATAFLOWS)}]\n"
         f"  batch: [{', '.join(map(str, BATCHES))}]\n")
-LIST_MAX = 20           # SWEEP_MERGE_LIST in sim/sweep.h
+LIST_MAX = 20           # SWEEP_MERGE_LIST in sim/tools/sweep.h
 
 failures = []
 

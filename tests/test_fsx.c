@@ -1,5 +1,5 @@
 /*
- * test_fsx.c - the file plumbing (sim/fsx.h): FNV-1a against its published
+ * test_fsx.c - the file plumbing (sim/base/fsx.h): FNV-1a against its published
  * test vectors, whole-file reads at the bound (n passes, n - 1 refused), a
  * FIFO that does not hang, atomic writes that leave no temporary file, the
  * temporary-name scheme and its cleanup, mkdir -p, the writability check;

@@ -7,7 +7,7 @@ opens it in headless Chromium at file:///...#cycle=N (the page's own step()
 moves it there, one cycle at a time) and reads the PE cells it shows for ws,
 os and is. They must equal
 
-  - the values worked out here from A and B by the rules of sim/functional.h
+  - the values worked out here from A and B by the rules of sim/exec/functional.h
     (the fold order and start cycles are derived by hand in the comments, as
     in tests/test_lab.c), and
   - what `tpusim lab --cycles N..N --dataflow DF` prints for the same seed,

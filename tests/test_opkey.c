@@ -1,6 +1,6 @@
 /*
- * test_opkey.c - the reuse cache's key (sim/opcache.h) against struct op
- * (sim/lower.h), field by field. Every field of an op is listed below with
+ * test_opkey.c - the reuse cache's key (sim/run/opcache.h) against struct op
+ * (sim/lower/lower.h), field by field. Every field of an op is listed below with
  * what it means for a result: a field that can change the result of a GEMM
  * (or of a vector op) must change that op's key when it changes, or the
  * cache would hand back another op's result; a field that only names or
@@ -135,7 +135,7 @@ START_TEST(fields_cover_the_op)
 	ck_assert_msg(sizeof(struct op) == OP_SIZE && bytes == OP_FIELD_BYTES,
 		      "struct op is %zu bytes, the fields listed take %zu (this test knows %d and %d): a field was added "
 		      "or changed; list it in fields[] of tests/test_opkey.c with whether it changes a result, put it "
-		      "in opcache_key (sim/opcache.c) if it does, then update OP_SIZE and OP_FIELD_BYTES",
+		      "in opcache_key (sim/run/opcache.c) if it does, then update OP_SIZE and OP_FIELD_BYTES",
 		      sizeof(struct op), bytes, OP_SIZE, OP_FIELD_BYTES);
 }
 END_TEST

@@ -1,5 +1,5 @@
 /*
- * test_roofline.c - no layer above its roof (the bus bytes of sim/engine.c,
+ * test_roofline.c - no layer above its roof (the bus bytes of sim/exec/engine.c,
  * struct bus).
  *
  * Every preset in configs/ with every workload in configs/workloads/ that the

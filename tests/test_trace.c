@@ -1,5 +1,5 @@
 /*
- * test_trace.c - event traces and DRAM traces (sim/trace.h).
+ * test_trace.c - event traces and DRAM traces (sim/trace/trace.h).
  *
  * The event trace's events, added up by trace_read alone, must give the
  * report's totals and layers (summary.json) on every preset and shipped

@@ -186,7 +186,7 @@ int func_run(const struct config *cfg, const struct op *o, const struct sched *s
 	     struct func_result *r, struct err *e);
 
 /*
- * Per-PE signals in a VCD (sim/vcd.h), written by an observer: open a
+ * Per-PE signals in a VCD (sim/trace/vcd.h), written by an observer: open a
  * func_vcd, pass func_vcd_observe as opts.observe with the handle as ctx,
  * then close it (or abandon it on failure: the file is removed). Signals:
  * tpusim.op (a string), tpusim.cycle, tpusim.fold, tpusim.loading (the

@@ -28,7 +28,7 @@ struct result {
 	/*
 	 * bus_bytes - HBM bytes (struct metrics): the bytes of other ops that
 	 * crossed the memory bus in this op's cycles, less those of its own that
-	 * crossed in other ops' cycles (sim/engine.c, struct bus). 0 wherever ops
+	 * crossed in other ops' cycles (sim/exec/engine.c, struct bus). 0 wherever ops
 	 * do not overlap (layer by layer, the analytic and functional models);
 	 * summed over a run, 0.
 	 */

@@ -78,7 +78,7 @@ struct run_opts {
 };
 
 /*
- * The functional model (sim/functional.h) runs every GEMM op register by
+ * The functional model (sim/exec/functional.h) runs every GEMM op register by
  * register on the plan the engine uses with ideal memory (functional implies
  * ideal memory): the op's cycles and categories are the registers'; its
  * bytes, energy and SRAM traffic the closed form's for the same plan. Vector
