@@ -20,16 +20,15 @@
 #define RQ(field) offsetof(struct sim_request, field)
 #define COUNT(field) offsetof(struct sim_request, field)
 
-static const struct optval list_of_configs = { .kind = OPT_LIST, .max = CONFIG_MAX_FILES, .items = "config files",
-						  .count_off = COUNT(nconfigs) };
-static const struct optval list_of_sets = { .kind = OPT_LIST, .max = CONFIG_MAX_SETS, .items = "overrides",
-					       .count_off = COUNT(nassignments) };
+/* Initializers, not objects: C11 takes no object's value in a static initializer. */
+#define LIST_OF_CONFIGS { .kind = OPT_LIST, .max = CONFIG_MAX_FILES, .items = "config files", .count_off = COUNT(nconfigs) }
+#define LIST_OF_SETS { .kind = OPT_LIST, .max = CONFIG_MAX_SETS, .items = "overrides", .count_off = COUNT(nassignments) }
 
 const struct run_option run_options[RO_COUNT] = {
-	[RO_CONFIGS] = { "configs", "-c", "--config", "CONFIG", list_of_configs, 0, NULL,
+	[RO_CONFIGS] = { "configs", "-c", "--config", "CONFIG", LIST_OF_CONFIGS, 0, NULL,
 			 OPT_IN_CLI | OPT_IN_REQUEST, 0, RQ(configs),
 			 "a config YAML file or preset name (tpu_v1); again to overlay one (memory/hbm3)" },
-	[RO_SET] = { "set", "--set", NULL, "key.path=value", list_of_sets, 0, NULL, OPT_IN_CLI | OPT_IN_REQUEST, 0,
+	[RO_SET] = { "set", "--set", NULL, "key.path=value", LIST_OF_SETS, 0, NULL, OPT_IN_CLI | OPT_IN_REQUEST, 0,
 		     RQ(assignments), "override one config key, checked like the file; again for more" },
 	[RO_WORKLOAD] = { "workload", "-w", "--workload", "WORKLOAD", { .kind = OPT_TEXT }, 0, NULL, OPT_IN_CLI | OPT_IN_REQUEST,
 			  0, RQ(workload), "network: a workload YAML file or a SCALE-Sim topology CSV" },

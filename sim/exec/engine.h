@@ -116,7 +116,7 @@ const struct config *engine_config(const engine *en);
 int engine_instant_memory(engine *en, struct err *e);
 
 /*
- * Simulates one op as planned by s (sched_plan with this engine's config and
+ * Simulates one op as planned by s (a plan's part, planned with this engine's config and
  * ideal flag; NULL for a vector op; borrowed) and fills r, all but
  * r->compute_cycles: the array's own time without waits is the plan's closed
  * form, which analytic_check gives. Check the op first (analytic_check), and

@@ -177,7 +177,7 @@ bool func_representable(int dtype, double v);
 void func_random(int dtype, uint64_t seed, double *v, int64_t n);
 
 /*
- * Runs GEMM op o planned as s (sched_plan with cfg and ideal memory;
+ * Runs GEMM op o planned as s (the plan's part, planned with ideal memory;
  * borrowed) on cfg's array, register by register. Returns 0 (the values may
  * still mismatch: see r), or -1 with e set: a register conflict (ERR_SIM),
  * operands not representable in the dtype (ERR_INPUT), or out of memory.

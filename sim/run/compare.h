@@ -2,10 +2,10 @@
  * compare.h - one workload under several dataflows, and what each keeps in
  * the PEs, streams and re-reads.
  *
- * compare_run runs the workload once per dataflow (run_workload) and plans
- * every GEMM op again for that dataflow (sched_plan, on the ops as the chip
- * places them, as the run does) to count what the plan moves. The re-reads
- * follow the loop nests of schedule.h:
+ * compare_run builds one plan per dataflow (plan.h), runs the workload on it
+ * (run_on_plan) and counts what the plan's parts move: on a chip of several
+ * arrays, the parts the run ran, against the whole op's distinct bytes. The
+ * re-reads follow the loop nests of schedule.h:
  *
  *   array side (bytes the array reads from a buffer over the bytes of the
  *   matrix it sees, A being M x K, im2col for a convolution):
