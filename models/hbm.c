@@ -34,6 +34,8 @@ double hbm_bytes_per_cycle(const struct hbm_params *p, double clock_ghz)
 
 struct channels {
 	struct hbm_params p;
+	int64_t bursts;             /* bursts moved, over the channels */
+	int64_t wait_cycles;        /* cycles requests waited for a busy channel (each request's longest wait) */
 	double bpc;                 /* bytes per cycle, all channels */
 	double per_channel;         /* bytes per cycle of one channel */
 	int64_t latency;            /* cycles */
@@ -61,6 +63,7 @@ static void channels_reset(void *s)
 {
 	struct channels *h = s;
 	memset(h->busy, 0, (size_t)h->p.channels * sizeof h->busy[0]);
+	h->bursts = h->wait_cycles = 0;
 }
 
 /* The cycle at which the last byte of the request has arrived (>= now; INT64_MAX past int64). */
@@ -78,6 +81,7 @@ static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t 
 	 */
 	uint64_t first = addr / (uint64_t)il, end = (addr + (uint64_t)bytes - 1) / (uint64_t)il;
 	int64_t n = (int64_t)(end - first + 1), head = (int64_t)(addr % (uint64_t)il);
+	double wait = 0;
 	int64_t tail = (int64_t)((addr + (uint64_t)bytes) % (uint64_t)il);
 	for (int64_t i = 0; i < ch && i < n; i++) {
 		int64_t c = (int64_t)((first + (uint64_t)i) % (uint64_t)ch);
@@ -88,11 +92,15 @@ static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t 
 		if ((n - 1) % ch == i && tail)
 			share -= il - tail;                         /* the last block ends early */
 		share = (share + burst - 1) / burst * burst;        /* whole bursts */
+		h->bursts += share / burst;
 		double start = h->busy[c] > (double)now ? h->busy[c] : (double)now;
+		if (start - (double)now > wait)
+			wait = start - (double)now;
 		h->busy[c] = start + (double)share / h->per_channel;
 		if (h->busy[c] > last)
 			last = h->busy[c];
 	}
+	h->wait_cycles += (int64_t)ceil(wait - 1e-9);
 	/* A completion int64 cannot hold (latency is under 2^27 cycles) is INT64_MAX, never a wrapped value. */
 	double done = ceil(last - 1e-9);
 	return done >= 0x1p63 - 0x1p32 ? INT64_MAX : (int64_t)done + h->latency;
@@ -114,8 +122,21 @@ static int64_t channels_done(void *s, uint64_t ticket, int64_t now, int64_t *ask
 }
 
 
+static const struct mem_counter channels_counters[] = {
+	{ "bursts", "burst", "hbm.burst_bytes bursts the channels moved (a request's share of a channel, rounded up)" },
+	{ "channel_wait_cycles", "cycle", "cycles requests waited for a busy channel, each request its longest wait" },
+	{ NULL, NULL, NULL }
+};
+
+static void channels_count(const void *s, int64_t *out)
+{
+	const struct channels *h = s;
+	out[0] = h->bursts;
+	out[1] = h->wait_cycles;
+}
+
 /* The channel model as a memory.h class: hbm.model "channels" (its row in memory.c). */
 const struct mem_ops mem_channels = {
 	"channels", channels_create, channels_destroy, channels_reset, channels_issue, channels_done,
-	hbm_bytes_per_cycle, hbm_latency_cycles, mem_channels_keys
+	hbm_bytes_per_cycle, hbm_latency_cycles, mem_channels_keys, channels_counters, channels_count
 };

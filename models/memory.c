@@ -124,8 +124,20 @@ static int64_t ideal_latency_cycles(const struct hbm_params *p, double clock_ghz
 
 const struct mem_ops mem_ideal = {
 	"ideal", ideal_create, ideal_destroy, ideal_reset, ideal_issue, ideal_done, ideal_bytes_per_cycle,
-	ideal_latency_cycles, NULL
+	ideal_latency_cycles, NULL, NULL, NULL
 };
+
+static const struct mem_counter requests = { "requests", "request", "requests the memory accepted" };
+
+const struct mem_counter *mem_counter_at(const struct mem_ops *ops, int i)
+{
+	if (i == 0)
+		return &requests;
+	for (int j = 0; ops->counters && ops->counters[j].name; j++)
+		if (j == i - 1)
+			return i < MEM_MAX_COUNTERS ? &ops->counters[j] : NULL;
+	return NULL;
+}
 
 const struct mem_ops *mem_model_at(int i)
 {
@@ -237,4 +249,18 @@ int64_t mem_written_bytes(const mem *m)
 int64_t mem_requests(const mem *m)
 {
 	return m->requests;
+}
+
+void mem_counts(const mem *m, int64_t out[MEM_MAX_COUNTERS])
+{
+	for (int i = 0; i < MEM_MAX_COUNTERS; i++)
+		out[i] = 0;
+	out[0] = m->requests;
+	if (m->ops->count)
+		m->ops->count(m->s, out + 1);
+}
+
+const struct mem_ops *mem_class(const mem *m)
+{
+	return m->ops;
 }

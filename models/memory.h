@@ -90,6 +90,13 @@ struct mem_ops {
 	int64_t (*latency_cycles)(const struct hbm_params *p, double clock_ghz);
 	/* The model's own keys (under hbm., into struct hbm_params), shown by config --dump; NULL: none. */
 	const struct cfg_key *keys;
+	/*
+	 * The model's own counters (at most MEM_MAX_COUNTERS - 1, ending with
+	 * name NULL; NULL: none) and their values since creation or the last
+	 * reset, into out[] in that order.
+	 */
+	const struct mem_counter *counters;
+	void (*count)(const void *s, int64_t *out);
 };
 
 /* Model i of the table (the value i of hbm.model), or NULL past the last. */
@@ -107,6 +114,28 @@ double mem_model_bytes_per_cycle(const struct hbm_params *p, double clock_ghz, b
 int64_t mem_model_latency_cycles(const struct hbm_params *p, double clock_ghz, bool ideal);
 
 typedef struct mem mem;
+
+/*
+ * The counters of a memory: "requests" (every model: requests accepted), then
+ * the model's own (mem_ops.counters), at most MEM_MAX_COUNTERS in all. The
+ * cycle engine adds each request's share to its op's result
+ * (result.mem_counts), so that they reach summary.json under "memory".
+ */
+#define MEM_MAX_COUNTERS 4
+struct mem_counter {
+	const char *name;               /* its key in summary.json: "requests", "bursts", ... */
+	const char *unit;
+	const char *doc;
+};
+
+/* Counter i of the memory the class names (0: requests), or NULL past its last. */
+const struct mem_counter *mem_counter_at(const struct mem_ops *ops, int i);
+
+/* The values of m's counters since creation or the last reset, in mem_counter_at's order, into out[MEM_MAX_COUNTERS]. */
+void mem_counts(const mem *m, int64_t out[MEM_MAX_COUNTERS]);
+
+/* The class of m. */
+const struct mem_ops *mem_class(const mem *m);
 
 /*
  * The model p->model names (the ideal one if ideal is set, whatever p says),

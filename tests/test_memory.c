@@ -79,6 +79,50 @@ START_TEST(channels_lab_by_hand)
 END_TEST
 
 /* The ideal memory completes every request the cycle it is issued, by hbm.model or by --ideal-memory. */
+/*
+ * The channel model's counters by hand: 128 B a cycle over 2 channels (64
+ * each), 64-byte interleaving and bursts, no latency. 1,000 bytes at 0 cover
+ * blocks 0..15: channel 0 the even ones (512 B, 8 bursts), channel 1 the odd
+ * ones, the last 40 bytes long (488 B, rounded up to 8 bursts); both busy to
+ * cycle 8. Then 64 bytes at 0, issued at cycle 0, wait 8 cycles for channel
+ * 0 and take 1 burst: 2 requests, 17 bursts, 8 cycles of waiting.
+ */
+START_TEST(channels_counters_by_hand)
+{
+	struct config c;
+	int64_t v[MEM_MAX_COUNTERS];
+	uint64_t ticket;
+	int64_t retry;
+	th_config(&c, "lab_4x4", (const char *const[]){ "clock_ghz=1", "hbm.gbps=128", "hbm.channels=2",
+						       "hbm.interleave_bytes=64", "hbm.burst_bytes=64", "hbm.latency_ns=0",
+						       NULL });
+	mem *m = mem_new(&c.arch.hbm, c.arch.clock_ghz, false);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(mem_counter_at(mem_class(m), 0)->name, "requests");
+	ck_assert_str_eq(mem_counter_at(mem_class(m), 1)->name, "bursts");
+	ck_assert_str_eq(mem_counter_at(mem_class(m), 2)->name, "channel_wait_cycles");
+	ck_assert_ptr_null(mem_counter_at(mem_class(m), 3));
+	ck_assert(mem_issue(m, 0, 0, 1000, false, &ticket, &retry));
+	ck_assert_int_eq(mem_done(m, ticket, 0, &retry), 8);
+	mem_counts(m, v);
+	ck_assert_int_eq(v[0], 1);
+	ck_assert_int_eq(v[1], 16);
+	ck_assert_int_eq(v[2], 0);
+	ck_assert(mem_issue(m, 0, 0, 64, true, &ticket, &retry));
+	ck_assert_int_eq(mem_done(m, ticket, 0, &retry), 9);
+	mem_counts(m, v);
+	ck_assert_int_eq(v[0], 2);
+	ck_assert_int_eq(v[1], 17);
+	ck_assert_int_eq(v[2], 8);
+	mem_reset(m);
+	mem_counts(m, v);
+	ck_assert_int_eq(v[0] + v[1] + v[2] + v[3], 0);
+	mem_free(m);
+	/* The ideal memory counts only its requests. */
+	ck_assert_ptr_null(mem_counter_at(mem_model(&c.arch.hbm, true), 1));
+}
+END_TEST
+
 START_TEST(ideal_completes_at_issue)
 {
 	const char *sets[] = { "hbm.model=ideal", NULL };
@@ -177,7 +221,7 @@ static int64_t q1_latency_cycles(const struct hbm_params *p, double clock_ghz)
 }
 
 static const struct mem_ops queue1_ops = {
-	"queue1", q1_create, q1_destroy, q1_reset, q1_issue, q1_done, q1_bytes_per_cycle, q1_latency_cycles, NULL
+	"queue1", q1_create, q1_destroy, q1_reset, q1_issue, q1_done, q1_bytes_per_cycle, q1_latency_cycles, NULL, NULL, NULL
 };
 
 /* The interface passes refusals and "not yet" through and counts only what was accepted. */
@@ -262,6 +306,7 @@ Suite *memory_suite(void)
 	TCase *t = tcase_create("memory");
 	tcase_add_test(t, channels_tpu_v1_by_hand);
 	tcase_add_test(t, channels_lab_by_hand);
+	tcase_add_test(t, channels_counters_by_hand);
 	tcase_add_test(t, ideal_completes_at_issue);
 	tcase_add_test(t, refusal_and_not_yet);
 	tcase_add_test(t, engine_waits_for_refusing_memory);

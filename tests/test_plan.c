@@ -195,6 +195,62 @@ START_TEST(ideal_memory_model_analytic_is_cycle)
 }
 END_TEST
 
+/*
+ * The memory model's counters reach the results: a cycle run of three fc
+ * layers on lab_4x4 (layer by layer) makes one request per load and store
+ * of the plan's tile programs, counted here by walking them (sched_next);
+ * its bursts carry at least its HBM bytes and at most a burst more per
+ * request and channel; the layers add up to the total; and an analytic run
+ * counts nothing.
+ */
+START_TEST(memory_counters_reach_the_results)
+{
+	static const char yaml[] = "name: t\nlayers:\n"
+				   "  - {name: a, type: fc, in_features: 24, out_features: 40, tokens: 9}\n"
+				   "  - {name: b, type: fc, in_features: 40, out_features: 8, tokens: 9}\n"
+				   "  - {name: c, type: fc, in_features: 8, out_features: 300, tokens: 9}\n";
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct plan p;
+	struct run r;
+	struct err e = { 0 };
+	th_config(&c, "lab_4x4", NULL);
+	th_lower(yaml, &w, &ops);
+	ck_assert_msg(plan_build(&p, &c, &ops, DF_WS, false, &e) == 0, "%s", e.msg);
+	int64_t requests = 0;
+	for (size_t i = 0; i < p.ops.n; i++) {
+		struct sched_iter it;
+		struct tile_ins ins;
+		sched_iter_init(&it, plan_parts(&p, i)->s);
+		while (sched_next(&it, &ins))
+			requests += ins.kind == TI_LOAD || ins.kind == TI_STORE;
+	}
+	struct run_opts o = { .dataflow = DF_WS, .model = MODEL_CYCLE, .no_reuse = true };
+	ck_assert_msg(run_on_plan(&p, &w, &o, &r, &e) == 0, "%s", e.msg);
+	const int64_t *mc = r.total.mem_counts;
+	int64_t bytes = r.total.hbm_read_bytes + r.total.hbm_write_bytes, burst = c.arch.hbm.burst_bytes;
+	ck_assert_int_eq(mc[0], requests);
+	ck_assert_int_ge(mc[1] * burst, bytes);
+	ck_assert_int_le(mc[1] * burst, bytes + mc[0] * c.arch.hbm.channels * burst);
+	int64_t sum[MEM_MAX_COUNTERS] = { 0 };
+	for (size_t l = 0; l < r.n; l++)
+		for (int k = 0; k < MEM_MAX_COUNTERS; k++)
+			sum[k] += r.layers[l].mem_counts[k];
+	for (int k = 0; k < MEM_MAX_COUNTERS; k++)
+		ck_assert_int_eq(sum[k], mc[k]);
+	run_release(&r);
+	o.model = MODEL_ANALYTIC;
+	ck_assert_msg(run_on_plan(&p, &w, &o, &r, &e) == 0, "%s", e.msg);
+	for (int k = 0; k < MEM_MAX_COUNTERS; k++)
+		ck_assert_int_eq(r.total.mem_counts[k], 0);
+	run_release(&r);
+	plan_release(&p);
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
 Suite *plan_suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -204,6 +260,7 @@ Suite *plan_suite(void)
 	tcase_add_test(t, split_by_hand);
 	tcase_add_test(t, run_on_plan_is_run_workload);
 	tcase_add_test(t, ideal_memory_model_analytic_is_cycle);
+	tcase_add_test(t, memory_counters_reach_the_results);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -125,24 +125,34 @@ int fsx_tmp_name(char *buf, size_t size, const char *path)
 	return 0;
 }
 
+/* Removes tmp and returns -1 with errno er: a failed write leaves no temporary file. */
+static int drop_tmp(const char *tmp, int er)
+{
+	unlink(tmp);
+	errno = er;
+	return -1;
+}
+
+/* The one fsync policy: tmp's data reaches the disk, then tmp (fd, closed here) replaces path. */
+static int sync_rename(int fd, const char *tmp, const char *path)
+{
+	int er;
+	if (fsync(fd) != 0) {
+		er = errno;
+		close(fd);
+		return drop_tmp(tmp, er);
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0)
+		return drop_tmp(tmp, errno);
+	return 0;
+}
+
 int fsx_commit(const char *tmp, const char *path)
 {
-	int fd = open(tmp, O_WRONLY | O_CLOEXEC), er;
-	if (fd < 0 || fsync(fd) != 0) {
-		er = errno;
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		errno = er;
-		return -1;
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		er = errno;
-		unlink(tmp);
-		errno = er;
-		return -1;
-	}
-	return 0;
+	int fd = open(tmp, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return drop_tmp(tmp, errno);
+	return sync_rename(fd, tmp, path);
 }
 
 int fsx_write_atomic(const char *path, const void *data, size_t len)
@@ -161,26 +171,11 @@ int fsx_write_atomic(const char *path, const void *data, size_t len)
 		if (w <= 0) {
 			er = w < 0 ? errno : EIO;
 			close(fd);
-			unlink(tmp);
-			errno = er;
-			return -1;
+			return drop_tmp(tmp, er);
 		}
 		off += (size_t)w;
 	}
-	if (fsync(fd) != 0) {
-		er = errno;
-		close(fd);
-		unlink(tmp);
-		errno = er;
-		return -1;
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		er = errno;
-		unlink(tmp);
-		errno = er;
-		return -1;
-	}
-	return 0;
+	return sync_rename(fd, tmp, path);
 }
 
 void fsx_clean_tmp(const char *dir)

@@ -338,9 +338,16 @@ static int64_t transfer(struct pass *p, struct opstate *os, uint64_t addr, int64
 	engine *en = p->en;
 	uint64_t ticket;
 	int64_t at, done, t0 = en->mem_t0;
-	while (!mem_issue(en->mem, scw_now() - t0, addr, bytes, write, &ticket, &at))
+	int64_t before[MEM_MAX_COUNTERS], after[MEM_MAX_COUNTERS];
+	/* No other thread runs between a count and an issue: the difference is this request's. */
+	for (mem_counts(en->mem, before); !mem_issue(en->mem, scw_now() - t0, addr, bytes, write, &ticket, &at);
+	     mem_counts(en->mem, before))
 		scw_wait_until(at + t0);
 	bus_accept(&p->sync->bus, scw_now(), bytes);
+	/* The memory's counters move only for the accepted request: its share is this op's. */
+	mem_counts(en->mem, after);
+	for (int i = 0; i < MEM_MAX_COUNTERS; i++)
+		os->r->mem_counts[i] += after[i] - before[i];
 	while ((done = mem_done(en->mem, ticket, scw_now() - t0, &at)) == MEM_NOT_YET)
 		scw_wait_until(at + t0);
 	done = done > INT64_MAX - t0 ? INT64_MAX : done + t0;

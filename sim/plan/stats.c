@@ -52,6 +52,9 @@ const struct result_field result_fields[] = {
 	  NULL, true, NULL, 0, 0, 0, false },
 	{ "split_n_ops", NULL, "op", "GEMM ops shared out over the chip's arrays by columns of B (chip.*)", R(split_n_ops),
 	  1, NULL, true, NULL, 0, 0, 0, false },
+	{ "mem_counts", NULL, "", "the memory model's counters (memory.h: requests, then the model's own); summary.json "
+	  "writes them under \"memory\", named by the model", R(mem_counts), MEM_MAX_COUNTERS, NULL, false, NULL, 0, 0, 0,
+	  false },
 	{ "sram_read_bytes", "sram_%s_read_bytes", "B", "bytes read from each on-chip buffer", R(sram_read_bytes),
 	  SRAM_NBUF, sram_buf_names, true, NULL, 0, 0, 0, false },
 	{ "sram_write_bytes", "sram_%s_write_bytes", "B", "bytes written to each on-chip buffer", R(sram_write_bytes),

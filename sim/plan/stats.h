@@ -13,6 +13,7 @@
 
 #include "cat.h"
 #include "energy.h"
+#include "memory.h"
 #include "sram.h"
 
 extern const char *const cat_names[];   /* "compute", "weights", ... */
@@ -37,6 +38,7 @@ struct result {
 	int64_t folds;
 	int64_t gemm_ops, vector_ops;
 	int64_t split_m_ops, split_n_ops;       /* GEMM ops shared out over the arrays by M, by N */
+	int64_t mem_counts[MEM_MAX_COUNTERS];   /* cycle model: the memory model's counters (memory.h), its requests' shares */
 };
 
 /* Derived from a result and the accelerator by report_metrics (report.h). */

@@ -31,9 +31,13 @@ static void json_check(FILE *f, const struct run_check *ck)
 		(long long)ck->mismatches, ck->max_abs_error);
 }
 
-/* ck: the functional model's check of the layer or total, or NULL. */
+/*
+ * ck: the functional model's check of the layer or total, or NULL. mc: the
+ * class of the memory the cycle engine ran, whose counters r holds, or NULL
+ * (no memory was simulated).
+ */
 static void json_result(FILE *f, const struct arch *a, bool ideal, const char *name, const char *type,
-			const struct result *r, const struct run_check *ck, const char *indent)
+			const struct result *r, const struct run_check *ck, const struct mem_ops *mc, const char *indent)
 {
 	struct metrics m;
 	report_metrics(a, r, ideal, &m);
@@ -61,6 +65,13 @@ static void json_result(FILE *f, const struct arch *a, bool ideal, const char *n
 	if (ck) {
 		fprintf(f, ",\n%s  \"functional\": ", indent);
 		json_check(f, ck);
+	}
+	if (mc) {
+		fprintf(f, ",\n%s  \"memory\": {\"model\": ", indent);
+		json_str(f, mc->name);
+		for (int i = 0; mem_counter_at(mc, i); i++)
+			fprintf(f, ", \"%s\": %lld", mem_counter_at(mc, i)->name, (long long)r->mem_counts[i]);
+		fputc('}', f);
 	}
 	fprintf(f, "\n%s}", indent);
 }
@@ -169,14 +180,15 @@ void report_json(FILE *f, const struct report_ctx *c)
 		json_check(f, &c->run->check);
 		fprintf(f, ",\n  \"seed\": %llu", (unsigned long long)c->opts->seed);
 	}
+	const struct mem_ops *mc = c->opts->model == MODEL_CYCLE ? mem_model(&a->hbm, c->opts->ideal_memory) : NULL;
 	fprintf(f, ",\n  \"total\": ");
 	json_result(f, a, c->opts->ideal_memory, "total", NULL, &c->run->total, c->run->checks ? &c->run->check : NULL,
-		    "  ");
+		    mc, "  ");
 	fprintf(f, ",\n  \"layers\": [");
 	for (size_t i = 0; i < c->run->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
 		json_result(f, a, c->opts->ideal_memory, c->w->layers[i].name, layer_type_names[c->w->layers[i].type], &c->run->layers[i],
-			    c->run->checks ? &c->run->checks[i] : NULL, "    ");
+			    c->run->checks ? &c->run->checks[i] : NULL, mc, "    ");
 	}
 	fprintf(f, "\n  ]\n}\n");
 }
