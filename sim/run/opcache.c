@@ -119,7 +119,7 @@ static bool grow(struct opcache *c)
 	return true;
 }
 
-void opcache_put(struct opcache *c, const struct opkey *k, const struct result *r)
+int opcache_put(struct opcache *c, const struct opkey *k, const struct result *r)
 {
 	if (c->n >= OPCACHE_MAX) {
 		memset(c->v, 0, c->cap * sizeof *c->v);
@@ -127,7 +127,7 @@ void opcache_put(struct opcache *c, const struct opkey *k, const struct result *
 		c->n = 0;
 	}
 	if (2 * (c->n + 1) > c->cap && !grow(c))
-		return;
+		return -1;
 	size_t i = slot(c, k);
 	if (!c->v[i].used) {
 		c->v[i].used = true;
@@ -135,6 +135,7 @@ void opcache_put(struct opcache *c, const struct opkey *k, const struct result *
 		c->n++;
 	}
 	c->v[i].r = *r;
+	return 0;
 }
 
 struct opcache_stats opcache_stats(const struct opcache *c)

@@ -61,8 +61,8 @@ void opcache_key(struct opkey *k, uint64_t cfg_hash, int model, int dataflow, bo
 /* The result stored under k, or NULL; counts a hit or a miss. */
 const struct result *opcache_get(struct opcache *c, const struct opkey *k);
 
-/* Stores r under k (a copy). Out of memory just stores nothing: the cache is an optimisation. */
-void opcache_put(struct opcache *c, const struct opkey *k, const struct result *r);
+/* Stores r under k (a copy). Returns 0, or -1 when out of memory (nothing stored). */
+int opcache_put(struct opcache *c, const struct opkey *k, const struct result *r);
 
 struct opcache_stats opcache_stats(const struct opcache *c);
 

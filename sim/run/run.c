@@ -462,8 +462,10 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 			res[k].spill_bytes = plan_spill_bytes(p, i0 + k);
 			if (add_result(w, op, &res[k], out, e) < 0)
 				goto out;
-			if (!chip && ru->cache)
-				opcache_put(ru->cache, &key, &res[k]);
+			if (!chip && ru->cache && opcache_put(ru->cache, &key, &res[k]) < 0) {
+				err_nomem(e, "reuse cache");
+				goto out;
+			}
 		}
 		ops_done(o, tk.p.done = i0 + n, ops->n);
 	}
@@ -486,10 +488,10 @@ static int run_model(const struct plan *p, const struct workload *w, const struc
 	struct opcache *own = NULL;
 
 	if (!o->no_reuse && !traced && (o->model == MODEL_ANALYTIC || (o->model == MODEL_CYCLE && !chip))) {
-		/* Out of memory for the run's own cache: no reuse, the same results. */
-		ru.cache = o->cache ? o->cache : (own = opcache_new());
-		if (ru.cache)
-			ru.cfg = opcache_config_hash(cfg);
+		/* Out of memory is out of memory (exit 3), also for the cache, whose results would be the same. */
+		if (!(ru.cache = o->cache ? o->cache : (own = opcache_new())))
+			return err_nomem(e, "reuse cache");
+		ru.cfg = opcache_config_hash(cfg);
 	}
 	if (o->model == MODEL_FUNCTIONAL) {
 		if (run_functional(p, w, o, out, e) < 0)
@@ -526,8 +528,10 @@ static int run_model(const struct plan *p, const struct workload *w, const struc
 		if (!reused(&ru, op, &key, &r)) {
 			if (analytic_plan_op(p, i, &r, e) < 0)
 				goto fail;
-			if (ru.cache)
-				opcache_put(ru.cache, &key, &r);
+			if (ru.cache && opcache_put(ru.cache, &key, &r) < 0) {
+				err_nomem(e, "reuse cache");
+				goto fail;
+			}
 		}
 		if (add_result(w, op, &r, out, e) < 0)
 			goto fail;
