@@ -92,7 +92,7 @@ static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t 
 		if ((n - 1) % ch == i && tail)
 			share -= il - tail;                         /* the last block ends early */
 		share = (share + burst - 1) / burst * burst;        /* whole bursts */
-		h->bursts += share / burst;
+		h->bursts = h->bursts > INT64_MAX - share / burst ? INT64_MAX : h->bursts + share / burst;
 		double start = h->busy[c] > (double)now ? h->busy[c] : (double)now;
 		if (start - (double)now > wait)
 			wait = start - (double)now;
@@ -100,7 +100,10 @@ static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t 
 		if (h->busy[c] > last)
 			last = h->busy[c];
 	}
-	h->wait_cycles += (int64_t)ceil(wait - 1e-9);
+	/* Counts saturate: a run whose times pass int64 is refused by its caller, never wrapped here. */
+	double w = ceil(wait - 1e-9);
+	int64_t wi = w >= 0x1p62 ? INT64_MAX : (int64_t)w;
+	h->wait_cycles = h->wait_cycles > INT64_MAX - wi ? INT64_MAX : h->wait_cycles + wi;
 	/* A completion int64 cannot hold (latency is under 2^27 cycles) is INT64_MAX, never a wrapped value. */
 	double done = ceil(last - 1e-9);
 	return done >= 0x1p63 - 0x1p32 ? INT64_MAX : (int64_t)done + h->latency;

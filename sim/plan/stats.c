@@ -103,8 +103,10 @@ void result_add(struct result *a, const struct result *b)
 			continue;
 		int64_t *x = (int64_t *)((char *)a + f->off);
 		const int64_t *y = (const int64_t *)((const char *)b + f->off);
+		/* Saturating: a run past the limits is refused by run.c, never summed past int64. */
 		for (int i = 0; i < f->n; i++)
-			x[i] += y[i];
+			if (__builtin_add_overflow(x[i], y[i], &x[i]))
+				x[i] = y[i] > 0 ? INT64_MAX : INT64_MIN;
 	}
 }
 
