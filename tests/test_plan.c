@@ -127,6 +127,49 @@ START_TEST(run_on_plan_is_run_workload)
 }
 END_TEST
 
+/*
+ * Repeated layers are planned once and copied: every GEMM part's tile
+ * program equals the one planning that op afresh gives (on one array), and
+ * on a chip of several arrays every part carries its own op's name and
+ * layer. BERT's twelve layers are alike.
+ */
+START_TEST(alike_ops_planned_alike)
+{
+	static const char *const presets[] = { "tpu_v1", "tpu_v4" };
+	for (size_t k = 0; k < 2; k++) {
+		struct config c;
+		struct workload w;
+		struct oplist ops;
+		struct plan p;
+		struct err e = { 0 };
+		th_config(&c, presets[k], NULL);
+		ck_assert_int_eq(workload_load(&w, "configs/workloads/bert_base.yaml", 0, &e), 0);
+		ck_assert_int_eq(lower_workload(&w, &ops, &e), 0);
+		ck_assert_msg(plan_build(&p, &c, &ops, DF_WS, false, &e) == 0, "%s", e.msg);
+		for (size_t i = 0; i < p.ops.n; i++) {
+			const struct chip_part *cp = plan_parts(&p, i);
+			for (int q = 0; q < p.arrays; q++) {
+				if (!cp[q].op)
+					continue;
+				ck_assert_ptr_eq(cp[q].op->layer_name, p.ops.v[i].layer_name);
+				ck_assert_int_eq(cp[q].op->layer, p.ops.v[i].layer);
+				if (!cp[q].s)
+					continue;
+				ck_assert_ptr_eq(cp[q].s->op, cp[q].op);
+				if (p.arrays == 1) {
+					struct sched fresh;
+					ck_assert_int_eq(plan_gemm(&fresh, cp[q].op, &c, &p.array, DF_WS, false, &e), 0);
+					ck_assert_int_eq(memcmp(&fresh, cp[q].s, sizeof fresh), 0);
+				}
+			}
+		}
+		plan_release(&p);
+		oplist_release(&ops);
+		workload_release(&w);
+	}
+}
+END_TEST
+
 /* Loads config x workload with hbm.model=ideal for model. */
 static void load_ideal(struct sim *s, const char *config, const char *workload, int model)
 {
@@ -259,6 +302,7 @@ Suite *plan_suite(void)
 	tcase_add_test(t, memory_facts_from_the_model);
 	tcase_add_test(t, split_by_hand);
 	tcase_add_test(t, run_on_plan_is_run_workload);
+	tcase_add_test(t, alike_ops_planned_alike);
 	tcase_add_test(t, ideal_memory_model_analytic_is_cycle);
 	tcase_add_test(t, memory_counters_reach_the_results);
 	suite_add_tcase(s, t);

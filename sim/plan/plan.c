@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsx.h"
 #include "place.h"
 #include "xmath.h"
 
@@ -180,6 +181,61 @@ static int place(struct plan *p, const struct oplist *ops, struct err *e)
 	return place_ops(&p->cfg->arch, &p->ops, e);
 }
 
+/*
+ * Ops alike: the fields planning and splitting read (the reuse cache's,
+ * opcache.h, without names, positions and tensors). A network's repeated
+ * layers are planned once and their plans copied: planning is most of a
+ * closed-form run's time.
+ */
+struct likeness {
+	int64_t m, k, n, repeat, a_elems, in_elems, out_elems, lane_ops, onchip_elems, spill_elems;
+	int32_t kind, vec;
+	uint8_t a_weight, b_weight, onchip, spill;
+};
+
+static void likeness(const struct op *o, struct likeness *l)
+{
+	memset(l, 0, sizeof *l);        /* padding too: compared and hashed as bytes */
+	l->m = o->m, l->k = o->k, l->n = o->n, l->repeat = o->repeat, l->a_elems = o->a_elems;
+	l->in_elems = o->in_elems, l->out_elems = o->out_elems, l->lane_ops = o->lane_ops;
+	l->onchip_elems = o->onchip_elems, l->spill_elems = o->spill_elems;
+	l->kind = (int32_t)o->kind, l->vec = o->vec;
+	l->a_weight = o->a_weight, l->b_weight = o->b_weight, l->onchip = o->onchip, l->spill = o->spill;
+}
+
+/* Open addressing over op indices + 1 (0: empty); cap a power of two, at least twice the ops. */
+struct alike {
+	size_t *slot, mask;
+};
+
+/* The first op before i alike to op i (its index), or i itself, recorded. */
+static size_t alike_find(struct alike *a, const struct oplist *ops, size_t i)
+{
+	struct likeness li, lj;
+	likeness(&ops->v[i], &li);
+	for (size_t h = (size_t)fsx_fnv(FSX_FNV_INIT, &li, sizeof li) & a->mask;; h = (h + 1) & a->mask) {
+		if (!a->slot[h]) {
+			a->slot[h] = i + 1;
+			return i;
+		}
+		likeness(&ops->v[a->slot[h] - 1], &lj);
+		if (!memcmp(&li, &lj, sizeof li))
+			return a->slot[h] - 1;
+	}
+}
+
+/* Op o's share as an earlier alike op's part was: o's names and place, that part's sizes. */
+static struct op part_like(const struct op *o, const struct op *was)
+{
+	struct op p = *o;
+	p.kind = was->kind;
+	p.m = was->m, p.k = was->k, p.n = was->n, p.a_elems = was->a_elems;
+	p.lane_ops = was->lane_ops, p.in_elems = was->in_elems, p.out_elems = was->out_elems;
+	p.onchip_elems = was->onchip_elems, p.spill_elems = was->spill_elems;
+	p.onchip = was->onchip, p.spill = was->spill;
+	return p;
+}
+
 /* One array's view of the chip: each core's buffers shared by its arrays. */
 static void array_view(const struct arch *chip, struct arch *out)
 {
@@ -192,7 +248,8 @@ int plan_build(struct plan *p, const struct config *cfg, const struct oplist *lo
 {
 	struct pools pl = { 0 };
 	struct trial *t = NULL, *alt = NULL;
-	size_t n = lowered->n, arrays;
+	struct alike al = { NULL, 0 };
+	size_t n = lowered->n, arrays, cap = 2;
 
 	memset(p, 0, sizeof *p);
 	p->cfg = cfg;
@@ -207,10 +264,40 @@ int plan_build(struct plan *p, const struct config *cfg, const struct oplist *lo
 		goto nomem;
 	if (arrays > 1 && (!(t = malloc(sizeof *t)) || !(alt = malloc(sizeof *alt))))
 		goto nomem;
+	while (cap < 2 * n)
+		cap *= 2;
+	if (!(al.slot = calloc(cap, sizeof *al.slot)))
+		goto nomem;
+	al.mask = cap - 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct op *op = &p->ops.v[i];
 		struct chip_part *cp = &p->parts[i * arrays];
 		struct plan_op *po = &p->v[i];
+		size_t was = alike_find(&al, &p->ops, i);
+		if (was < i) {
+			/* Planned before: its parts and tile programs, with this op's names (pointers fixed below). */
+			const struct chip_part *wp = &p->parts[was * arrays];
+			*po = p->v[was];
+			if (grow((void **)&pl.o, &pl.co, pl.no + arrays, sizeof *pl.o) < 0 ||
+			    grow((void **)&pl.s, &pl.cs, pl.ns + arrays, sizeof *pl.s) < 0)
+				goto nomem;
+			for (size_t q = 0; q < arrays; q++) {
+				if (!wp[q].op)
+					continue;
+				if (arrays == 1) {
+					cp[q].op = op;
+				} else {
+					pl.o[pl.no] = part_like(op, &pl.o[INDEX_OF(wp[q].op)]);
+					cp[q].op = AS_INDEX(pl.no++);
+				}
+				if (wp[q].s) {
+					pl.s[pl.ns] = pl.s[INDEX_OF(wp[q].s)];
+					cp[q].s = AS_INDEX(pl.ns++);
+				}
+			}
+			p->cycles = sat_add(p->cycles, po->bound.cycles);
+			continue;
+		}
 		if (arrays == 1) {
 			cp->op = op;
 			if (op->kind == OP_GEMM) {
@@ -271,12 +358,14 @@ int plan_build(struct plan *p, const struct config *cfg, const struct oplist *lo
 	}
 	free(t);
 	free(alt);
+	free(al.slot);
 	return 0;
 nomem:
 	err_nomem(e, NULL);
 fail:
 	free(t);
 	free(alt);
+	free(al.slot);
 	free(pl.s);
 	free(pl.o);
 	plan_release(p);
