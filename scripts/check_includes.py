@@ -4,7 +4,7 @@ modules, and no stage that includes a header of a stage above it.
 
 A module is a .c/.h pair (sim/plan/plan.c and sim/plan/plan.h are the module sim/plan/plan);
 an internal header with no .c of its own, named after a module and a suffix
-(sim/tools/sweep_int.h, sim/input/workload_read.h), belongs to that module.
+(sim/tools/sweep_int.h), belongs to that module.
 Module A depends on module B when a file of A includes a header of B. A stage
 includes only headers of stages below it, so the graph must have no cycle:
 this prints every cycle it finds (each as the modules around it) and exits 1,

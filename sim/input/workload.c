@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 
 #include "limit.h"
-#include "workload_read.h"
 
 #define NAME_ROW(id, name, ...) name,
 const char *const layer_type_names[] = { LAYER_TYPES(NAME_ROW) NULL };
@@ -148,7 +147,7 @@ const struct cfg_schema *workload_top_schema(void)
 /*
  * Key positions live in blocks that never move, so that layers can point into
  * them. A key_at names a row of the layer's schema, or one of the slots after
- * them (workload_read.h): where the inputs list starts, and each of its names.
+ * them (workload.h, for the readers): where the inputs list starts, and each of its names.
  */
 #define KEY_BLOCK 4096
 struct key_block {

@@ -11,7 +11,6 @@
 #include <strings.h>
 
 #include "limit.h"
-#include "workload_read.h"
 
 #define F(x) offsetof(struct layer, x)
 /*

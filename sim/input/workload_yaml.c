@@ -11,7 +11,6 @@
 
 #include "fsx.h"
 #include "limit.h"
-#include "workload_read.h"
 #include "ydoc.h"
 
 /*

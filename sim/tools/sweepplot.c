@@ -4,7 +4,7 @@
  * the energy-vs-latency front), drawn through plot.h into a temporary
  * directory that replaces DIR/plots only when every chart is drawn.
  */
-#include "sweepplot_int.h"
+#include "sweepplot.h"
 
 #include <dirent.h>
 #include <errno.h>
