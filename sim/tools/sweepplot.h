@@ -118,11 +118,4 @@ void sweepplot_out_release(struct sweepplot_out *o);
 /* Reads DIR/sweep.csv and draws every chart into DIR/plots (see the top). */
 int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e);
 
-/* For the module's own files only (sweepplot_read.c, sweepplot_pareto.c, sweepplot.c). */
-/* Whether ch may be in an axis name (and, as it is, in a file name): [A-Za-z0-9._-]. */
-bool sweepplot_name_char(char ch);
-
-/* Sorts the indexes idx[0..n-1] of points (x[i], y[i]) by x, then y, then index. */
-void sweepplot_sort_xy(size_t *idx, size_t n, const double *x, const double *y);
-
 #endif

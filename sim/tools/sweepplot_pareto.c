@@ -2,7 +2,7 @@
  * sweepplot_pareto.c - the Pareto set of points in two minimised
  * objectives (see sweepplot.h), by one sort and a sweep in x.
  */
-#include "sweepplot.h"
+#include "sweepplot_int.h"
 
 #include <math.h>
 #include <stdlib.h>

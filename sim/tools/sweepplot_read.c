@@ -4,7 +4,7 @@
  * columns sweep.h declares (sweep_csv_cols), and each ok row's metrics
  * summed from those columns, found by name.
  */
-#include "sweepplot.h"
+#include "sweepplot_int.h"
 
 #include <errno.h>
 #include <stdio.h>

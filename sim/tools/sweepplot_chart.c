@@ -1,0 +1,159 @@
+/*
+ * sweepplot_chart.c - what every chart of a sweep uses (see sweepplot.h): how each
+ * metric is scaled and labelled, when an axis is on a log10 scale, the
+ * points split into series, and the buffers a chart is drawn from with each
+ * row's label.
+ */
+#include "sweepplot_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sweepplot_metric_scale(int m, double max, struct sweepplot_scale *s)
+{
+	static const char *const cyc[] = { "cycles", "cycles (thousands)", "cycles (millions)", "cycles (billions)",
+					   "cycles (10^12)" };
+	static const char *const bytes[] = { "B", "kB", "MB", "GB", "TB" };
+	static const char *const pj[] = { "pJ", "nJ", "uJ", "mJ", "J" };
+	int k = 0;
+	while (k < 4 && max >= pow(1000, k + 1))
+		k++;
+	s->div = pow(1000, k);
+	switch (m) {
+	case SWEEPPLOT_CYCLES:
+		snprintf(s->label, sizeof s->label, "%s", cyc[k]);
+		break;
+	case SWEEPPLOT_UTILIZATION:
+		s->div = 0.01;
+		snprintf(s->label, sizeof s->label, "utilization (%% of the array's peak MACs)");
+		break;
+	case SWEEPPLOT_TOPS:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "achieved TOPS (10^12 ops/s)");
+		break;
+	case SWEEPPLOT_HBM_BYTES:
+		snprintf(s->label, sizeof s->label, "HBM traffic, read + write (%s)", bytes[k]);
+		break;
+	case SWEEPPLOT_ENERGY:
+		snprintf(s->label, sizeof s->label, "energy (%s)", pj[k]);
+		break;
+	default:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "energy per MAC (pJ)");
+		break;
+	}
+}
+
+const char *const sweepplot_metric_titles[SWEEPPLOT_NMETRICS] = { "cycles", "utilization", "achieved TOPS",
+							       "HBM traffic", "energy", "energy per MAC" };
+
+void sweepplot_axis_label(const struct sweepplot_view *v, int g, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s%s", v->name[g], *v->unit[g] ? " (" : "", v->unit[g], *v->unit[g] ? ")" : "");
+}
+
+bool sweepplot_log10_axis(double lo, double hi)
+{
+	return lo > 0 && hi / lo >= 30;
+}
+
+int sweepplot_by_series_x(const void *a, const void *b)
+{
+	const struct sweepplot_point *p = a, *q = b;
+	if (p->series != q->series)
+		return p->series < q->series ? -1 : 1;
+	if (p->x != q->x)
+		return p->x < q->x ? -1 : 1;
+	return p->row < q->row ? -1 : p->row > q->row;
+}
+
+int sweepplot_split_series(const struct sweepplot_point *pt, size_t np, size_t nser, char **titles, double *xs,
+			   double *ys, struct plot_series *ser)
+{
+	int n = 0;
+	for (size_t k = 0; k < np;) {
+		size_t s = pt[k].series, start = k;
+		for (; k < np && pt[k].series == s; k++) {
+			xs[k] = pt[k].x;
+			ys[k] = pt[k].y;
+		}
+		SIM_ASSERT(s < nser);
+		ser[n].title = titles[s];
+		ser[n].n = k - start;
+		ser[n].x = xs + start;
+		ser[n].y = ys + start;
+		n++;
+	}
+	return n;
+}
+
+/* Each ok row's label: its groups' values, joined by spaces. */
+static int row_labels(const struct sweepplot_view *v, struct sweepplot_bufs *b)
+{
+	const struct sweepplot_table *t = v->t;
+	if (!(b->labels = calloc(t->nrows, sizeof *b->labels)))
+		return -1;
+	for (size_t r = 0; r < t->nrows; r++) {
+		size_t len = 1;
+		if (!t->rows[r].ok)
+			continue;
+		for (int g = 0; g < v->ng; g++)
+			len += strlen(v->label[g][gval(v, g, r)]) + 1;
+		if (!(b->labels[r] = malloc(len)))
+			return -1;
+		b->labels[r][0] = '\0';
+		for (int g = 0; g < v->ng; g++) {
+			if (g)
+				strcat(b->labels[r], " ");
+			strcat(b->labels[r], v->label[g][gval(v, g, r)]);
+		}
+	}
+	return 0;
+}
+
+int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b)
+{
+	size_t n = v->t->nrows + 1, cells = (size_t)SWEEPPLOT_MAX_CELLS * SWEEPPLOT_MAX_CELLS;
+	size_t tics = n > SWEEP_MAX_VALUES ? n : SWEEP_MAX_VALUES;
+	memset(b, 0, sizeof *b);
+	b->pt = malloc(n * sizeof *b->pt);
+	b->xs = malloc(n * sizeof *b->xs);
+	b->ys = malloc(n * sizeof *b->ys);
+	b->ser = malloc(n * sizeof *b->ser);
+	b->tic_at = malloc(tics * sizeof *b->tic_at);
+	b->tic_text = malloc(tics * sizeof *b->tic_text);
+	b->z[0] = malloc(cells * sizeof *b->z[0]);
+	b->z[1] = malloc(cells * sizeof *b->z[1]);
+	b->front = malloc(n * sizeof *b->front);
+	b->fx = malloc(n * sizeof *b->fx);
+	b->fy = malloc(n * sizeof *b->fy);
+	b->flab = malloc(n * sizeof *b->flab);
+	if (!b->pt || !b->xs || !b->ys || !b->ser || !b->tic_at || !b->tic_text || !b->z[0] || !b->z[1] || !b->front ||
+	    !b->fx || !b->fy || !b->flab)
+		return -1;
+	return row_labels(v, b);
+}
+
+void sweepplot_bufs_release(const struct sweepplot_view *v, struct sweepplot_bufs *b)
+{
+	for (size_t r = 0; b->labels && r < v->t->nrows; r++)
+		free(b->labels[r]);
+	free(b->labels);
+	free(b->pt);
+	free(b->xs);
+	free(b->ys);
+	free(b->ser);
+	for (size_t k = 0; b->titles && k < b->nkeys; k++)
+		free(b->titles[k]);
+	free(b->titles);
+	free(b->tic_at);
+	free(b->tic_text);
+	free(b->z[0]);
+	free(b->z[1]);
+	free(b->front);
+	free(b->fx);
+	free(b->fy);
+	free(b->flab);
+}
