@@ -1,90 +1,22 @@
 /*
- * engine.c - the tile program on SystemC threads (see engine.h).
+ * engine.c - the tile program on SystemC threads (see engine.h); what the
+ * threads tell the timeline is engine_report.c (engine_int.h: what the two share).
  */
-#include "engine.h"
-
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "bus.h"
-#include "etrace.h"
+#include "engine_int.h"
 #include "limit.h"
-#include "memory.h"
 #include "place.h"
-#include "schedule.h"
-#include "scw.h"
-#include "sram.h"
 #include "vector.h"
 #include "xmath.h"
 
-#define RING 16384           /* loads or blocks in flight between two threads: more than the longest
-				drain (R + C - 2 < 8192 blocks at one a cycle) with ideal memory */
 #define LOAD_WINDOW 16       /* loads the load queue may issue ahead of the matrix unit */
 #define IDEAL_OSLOTS 8192    /* accumulator tiles with ideal memory: never the constraint */
-
-struct engine {
-	const struct config *cfg;   /* borrowed */
-	struct sram_params asram;   /* one array's share of its core's buffers (place_array_sram) */
-	bool ideal;
-	mem *mem;                   /* off-chip memory */
-	int64_t mem_t0;             /* the memory's cycle 0 on the kernel's clock: a layer-by-layer pass's start */
-	sram *sram;
-	scw_kernel *kernel;         /* owned: this engine's simulation */
-	etrace *tr;                 /* owned: the timeline and its observers, or NULL */
-	uint32_t want;              /* the kinds of event some observer takes (etrace_wants); 0 without one */
-	bool ticks;                 /* some observer takes fold ticks */
-	bool tr_failed;             /* a pass failed: the trace is of a failed run */
-};
 
 const struct config *engine_config(const engine *en)
 {
 	return en->cfg;
-}
-
-static void observed(engine *en)
-{
-	en->want = en->tr ? etrace_wants(en->tr) : 0;
-	en->ticks = en->tr && etrace_ticks(en->tr);
-}
-
-int engine_observe(engine *en, struct etrace_obs *o, struct err *e)
-{
-	if (!en->tr && !(en->tr = etrace_new())) {
-		o->ops->free(o);
-		return err_nomem(e, NULL);
-	}
-	etrace_attach(en->tr, o);
-	observed(en);
-	return 0;
-}
-
-void engine_unobserve(engine *en, const struct etrace_obs_ops *ops)
-{
-	if (en->tr)
-		etrace_detach(en->tr, ops);
-	observed(en);
-}
-
-int engine_trace_close(engine *en, struct err *e)
-{
-	etrace *t = en->tr;
-	en->tr = NULL;
-	observed(en);
-	if (!t)
-		return 0;
-	if (en->tr_failed) {
-		etrace_abandon(t);
-		return 0;
-	}
-	return etrace_close(t, e);
-}
-
-void engine_trace_abandon(engine *en)
-{
-	etrace_abandon(en->tr);
-	en->tr = NULL;
-	observed(en);
 }
 
 engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
@@ -146,185 +78,6 @@ void engine_free(engine *en)
 }
 
 /* ---- a pass: ops on the load, matrix and store threads ---- */
-
-/* One op of a pass. */
-struct opstate {
-	const struct op *o;             /* borrowed; NULL: this array has no part of the op */
-	const struct sched *s;          /* borrowed; NULL: a vector op */
-	struct result *r;               /* its counts and cycles */
-	scw_sem *slots[2];              /* one op a pass: free streaming tiles of A and B */
-	int64_t oslots;                 /* accumulator tiles */
-	int64_t last_store;
-};
-
-/*
- * A pass runs ops in program order on one kernel run: the load thread walks
- * their loads, the matrix thread their folds (and a vector op's work), the
- * store thread their stores. One op a pass (engine_op) is layer by layer;
- * several (engine_ops) let the loads run ahead into later ops' tiles and the
- * stores trail into later ops' time, with buffer space shared through pools.
- */
-/* What the arrays of a chip share about each op of a pass (the index k is the op's, 0 .. n - 1). */
-struct sync {
-	int lanes;
-	int64_t *finish;                /* when every array is done with op k; valid once fin_left[k] is 0 */
-	int *fin_left;                  /* arrays still running op k */
-	int64_t *avail;                 /* when op k's results are all where readers find them */
-	int *avail_left;                /* parts of op k whose results are not there yet */
-	scw_event *ev;                  /* any of these, or a lane's store count, changed */
-	int64_t *mark;                  /* tracing: the earliest cycle lane q's matrix thread may still report */
-	int64_t *xmark;                 /* tracing: lane q's load (2q) and store (2q + 1) threads, while a transfer
-					   keeps them from reporting its issue cycle; INT64_MAX otherwise */
-	struct bus bus;                 /* the off-chip bus all lanes share */
-	int64_t *bus_bytes;             /* the bytes that crossed it in op k's window; valid once the window closed */
-};
-
-struct pass {
-	engine *en;
-	struct sync *sync;              /* shared by the lanes (arrays) of the run */
-	int lane;
-	const struct oplist *ops;       /* borrowed: the tensors, for dependencies */
-	size_t i0, n;                   /* ops i0 .. i0 + n - 1 of ops */
-	struct opstate *st;             /* n */
-	bool chip;                      /* several ops: pools and dependencies */
-	scw_sem *pool[SRAM_NBUF];       /* chip: free bytes of each buffer's pool (shared pools share one) */
-	int64_t pool_cap[SRAM_NBUF];
-	scw_sem *issued;                /* loads issued, not yet seen by the matrix unit */
-	scw_sem *room;                  /* free entries of done[] */
-	scw_sem *finished;              /* output blocks the array has finished */
-	int64_t done[RING];             /* arrival cycle of load j, at j % RING */
-	int64_t block_ready[RING];      /* cycle block b has left the array */
-	int64_t store_done[RING];       /* cycle block b is in HBM (or in on-chip storage) */
-	uint64_t store_addr[RING];      /* where block b goes, and its bytes: the program's store, */
-	int64_t store_bytes[RING];      /* handed over by the matrix unit */
-	int32_t store_op[RING];         /* and its op, in st[] */
-	bool store_last[RING];          /* the op's last store */
-	int64_t nstores;                /* stores handed over so far */
-	int64_t nstored;                /* stores issued so far */
-	int64_t blocks;                 /* output blocks begun so far */
-	int64_t seen;                   /* loads the matrix unit has taken so far */
-	bool matrix_done;               /* no more stores will come */
-	int64_t matrix_end, last_store;
-	int alive;                      /* threads not yet finished */
-	struct etrace_ev *store_tile;   /* tracing: block b's store, at b % RING (RING entries) */
-};
-
-/* ---- the trace: what each thread does, reported as it learns it (etrace.h) ---- */
-
-/* The earliest cycle any thread may still report: now, or a matrix thread's mark. */
-static int64_t frontier(const struct pass *p)
-{
-	int64_t f = scw_now();
-	for (int q = 0; q < p->sync->lanes; q++)
-		f = min64(f, min64(p->sync->mark[q], min64(p->sync->xmark[2 * q], p->sync->xmark[2 * q + 1])));
-	return f;
-}
-
-static void report(struct pass *p, struct etrace_ev *ev)
-{
-	ev->lane = (int16_t)p->lane;
-	if (etrace_add(p->en->tr, ev))
-		etrace_flush(p->en->tr, frontier(p));
-}
-
-/* Whether some observer takes events of kind. */
-static bool wants(const struct pass *p, int kind)
-{
-	return p->en->want >> kind & 1;
-}
-
-/*
- * An event of kind at cycle about os's op (arg, idx), with the tile of ins
- * when given, into *ev; false when no trace wants it.
- */
-static bool event(struct pass *p, struct etrace_ev *ev, int kind, int64_t cycle, const struct opstate *os, int arg,
-		  int64_t idx, const struct tile_ins *ins)
-{
-	if (!wants(p, kind))
-		return false;
-	*ev = (struct etrace_ev){ .cycle = cycle, .op = os ? os->o : NULL, .opi = os ? (int64_t)(p->i0 + (size_t)(os - p->st)) : 0,
-				  .idx = idx, .kind = (int8_t)kind, .arg = (int8_t)arg, .out = -1 };
-	if (ins) {
-		ev->rep = ins->rep;
-		ev->m0 = ins->m0, ev->k0 = ins->k0, ev->n0 = ins->n0;
-		ev->m = ins->m, ev->k = ins->k, ev->n = ins->n;
-		ev->addr = ins->addr;
-		ev->bytes = ins->bytes;
-	}
-	return true;
-}
-
-static void trace(struct pass *p, int kind, int64_t cycle, const struct opstate *os, int arg, int64_t idx,
-		  const struct tile_ins *ins)
-{
-	struct etrace_ev ev;
-	if (event(p, &ev, kind, cycle, os, arg, idx, ins))
-		report(p, &ev);
-}
-
-/* The VCD's stall signal: the array's cycles [from, to) go to cat. */
-static void trace_stall(struct pass *p, int cat, int64_t from, int64_t to)
-{
-	if (to <= from || !wants(p, ET_STALL))
-		return;
-	trace(p, ET_STALL, from, NULL, cat, 0, NULL);
-	trace(p, ET_STALL, to, NULL, -1, 0, NULL);
-}
-
-/* The event trace's charges: the lane's cycles [from, to) of op os go to cat, for cause (enum trace_cause). */
-static void charge(struct pass *p, const struct opstate *os, int cat, int cause, int64_t from, int64_t to)
-{
-	struct etrace_ev ev;
-	if (to > from && event(p, &ev, ET_CHARGE, from, os, cat, 0, NULL)) {
-		ev.end = to;
-		ev.cause = (int8_t)cause;
-		report(p, &ev);
-	}
-}
-
-/*
- * A vector op's transfer (kind ET_VLOAD, ET_VSTORE) of bytes at addr, chunk
- * idx, issued at cycle issued (the matrix thread's mark) and done at done.
- */
-static void trace_vxfer(struct pass *p, const struct opstate *os, int kind, int64_t issued, int64_t done, int64_t idx,
-			uint64_t addr, int64_t bytes)
-{
-	struct etrace_ev ev;
-	if (event(p, &ev, kind, issued, os, OPND_A, idx, NULL)) {
-		ev.addr = addr;
-		ev.bytes = bytes;
-		ev.end = done;
-		report(p, &ev);
-	}
-}
-
-/* This lane's matrix thread will report nothing before cycle c. */
-static void trace_mark(struct pass *p, int64_t c)
-{
-	p->sync->mark[p->lane] = c;
-}
-
-/*
- * The cycles [prev_end, st->start) before a fold, as the array timer charges
- * them (array.h): its own overhead (ws/is the shift the previous stream did
- * not hide, os and SCALE-Sim the drain) up to the wait, the wait (to the
- * operand that came last), then a SCALE-Sim preload.
- */
-static void trace_gap(struct pass *p, int df, int64_t prev_end, const struct array_step *st)
-{
-	int64_t wf = min64(max64(st->wait_from, prev_end), st->start), wt = min64(max64(st->wait_to, wf), st->start);
-	int best = 0;
-	if (!wants(p, ET_STALL))
-		return;
-	for (int i = 1; i < st->nwait; i++)
-		if (st->wait_ready[i] > st->wait_ready[best])
-			best = i;
-	trace_stall(p, p->en->cfg->arch.array.scalesim_compat || df == DF_OS ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT,
-		    prev_end, wf);
-	if (st->nwait)
-		trace_stall(p, array_wait_cat(st->wait_opnd[best]), wf, wt);
-	trace_stall(p, CAT_WEIGHT_SHIFT, wt, st->start);
-}
 
 /*
  * Moves bytes at addr through off-chip memory for op os, from a thread:
@@ -404,18 +157,6 @@ static int64_t wait_input(struct pass *p, const struct opstate *os, int j)
 	return scw_now() - from;
 }
 
-/* Load n of op os, the tile of ins, issued at cycle issued and arrived at done; from HBM or (onchip) on-chip storage. */
-static void trace_load(struct pass *p, const struct opstate *os, int64_t n, const struct tile_ins *ins, bool onchip,
-		       int64_t issued, int64_t done)
-{
-	struct etrace_ev ev;
-	if (event(p, &ev, ET_LOAD, issued, os, ins->operand, n, ins)) {
-		ev.where = onchip;
-		ev.end = done;
-		report(p, &ev);
-	}
-}
-
 static void load_thread(void *arg)
 {
 	struct pass *p = arg;
@@ -437,7 +178,7 @@ static void load_thread(void *arg)
 			buf = sram_operand_buf(os->s->df, opnd);
 			scw_sem_take(p->room, 1);
 			if (os->s->onchip[opnd]) {
-				trace_load(p, os, n, &ins, true, scw_now(), scw_now());
+				er_load(p, os, n, &ins, true, scw_now(), scw_now());
 				p->done[j++ % RING] = scw_now();     /* already in on-chip storage */
 			} else {
 				wait_input(p, os, opnd);
@@ -450,12 +191,12 @@ static void load_thread(void *arg)
 				int64_t issued = scw_now(), *xm = &p->sync->xmark[2 * p->lane];
 				*xm = issued;
 				p->done[j % RING] = transfer(p, os, ins.addr, ins.bytes, false);
-				trace_load(p, os, n, &ins, false, issued, p->done[j % RING]);
+				er_load(p, os, n, &ins, false, issued, p->done[j % RING]);
 				*xm = INT64_MAX;
 				j++;
 				os->r->sram_write_bytes[buf] += ins.bytes;
 			}
-			trace(p, ET_LOADED, p->done[(j - 1) % RING], os, opnd, n++, NULL);
+			er_trace(p, ET_LOADED, p->done[(j - 1) % RING], os, opnd, n++, NULL);
 			scw_sem_give(p->issued, 1);
 		}
 	}
@@ -486,30 +227,19 @@ static void store_thread(void *arg)
 		} else {
 			p->store_done[i] = transfer(p, os, p->store_addr[i], p->store_bytes[i], true);
 		}
-		if (p->store_tile && wants(p, ET_STORE)) {
-			struct etrace_ev ev = p->store_tile[i];
-			ev.cycle = issued;
-			ev.end = p->store_done[i];
-			report(p, &ev);
-		}
+		er_store(p, i, issued);
 		p->sync->xmark[2 * p->lane + 1] = INT64_MAX;
 		os->last_store = max64(os->last_store, p->store_done[i]);
 		p->last_store = max64(p->last_store, p->store_done[i]);
 		if (p->store_last[i])
 			made_available(p, (size_t)p->store_op[i], os->last_store);
-		trace(p, ET_STORED, p->store_done[i], os, 0, p->store_tile ? p->store_tile[i].idx : 0, NULL);
+		er_trace(p, ET_STORED, p->store_done[i], os, 0, p->store_tile ? p->store_tile[i].idx : 0, NULL);
 		b++;
 		p->nstored++;
 		scw_event_notify(p->sync->ev);
 	}
 	p->alive--;
 }
-
-/* A part of a wait charged to one category: cat, on whose behalf (enum operand), and its cycles. */
-struct piece {
-	int cat, opnd;
-	int64_t cycles;
-};
 
 /*
  * Charges the array's wait [from, to) (st->wait_*) to cat. Data that arrived
@@ -577,37 +307,6 @@ done:
 	return np;
 }
 
-/*
- * The event trace's charges of a fold's cycles, from the timer's last end
- * (*tm_end) to its own (array.h): the array's overhead before the wait (ws/is
- * the shift the previous stream did not hide; os, and SCALE-Sim's previous
- * fold, the drain), the wait's shares (pc, np), a SCALE-Sim preload, the
- * stream (compute, the fold's record), a slow port's excess, then a SCALE-Sim
- * drain after the stream. They must add up to the timer's categories.
- */
-static void fold_charges(struct pass *p, const struct opstate *os, const struct array_step *st,
-			 const struct array_fold *f, const struct piece *pc, int np, int64_t *tm_end)
-{
-	bool compat = p->en->cfg->arch.array.scalesim_compat;
-	int ocat = compat || os->s->df == DF_OS ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT;
-	int64_t pre = st->wait_from - *tm_end, shift = st->start - st->wait_to, excess = st->end - st->start - f->t;
-	int64_t post = st->cat[CAT_FILL_DRAIN] - (ocat == CAT_FILL_DRAIN ? pre : 0), x = st->wait_from;
-	static const int cause[3] = { TC_WAIT_A, TC_WAIT_B, TC_WAIT_ACC };
-	SIM_ASSERT(pre >= 0 && shift >= 0 && excess >= 0 && post >= 0);
-	SIM_ASSERT(st->cat[CAT_COMPUTE] == f->t && st->cat[f->stream_cat] == excess);
-	SIM_ASSERT(st->cat[CAT_WEIGHT_SHIFT] == (ocat == CAT_WEIGHT_SHIFT ? pre : 0) + shift);
-	charge(p, os, ocat, ocat == CAT_FILL_DRAIN ? TC_DRAIN : TC_SHIFT, *tm_end, st->wait_from);
-	for (int i = 0; i < np; i++) {
-		charge(p, os, pc[i].cat, cause[pc[i].opnd], x, x + pc[i].cycles);
-		x += pc[i].cycles;
-	}
-	SIM_ASSERT(x == max64(st->wait_to, st->wait_from));
-	charge(p, os, CAT_WEIGHT_SHIFT, TC_SHIFT, st->wait_to, st->start);
-	charge(p, os, f->stream_cat, TC_PORT, st->start + f->t, st->end);
-	charge(p, os, CAT_FILL_DRAIN, TC_DRAIN, st->end, st->end + post);
-	*tm_end = st->end + post;
-}
-
 /* Stream length: T, or longer when a buffer port cannot feed the array's edge; *slow_cat takes the excess. */
 static int64_t stream_cycles(const engine *en, const struct sched *s, const struct tile_ins *f, int *slow_cat)
 {
@@ -655,7 +354,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 	int64_t lbytes[2] = { 0 }, t0 = scw_now(), prev_end = t0, *cat = os->r->cat, nfold = 0, nstore = 0;
 	int64_t tm_end = t0;            /* the trace's charges so far reach here (the timer's last end) */
 	array_timer_init(&tm, &en->cfg->arch.array, s->df, t0);
-	trace_mark(p, t0);
+	er_mark(p, t0);
 	sched_iter_init(&it, s);
 	while (sched_next(&it, &ins)) {
 		if (ins.kind == TI_LOAD) {
@@ -670,12 +369,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			p->store_bytes[i] = ins.bytes;
 			p->store_op[i] = (int32_t)(os - p->st);
 			p->store_last[i] = ins.inst_last && ins.rep == os->o->repeat - 1;
-			if (p->store_tile) {
-				p->store_tile[i] = (struct etrace_ev){ .op = os->o, .opi = (int64_t)(p->i0 + (size_t)(os - p->st)),
-								       .idx = nstore, .rep = ins.rep, .m0 = ins.m0, .n0 = ins.n0,
-								       .m = ins.m, .n = ins.n, .addr = ins.addr, .bytes = ins.bytes,
-								       .out = -1, .kind = ET_STORE, .where = s->onchip[OPND_C] };
-			}
+			er_store_tile(p, os, i, nstore, &ins);
 			nstore++;
 			p->nstores++;
 			scw_sem_give(p->finished, 1);
@@ -704,26 +398,14 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			cat[c] += st.cat[c];
 		np = charge_stall(cat, &st, lbytes, pc);
 		count_sram(os, &ins);
-		if (en->want) {
-			struct etrace_ev ev;
-			trace_gap(p, s->df, prev_end, &st);
-			if (event(p, &ev, ET_FOLD, st.start, os, 0, nfold, &ins)) {
-				ev.t = ins.t;
-				ev.end = st.end;
-				ev.out = ins.last ? st.out : -1;
-				report(p, &ev);
-			}
-			trace_stall(p, f.stream_cat, st.start + f.t, st.end);
-			trace(p, ET_FOLDED, st.end, os, 0, nfold, NULL);
-			if (wants(p, ET_CHARGE))
-				fold_charges(p, os, &st, &f, pc, np, &tm_end);
-		}
+		if (en->want)
+			er_fold(p, os, nfold, &ins, prev_end, &st, &f, pc, np, &tm_end);
 		nfold++;
 		if (en->ticks && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
 			etrace_folds(en->tr, p->i0 + (size_t)(os - p->st), nfold);
 		scw_wait_until(st.end);
 		prev_end = st.end;
-		trace_mark(p, prev_end);
+		er_mark(p, prev_end);
 		for (int i = 0; i < nl; i++) {
 			if (kept(os, lops[i]))
 				continue;
@@ -738,8 +420,8 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			p->block_ready[(p->blocks - 1) % RING] = st.out;
 	}
 	int64_t end = array_timer_end(&tm, cat);
-	trace_stall(p, CAT_FILL_DRAIN, prev_end, end);
-	charge(p, os, CAT_FILL_DRAIN, TC_DRAIN, tm_end, end);
+	er_stall(p, CAT_FILL_DRAIN, prev_end, end);
+	er_charge(p, os, CAT_FILL_DRAIN, TC_DRAIN, tm_end, end);
 	scw_wait_until(end);
 	if (p->chip) {
 		for (int opnd = 0; opnd < 2; opnd++)
@@ -774,26 +456,26 @@ static void vector_body(struct pass *p, struct opstate *os)
 	uint64_t in_addr = sched_base(OPND_A), out_addr = sched_base(OPND_C);
 	int64_t arrive[2] = { 0 }, from = scw_now();
 
-	trace_mark(p, from);
+	er_mark(p, from);
 	cat[CAT_INPUTS] += wait_input(p, os, 0);
 	cat[CAT_INPUTS] += wait_input(p, os, 1);
-	trace_stall(p, CAT_INPUTS, from, scw_now());
-	charge(p, os, CAT_INPUTS, TC_DEP, from, scw_now());
+	er_stall(p, CAT_INPUTS, from, scw_now());
+	er_charge(p, os, CAT_INPUTS, TC_DEP, from, scw_now());
 	for (int64_t i = 0; i < n; i++) {
 		/* Keep one chunk's load in flight ahead of the one being computed. */
 		while (next_load <= i + 1 && next_load < n) {
 			int64_t bytes = share(hbm_in, next_load, n) * eb;
 			int64_t issued = scw_now();      /* a memory that pushes back stalls the inputs */
-			trace_mark(p, issued);
+			er_mark(p, issued);
 			if (hbm_in) {
 				arrive[next_load % 2] = transfer(p, os, in_addr, bytes, false);
-				trace_vxfer(p, os, ET_VLOAD, issued, arrive[next_load % 2], next_load, in_addr, bytes);
+				er_vxfer(p, os, ET_VLOAD, issued, arrive[next_load % 2], next_load, in_addr, bytes);
 			} else {
 				arrive[next_load % 2] = issued;
 			}
 			cat[CAT_INPUTS] += scw_now() - issued;
-			trace_stall(p, CAT_INPUTS, issued, scw_now());
-			charge(p, os, CAT_INPUTS, TC_MEMORY, issued, scw_now());
+			er_stall(p, CAT_INPUTS, issued, scw_now());
+			er_charge(p, os, CAT_INPUTS, TC_MEMORY, issued, scw_now());
 			in_addr += (uint64_t)bytes;
 			os->r->sram_write_bytes[SRAM_INPUTS] += bytes;
 			next_load++;
@@ -801,22 +483,17 @@ static void vector_body(struct pass *p, struct opstate *os)
 		int64_t now = scw_now(), ready = arrive[i % 2];
 		if (ready > now) {
 			cat[CAT_INPUTS] += ready - now;
-			trace_stall(p, CAT_INPUTS, now, ready);
-			charge(p, os, CAT_INPUTS, TC_WAIT_A, now, ready);
+			er_stall(p, CAT_INPUTS, now, ready);
+			er_charge(p, os, CAT_INPUTS, TC_WAIT_A, now, ready);
 			scw_wait_until(ready);
 		}
 		int64_t ops = i < n - 1 ? chunk_ops : o->lane_ops - (n - 1) * chunk_ops;
 		int64_t cyc = vector_cycles(&a->vector, ops);
 		os->r->sram_read_bytes[SRAM_INPUTS] += share(o->in_elems, i, n) * eb;
 		cat[CAT_VECTOR] += cyc;
-		struct etrace_ev ev;
-		if (event(p, &ev, ET_VEC, scw_now(), os, 0, i, NULL)) {
-			ev.n = n;
-			ev.end = cyc > INT64_MAX - scw_now() ? INT64_MAX : scw_now() + cyc;     /* a wait past int64 fails the op */
-			report(p, &ev);
-		}
+		er_vec(p, os, i, n, cyc);
 		scw_wait(cyc);
-		trace(p, ET_VEC_END, scw_now(), os, 0, i, NULL);
+		er_trace(p, ET_VEC_END, scw_now(), os, 0, i, NULL);
 		int64_t out = share(o->out_elems, i, n) * eb;
 		os->r->sram_write_bytes[SRAM_OUTPUTS] += out;
 		os->r->sram_read_bytes[SRAM_OUTPUTS] += out;
@@ -825,13 +502,13 @@ static void vector_body(struct pass *p, struct opstate *os)
 			continue;
 		}
 		int64_t issued = scw_now(), stored;     /* and the outputs */
-		trace_mark(p, issued);
+		er_mark(p, issued);
 		stored = transfer(p, os, out_addr, out, true);
-		trace_vxfer(p, os, ET_VSTORE, issued, stored, i, out_addr, out);
+		er_vxfer(p, os, ET_VSTORE, issued, stored, i, out_addr, out);
 		last_store = max64(last_store, stored);
 		cat[CAT_OUTPUTS] += scw_now() - issued;
-		trace_stall(p, CAT_OUTPUTS, issued, scw_now());
-		charge(p, os, CAT_OUTPUTS, TC_MEMORY, issued, scw_now());
+		er_stall(p, CAT_OUTPUTS, issued, scw_now());
+		er_charge(p, os, CAT_OUTPUTS, TC_MEMORY, issued, scw_now());
 		out_addr += (uint64_t)out;
 	}
 	os->last_store = last_store;
@@ -840,8 +517,8 @@ static void vector_body(struct pass *p, struct opstate *os)
 	made_available(p, (size_t)(os - p->st), avail);
 	if (!p->chip) {
 		cat[CAT_OUTPUTS] += avail - scw_now();
-		trace_stall(p, CAT_OUTPUTS, scw_now(), avail);
-		charge(p, os, CAT_OUTPUTS, TC_STORES, scw_now(), avail);
+		er_stall(p, CAT_OUTPUTS, scw_now(), avail);
+		er_charge(p, os, CAT_OUTPUTS, TC_STORES, scw_now(), avail);
 		scw_wait_until(avail);
 	}
 }
@@ -859,18 +536,14 @@ static void matrix_thread(void *arg)
 			scw_wait_until(y->finish[k - 1]);
 		}
 		int64_t t0 = scw_now();
-		struct etrace_ev ev;
-		trace_mark(p, t0);
-		if (event(p, &ev, ET_OP, t0, os, os->o != NULL, (int64_t)(p->i0 + k), NULL)) {
-			ev.op = &p->ops->v[p->i0 + k];
-			report(p, &ev);
-		}
+		er_mark(p, t0);
+		er_op(p, os, k, t0);
 		if (os->o && os->s)
 			gemm_body(p, os);
 		else if (os->o)
 			vector_body(p, os);
 		os->r->cycles = scw_now() - t0;
-		trace(p, ET_OPEND, scw_now(), os, 0, (int64_t)(p->i0 + k), NULL);
+		er_trace(p, ET_OPEND, scw_now(), os, 0, (int64_t)(p->i0 + k), NULL);
 		y->finish[k] = max64(y->finish[k], scw_now());
 		/* The last array done with op k closes its window, but the last op's, which ends with the stores. */
 		if (--y->fin_left[k] == 0 && k + 1 < p->n)
@@ -878,7 +551,7 @@ static void matrix_thread(void *arg)
 		scw_event_notify(y->ev);
 	}
 	p->matrix_end = scw_now();
-	trace_mark(p, p->matrix_end);
+	er_mark(p, p->matrix_end);
 	p->matrix_done = true;
 	scw_sem_give(p->finished, 1);
 	p->alive--;
@@ -1153,7 +826,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 	if (en->tr) {
 		int64_t cycles = 0;
 		for (int q = 0; q < lanes; q++)
-			trace_stall(lane[q], CAT_OUTPUTS, lane[q]->matrix_end, lane[q]->last_store);
+			er_stall(lane[q], CAT_OUTPUTS, lane[q]->matrix_end, lane[q]->last_store);
 		for (size_t k = 0; k < n; k++)
 			cycles += res[k].cycles;
 		if (etrace_pass_end(en->tr, cycles, e) < 0)
