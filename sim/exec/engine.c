@@ -2,6 +2,8 @@
  * engine.c - the tile program on SystemC threads (see engine.h); what the
  * threads tell the timeline is engine_report.c (engine_int.h: what the two share).
  */
+#include "engine.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -10,12 +10,17 @@
 
 #include "array.h"
 #include "bus.h"
-#include "engine.h"
+#include "config.h"
+#include "err.h"
+#include "lower.h"
 #include "etrace.h"
 #include "memory.h"
 #include "schedule.h"
 #include "scw.h"
 #include "sram.h"
+#include "stats.h"
+
+typedef struct engine engine;       /* as in engine.h, which this does not include: the two halves see its body */
 
 #define RING 16384           /* loads or blocks in flight between two threads: more than the longest
 				drain (R + C - 2 < 8192 blocks at one a cycle) with ideal memory */

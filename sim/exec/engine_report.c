@@ -7,6 +7,8 @@
  * (sync->mark, xmark), and the timeline is flushed only up to the earliest
  * mark of every lane (frontier).
  */
+#include "engine.h"
+
 #include <stdlib.h>
 
 #include "engine_int.h"
