@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analytic.h"
+#include "api.h"
 #include "run.h"
 #include "plan.h"
 #include "schedule.h"
@@ -463,4 +464,12 @@ void th_csv_free(struct th_csv *c)
 	free(c->cell);
 	free(c->text);
 	free(c);
+}
+
+int64_t th_sim_folds(const struct sim *s, const char *what)
+{
+	struct err e = { 0 };
+	int64_t folds, cycles;
+	ck_assert_msg(run_estimate(&s->cfg, &s->ops, &s->opts, &folds, &cycles, &e) == 0, "%s: %s", what, e.msg);
+	return folds;
 }

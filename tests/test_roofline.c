@@ -104,7 +104,6 @@ START_TEST(every_layer_under_its_roof)
 		for (size_t j = 0; j < wg.gl_pathc; j++) {
 			struct sim *s = calloc(1, sizeof *s);
 			struct err e = { 0 };
-			int64_t folds, cycles;
 			char pair[1000];
 			ck_assert(s);
 			snprintf(pair, sizeof pair, "%s x %s", cg.gl_pathv[i], wg.gl_pathv[j]);
@@ -115,9 +114,7 @@ START_TEST(every_layer_under_its_roof)
 			sim_release(s);
 
 			load(s, cg.gl_pathv[i], wg.gl_pathv[j], MODEL_CYCLE, NULL);
-			ck_assert_msg(run_estimate(&s->cfg, &s->ops, &s->opts, &folds, &cycles, &e) == 0, "%s: %s", pair,
-				      e.msg);
-			if (folds > ROOF_MAX_FOLDS) {
+			if (th_sim_folds(s, pair) > ROOF_MAX_FOLDS) {
 				skipped++;
 				sim_release(s);
 				free(s);

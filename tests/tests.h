@@ -109,6 +109,15 @@ int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi);
 /* The whole file at path, NUL-terminated (owned), or fails the test. */
 char *th_slurp(const char *path);
 
+/*
+ * The cycle model's work for the loaded simulation s (run_estimate: fold
+ * instructions and vector chunks), failing the test with what names the
+ * pair when it cannot plan: the suites that run every preset x workload pair
+ * below a bound of work ask this.
+ */
+struct sim;
+int64_t th_sim_folds(const struct sim *s, const char *what);
+
 /* The sum of r's cycles by category (each must be >= 0, or the test fails). */
 int64_t th_cat_sum(const struct result *r);
 
