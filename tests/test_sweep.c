@@ -255,7 +255,8 @@ START_TEST(failing_point_recorded)
 	char *dir = th_tmpdir(), *wl = th_write(dir, "tiny.yaml", tiny), spec[1024], *out, *err, *v[8], *q;
 	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [%s]\naxes:\n"
 		 "  sim.max_folds: [1, 1000000]\n", wl);
-	ck_assert_msg(sweep(dir, spec, "1", &out, &err) == 0, "%s", err);
+	/* A failed point fails the sweep (exit 1; test_sweep_guard.c checks the lines), the others still run. */
+	ck_assert_msg(sweep(dir, spec, "1", &out, &err) == 1, "%s", err);
 	free(out);
 	free(err);
 	/* The same point alone: tpusim run fails with the error the csv must hold. */
@@ -837,7 +838,7 @@ START_TEST(killed_worker_fails_its_point_only)
 	ck_assert_int_eq(kill(w, SIGKILL), 0);
 	int status;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sweep status %d", status);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "sweep status %d (1: a point failed)", status);
 	snprintf(p, sizeof p, "%s/sweep.csv", o);
 	char *csv = th_slurp(p);
 	struct th_csv *t = th_csv("sweep.csv", csv);
@@ -852,6 +853,8 @@ START_TEST(killed_worker_fails_its_point_only)
 	free(dir);
 }
 END_TEST
+
+void sweep_guard_tests(TCase *t);     /* test_sweep_guard.c */
 
 Suite *sweep_suite(void)
 {
@@ -871,6 +874,7 @@ Suite *sweep_suite(void)
 	tcase_add_test(t, stale_temp_files);
 	tcase_add_test(t, reuse_identity);
 	tcase_add_test(t, killed_worker_fails_its_point_only);
+	sweep_guard_tests(t);
 	suite_add_tcase(s, t);
 	return s;
 }
