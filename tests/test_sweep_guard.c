@@ -142,16 +142,19 @@ END_TEST
 
 START_TEST(other_spec_refused)
 {
-	char *dir = th_tmpdir(), spec[512], *out, *err, want[9000];
-	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
+	char *dir = th_tmpdir(), spec[9000], *out, *err, want[9000], cwd[4096];
+	/* Absolute paths: the spec loads from any directory. */
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml]\nworkloads: [%s/configs/workloads/mlp.yaml]\n%s",
+		 cwd, cwd, two);
 	char *a = th_write(dir, "a.yaml", spec), *o = at(dir, "out"), *csv_path = at(o, "sweep.csv");
 	char *rec_path = at(o, "sweep.yaml");
 	ck_assert_int_eq(sw(".", &out, &err, a, "-o", o, NULL), 0);
 	free(out), free(err);
 	char *csv = th_slurp(csv_path);
 	/* One more value: another spec. Each route refuses it and changes nothing. */
-	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n"
-		 "axes:\n  model: [analytic]\n  dataflow: [ws, os, is]\n");
+	snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml]\nworkloads: [%s/configs/workloads/mlp.yaml]\n"
+		 "axes:\n  model: [analytic]\n  dataflow: [ws, os, is]\n", cwd, cwd);
 	char *b = th_write(dir, "b.yaml", spec);
 	snprintf(want, sizeof want, "-o: expected a new directory or one holding this spec's sweep, found \"%s/sweep.yaml\", "
 		 "the record of another spec than \"%s\" (use another -o, or remove that sweep)\n", o, b);
@@ -242,9 +245,11 @@ START_TEST(failed_point_exit_status)
 	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\naxes:\n"
 		 "  sim.max_folds: [1, 1000000]\n");
 	char *s = th_write(dir, "s.yaml", spec), *o = at(dir, "out");
-	char fails[9000];
-	snprintf(fails, sizeof fails, "sweep: expected every point to succeed, found 1 of 2 failed (the error is in "
-		 "%s/sweep.csv's status column; delete its .err file in %s/points to run it again)\n", o, o);
+	char fails[9000], jfails[9000];
+	snprintf(fails, sizeof fails, "sweep: expected every point to succeed, found 1 of 2 failed (its error is in "
+		 "%s/sweep.csv's status column and in its .err file in %s/points: delete that to run it again)\n", o, o);
+	snprintf(jfails, sizeof jfails, "sweep: expected every point to succeed, found 1 of 2 failed (its error is in "
+		 "its .err file in %s/points: delete that to run it again)\n", o);
 	for (int round = 0; round < 2; round++) {
 		ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 1);
 		snprintf(want, sizeof want, "\nwrote %s/sweep.csv: 2 points, 1 ok, 1 failed\n", o);
@@ -256,7 +261,7 @@ START_TEST(failed_point_exit_status)
 	snprintf(want, sizeof want, "\nran points 0-1 of 2 into %s/points, 1 failed; tpusim sweep --merge %s builds "
 		 "sweep.csv\n", o, o);
 	ck_assert_msg(strlen(out) > strlen(want) && !strcmp(out + strlen(out) - strlen(want), want), "%s", out);
-	ck_assert_str_eq(err, fails);
+	ck_assert_str_eq(err, jfails);
 	free(out), free(err);
 	ck_assert_int_eq(sw("/", &out, &err, "--merge", o, NULL), 1);
 	snprintf(want, sizeof want, "wrote %s/sweep.csv: 2 points, 1 ok, 1 failed, 0 missing\n", o);
@@ -407,8 +412,10 @@ END_TEST
  */
 START_TEST(emit_lines_cannot_split)
 {
-	char *dir = th_tmpdir(), spec[512], *out, *err, want[9000], exe[4096];
-	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
+	char *dir = th_tmpdir(), spec[9000], *out, *err, want[9000], exe[4096], cwd[4096];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml]\nworkloads: [%s/configs/workloads/mlp.yaml]\n%s",
+		 cwd, cwd, two);
 	char *s = th_write(dir, "s.yaml", spec), *nl = at(dir, "x\n$(touch PWNED)\ny");
 	ck_assert_int_eq(sw(".", &out, &err, s, "-o", nl, "--emit", "parallel", NULL), 2);
 	snprintf(want, sizeof want, "-o: expected a directory whose absolute path fits on a line of jobs.txt (no line "
@@ -427,8 +434,7 @@ START_TEST(emit_lines_cannot_split)
 	free(out), free(err);
 	ck_assert_int_ne(access(o, F_OK), 0);
 	/* A directory named as a command: one quoted line per job, run by sh as GNU parallel would, runs no command. */
-	char *cmd = at(dir, "$(touch PWNED)"), cwd[4096];
-	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	char *cmd = at(dir, "$(touch PWNED)");
 	ck_assert_ptr_nonnull(realpath(th_tpusim(), exe));
 	ck_assert_int_eq(sw(".", &out, &err, s, "-o", cmd, "--emit", "parallel", NULL), 0);
 	free(out), free(err);

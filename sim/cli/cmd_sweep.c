@@ -94,7 +94,7 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 	struct sweep *sw;
 	struct sweep_view view = { isatty(STDOUT_FILENO), 0 };
 	char *text = NULL;
-	size_t missing = 0;
+	size_t missing = 0, failed = 0;
 	int rc;
 
 	/* sweep --plot DIR: the option first, then the directory, nothing else. */
@@ -146,25 +146,41 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 		return -1;
 	}
 	if (merge)
-		rc = sweep_merge(sw, merge, &text, &missing, e);
+		rc = sweep_merge(sw, merge, &text, &missing, &failed, e);
 	else if (emit)
 		rc = sweep_emit(sw, dir, (enum sweep_engine)a->emit, (size_t)a->chunk, &text, e);
 	else if (points)
-		rc = sweep_run_points(sw, dir, (int)a->jobs, sweep_progress, &view, e);
+		rc = sweep_run_points(sw, dir, (int)a->jobs, sweep_progress, &view, &failed, e);
 	else
-		rc = sweep_run(sw, dir, (int)a->jobs, sweep_progress, &view, e);
-	if (rc == 0 && text)
+		rc = sweep_run(sw, dir, (int)a->jobs, sweep_progress, &view, &failed, e);
+	if (rc == 0 && text) {
 		fputs(text, stdout);
-	else if (rc == 0 && points)
-		printf("ran points %lld-%lld of %zu into %s/points; tpusim sweep --merge %s builds sweep.csv\n", first, last,
-		       sw->npoints, cli_shown(0, dir), cli_shown(1, dir));
-	else if (rc == 0)
-		printf("wrote %s/sweep.csv (%zu points)\n", cli_shown(0, dir), sw->npoints);
+	} else if (rc == 0 && points) {
+		char nf[40] = "";
+		if (failed)
+			snprintf(nf, sizeof nf, ", %zu failed", failed);
+		printf("ran points %lld-%lld of %zu into %s/points%s; tpusim sweep --merge %s builds sweep.csv\n", first,
+		       last, sw->npoints, cli_shown(0, dir), nf, cli_shown(1, dir));
+	} else if (rc == 0) {
+		printf("wrote %s/sweep.csv: %zu points, %zu ok, %zu failed\n", cli_shown(0, dir), sw->npoints,
+		       sw->npoints - failed, failed);
+	}
+	/* Missing points first: their jobs are still to run. Then failed ones: exit status 1. */
+	fflush(stdout);
 	if (rc == 0 && missing) {
-		fflush(stdout);
 		fprintf(stderr, "sweep: expected every point to have a result, found %zu of %zu missing (run their jobs, "
 			"then merge again)\n", missing, sw->npoints);
 		rc = 4;
+	} else if (rc == 0 && failed) {
+		const char *d = cli_shown(0, merge ? merge : dir);
+		bool one = failed == 1;
+		fprintf(stderr, "sweep: expected every point to succeed, found %zu of %zu failed (%s in ", failed,
+			points ? (size_t)(last - first + 1) : sw->npoints, one ? "its error is" : "their errors are");
+		if (!points)
+			fprintf(stderr, "%s/sweep.csv's status column and in ", d);
+		fprintf(stderr, "%s .err file%s in %s/points: delete %s to run %s again)\n", one ? "its" : "their",
+			one ? "" : "s", d, one ? "that" : "those", one ? "it" : "them");
+		rc = 1;
 	}
 	free(text);
 	sweep_release(sw);

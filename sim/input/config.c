@@ -196,14 +196,26 @@ void config_presets(char *buf, size_t size)
 
 int config_find(const char *name, char *path, size_t size, struct err *e)
 {
-	char dirs[PRESET_DIRS][PATH_MAX], list[2048];
+	return config_find_in(NULL, name, path, size, e);
+}
+
+int config_find_in(const char *base, const char *name, char *path, size_t size, struct err *e)
+{
+	char dirs[PRESET_DIRS][PATH_MAX], list[2048], under[PATH_MAX];
+	const char *file = name;
 	struct stat st;
 	int n;
-	snprintf(path, size, "%s", name);
+	if (base && name[0] != '/') {
+		if (snprintf(under, sizeof under, "%s/%s", base, name) >= (int)sizeof under)
+			return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a path of at most %d bytes, found more",
+				      PATH_MAX - 1);
+		file = under;
+	}
+	snprintf(path, size, "%s", file);
 	/* A file of that name wins; a directory of that name (say, an earlier -o tpu_v1) does not hide the preset. */
 	if (!preset_name(name))
 		return 0;
-	bool dir = stat(name, &st) == 0;
+	bool dir = stat(file, &st) == 0;
 	if (dir ? !S_ISDIR(st.st_mode) : errno != ENOENT)
 		return 0;
 	n = preset_dirs(dirs);
@@ -212,7 +224,7 @@ int config_find(const char *name, char *path, size_t size, struct err *e)
 		    S_ISREG(st.st_mode))
 			return 0;
 	}
-	snprintf(path, size, "%s", name);
+	snprintf(path, size, "%s", file);
 	if (dir)
 		return 0;       /* no preset of that name: the directory, which the loader refuses as such */
 	config_presets(list, sizeof list);

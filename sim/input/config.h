@@ -88,6 +88,9 @@ void config_init(struct config *c);
  */
 int config_find(const char *name, char *path, size_t size, struct err *e);
 
+/* As config_find, with a relative name's file looked for under base (NULL: the working directory): a sweep's record. */
+int config_find_in(const char *base, const char *name, char *path, size_t size, struct err *e);
+
 /* The presets, "edge_32x32, ..., tpu_v5e, energy/horowitz_45nm, memory/hbm3, ...", in buf; "" when none is found. */
 void config_presets(char *buf, size_t size);
 

@@ -43,6 +43,11 @@
  *                      paths (configs, workloads) are resolved from, then a
  *                      line break
  *
+ * Every relative path of a spec is from the working directory the sweep was
+ * started in (never the spec's own directory), on every route: a config item
+ * as -c takes it (a file there of that name, else a preset of that name), a
+ * workload as the file there. A merge resolves them from sweep.cwd.
+ *
  * A copy, not the spec's path: jobs waiting in a queue and a merge later all
  * see the spec that was checked, whatever happens to the original. The config
  * and workload files are read again from their places, and must not change
@@ -141,20 +146,31 @@ struct sweep_progress {
 /*
  * Runs the points not done yet in jobs worker processes (1..64), calling
  * progress (may be NULL) in this process, then writes DIR/sweep.csv. A point
- * that fails is recorded in its .err file and in the csv; that is not an
- * error of the sweep. Writes the record first. Needs every point loaded.
- * Returns 0, or -1 with e set (an output that cannot be written, a worker
- * that died).
+ * that fails is recorded in its .err file and in the csv, and counted in
+ * *failed (with those found failed); the others go on. Done means a point
+ * file that is a record: any other file in its place (not a regular file, or
+ * not what a run writes) is run again and replaced.
+ *
+ * The directory. The record is written first, or, when DIR holds one, must
+ * be this spec's (its bytes) from this working directory: another spec's
+ * sweep is an input error, and nothing there changes. DIR/sweep.lock (flock)
+ * is held for the whole run, alone; a directory another process holds (a
+ * sweep, --points jobs, a merge) is an input error. Needs every point
+ * loaded. Returns 0, or -1 with e set (those, an output that cannot be
+ * written, a worker that died).
  */
 int sweep_run(const struct sweep *sw, const char *dir, int jobs,
-	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e);
+	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, size_t *failed, struct err *e);
 
 /*
  * As sweep_run for the points loaded (sw->first..sw->last), and without
  * sweep.csv: what one job of many runs. progress counts those points only.
+ * The lock is shared: many jobs run in one DIR at once, and a merge beside
+ * them; a whole sweep or an emit does not.
  */
 int sweep_run_points(const struct sweep *sw, const char *dir, int jobs,
-		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e);
+		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, size_t *failed,
+		     struct err *e);
 
 /*
  * sweep.csv (sweep_csv.c), built from the point files only: a header, then
@@ -191,7 +207,8 @@ extern const char *const sweep_engine_names[];  /* "parallel", "slurm", NULL */
 
 /*
  * Writes the jobs of a sweep with every point loaded, runs nothing: creates
- * DIR and DIR/points, writes the record, then chunks of `chunk` points
+ * DIR and DIR/points, writes the record (checked and locked as by
+ * sweep_run), then chunks of `chunk` points
  * (0: SWEEP_CHUNK_DEFAULT, raised so that there are at most SWEEP_MAX_CHUNKS),
  * each one command
  *
@@ -199,7 +216,9 @@ extern const char *const sweep_engine_names[];  /* "parallel", "slurm", NULL */
  *
  * with absolute paths (the binary is /proc/self/exe), so that a job runs the
  * same from any directory or host that sees the same paths.
- * SWEEP_PARALLEL: DIR/jobs.txt, one command a line, for GNU parallel.
+ * SWEEP_PARALLEL: DIR/jobs.txt, one command a line, for GNU parallel, which
+ * runs each line with a shell: a path with a line break (or another control
+ * character) is an input error, before anything is created.
  * SWEEP_SLURM: DIR/sweep.sbatch, a job array (task K runs chunk K) logging to
  * DIR/logs/%A_%a.out; DIR/logs is created.
  * *howto (owned) gets the lines to print: what was written and the commands
@@ -210,13 +229,15 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 
 /*
  * Writes DIR/sweep.csv from the point files there (a point without one has
- * status "missing") for a sweep with every point loaded (sweep_open). *report
- * (owned) gets the lines to print: the counts, then the first
- * SWEEP_MERGE_LIST missing points (index, the workload and axis values, the
- * point file's stem) and "... and N more". *missing gets their number.
- * Returns 0 (missing points are not an error here: the caller decides), or
- * -1 with e set.
+ * status "missing") for a sweep with every point loaded (sweep_open), with
+ * DIR's lock shared (sweep_run_points). *report (owned) gets the lines to
+ * print: the counts, then the first SWEEP_MERGE_LIST missing points (index,
+ * the workload and axis values, the point file's stem) and "... and N more".
+ * *missing and *failed get their numbers. A point file that is not a record
+ * is an input error at its place. Returns 0 (missing and failed points are
+ * not an error here: the caller decides), or -1 with e set.
  */
-int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *missing, struct err *e);
+int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *missing, size_t *failed,
+		struct err *e);
 
 #endif

@@ -6,9 +6,11 @@
 #include "sweep_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fsx.h"
@@ -43,59 +45,108 @@ void sweep_csv_names(const char *sep, char *buf, size_t size)
 				      k < SWEEP_CSV_NCOLS ? sweep_csv_cols[k].name : SWEEP_CSV_STATUS);
 }
 
-/* The number at key in t, as written, into out. */
-static int total_num(const struct ynode *t, const char *key, char *out, size_t size)
-{
-	const struct ynode *v = ynode_get(t, key);
-	if (!v || v->kind != Y_SCALAR || v->quoted || !*v->str)
-		return -1;
-	snprintf(out, size, "%s", v->str);
-	return 0;
-}
-
-/* Column k of the total t into row: the field's text, or its value / div. */
-static int column_read(const struct ynode *t, int k, struct sweep_row *row)
+/*
+ * Column k of the total t into row: the field's text, or its value / div.
+ * A record says each as the run wrote it: a count a whole number of at
+ * least 0 (RF_COUNT), a metric a finite number of at least 0; anything else
+ * is not a record (a file that was edited, or not written by a run).
+ */
+static int column_read(const struct ynode *t, int k, struct sweep_row *row, struct err *e)
 {
 	const struct sweep_csv_col *c = &sweep_csv_cols[k];
 	const struct result_field *f = result_field_find(c->field);
-	char *out = row->val[k];
+	const struct ynode *v = ynode_get(t, f->name);
+	char *out = row->val[k], *end, key[80], found[100];
 	SIM_ASSERT(f && f->n == 1 && f->reported);
-	if (total_num(t, f->name, out, sizeof row->val[k]) < 0)
-		return -1;
+	snprintf(key, sizeof key, "total.%s", f->name);
+	if (!v)
+		return err_at(e, t->pos, key, "expected a point's total, found none");
+	const char *x = v->str;
+	bool ok = v->kind == Y_SCALAR && !v->quoted && *x && strlen(x) < sizeof row->val[k];
+	errno = 0;
+	if (ok && f->kind == RF_COUNT) {
+		long long n = strtoll(x, &end, 10);
+		ok = !*end && !errno && n >= 0 && x[0] != '+';
+	} else if (ok) {
+		double d = strtod(x, &end);
+		ok = !*end && !errno && isfinite(d) && d >= 0 && strspn(x, "0123456789.eE+-") == strlen(x);
+	}
+	if (!ok)
+		return err_at(e, v->pos, key, "expected %s, found %s",
+			      f->kind == RF_COUNT ? "a count (a whole number of at least 0)" : "a finite number of at least 0",
+			      ynode_describe(v, found, sizeof found));
+	snprintf(out, sizeof row->val[k], "%s", x);
 	if (c->div != 1)
-		snprintf(out, sizeof row->val[k], "%.17g", strtod(out, NULL) / c->div);
+		snprintf(out, sizeof row->val[k], "%.17g", strtod(x, NULL) / c->div);
 	return 0;
 }
 
-enum sweep_status sweep_row_read(const char *dir, uint64_t h, struct sweep_row *row)
+/*
+ * A point file's text, if there is one (1), none (0), or one that is not a
+ * regular file (-1, e set: a FIFO, a device, a directory, a link are never
+ * opened as records: nothing a run writes).
+ */
+static int point_file(const char *path, char **text, size_t *len, struct err *e)
+{
+	struct stat st;
+	struct pos whole = { path, 0, 0 };
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : err_at(e, whole, NULL, "expected a point's record, found %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return err_at(e, whole, NULL, "expected a point's record, a regular file, found %s",
+			      S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ? "a symbolic link" :
+			      "a FIFO or another special file");
+	return (*text = sweep_slurp(path, len, whole, NULL, e)) ? 1 : -1;
+}
+
+/* The .json record's columns into row. */
+static int json_read(const char *path, const char *text, struct sweep_row *row, struct err *e)
+{
+	/* The totals come before the layers in summary.json: the parse ends there. */
+	const struct ydoc_stream upto = { "layers", NULL, NULL, true };
+	struct ydoc *d = ydoc_parse_json_stream(path, text, &upto, e);
+	int rc = -1;
+	if (d) {
+		const struct ynode *t = d->root && d->root->kind == Y_MAP ? ynode_get(d->root, "total") : NULL;
+		struct pos whole = { path, 0, 0 };
+		rc = t && t->kind == Y_MAP ? 0 : err_at(e, d->root ? d->root->pos : whole, "total",
+							 "expected a point's totals (a summary.json), found none");
+		for (int k = 0; rc == 0 && k < SWEEP_CSV_NCOLS; k++)
+			rc = column_read(t, k, row, e);
+	}
+	ydoc_free(d);
+	return rc;
+}
+
+/* The .err record: one line of text, its line break at the end, into row. */
+static int err_read(const char *path, char *text, size_t len, struct sweep_row *row, struct err *e)
+{
+	size_t n = len && text[len - 1] == '\n' ? len - 1 : len, nl = strcspn(text, "\n");
+	if (n == 0 || nl < n || strlen(text) != len)
+		return err_at(e, (struct pos){ path, nl < n ? 2 : 1, 1 }, NULL, "expected one line, the point's error, "
+			      "found %s", n == 0 ? "none" : nl < n ? "more" : "a NUL byte");
+	text[n] = 0;
+	snprintf(row->err, sizeof row->err, "%s", text);
+	return 0;
+}
+
+enum sweep_status sweep_row_read(const char *dir, uint64_t h, struct sweep_row *row, struct err *e)
 {
 	char path[LIMIT_PATH_BUF], stem[17], *text;
 	size_t len;
-	struct err e = { 0 };
-	struct pos none = { "", 0, 0 };
+	int rc;
 	sweep_hash_text(h, stem);
 	snprintf(path, sizeof path, "%s/points/%s.json", dir, stem);
-	if (access(path, F_OK) == 0 && (text = sweep_slurp(path, &len, none, NULL, &e))) {
-		/* The totals come before the layers in summary.json: the parse ends there. */
-		const struct ydoc_stream upto = { "layers", NULL, NULL, true };
-		struct ydoc *d = ydoc_parse_json_stream(path, text, &upto, &e);
-		const struct ynode *t = d && d->root && d->root->kind == Y_MAP ? ynode_get(d->root, "total") : NULL;
-		bool ok = t && t->kind == Y_MAP;
-		for (int k = 0; ok && k < SWEEP_CSV_NCOLS; k++)
-			ok = column_read(t, k, row) == 0;
-		ydoc_free(d);
-		free(text);
-		if (ok)
-			return SWEEP_OK;
+	if ((rc = point_file(path, &text, &len, e)) != 0) {
+		if (rc > 0)
+			rc = json_read(path, text, row, e), free(text);
+		return rc == 0 ? SWEEP_OK : SWEEP_INVALID;
 	}
 	snprintf(path, sizeof path, "%s/points/%s.err", dir, stem);
-	if (access(path, F_OK) == 0 && (text = sweep_slurp(path, &len, none, NULL, &e))) {
-		while (len && text[len - 1] == '\n')
-			text[--len] = 0;
-		snprintf(row->err, sizeof row->err, "%s", text);
-		free(text);
-		if (len)
-			return SWEEP_FAILED;
+	if ((rc = point_file(path, &text, &len, e)) != 0) {
+		if (rc > 0)
+			rc = err_read(path, text, len, row, e), free(text);
+		return rc == 0 ? SWEEP_FAILED : SWEEP_INVALID;
 	}
 	return SWEEP_MISSING;
 }
@@ -129,7 +180,13 @@ int sweep_csv_write(const struct sweep *sw, const char *dir, unsigned char *st_o
 	for (size_t p = 0; p < sw->npoints; p++) {
 		size_t vidx[SWEEP_MAX_AXES];
 		int widx;
-		enum sweep_status st = sweep_row_read(dir, sw->hash[p], row);
+		enum sweep_status st = sweep_row_read(dir, sw->hash[p], row, e);
+		if (st == SWEEP_INVALID) {
+			fclose(f);
+			free(text);
+			free(row);
+			return -1;
+		}
 		if (st_out)
 			st_out[p] = (unsigned char)st;
 		sweep_point(sw, p, &widx, vidx);

@@ -88,43 +88,41 @@ static int slurm_path_check(const char *dir, struct err *e)
 	return 0;
 }
 
-int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine, size_t chunk, char **howto,
-	       struct err *e)
+/*
+ * Whether path can be put on a line of jobs.txt: GNU parallel reads a job a
+ * line, so a line break would split a job, and what follows it would run as
+ * a command of its own. Control characters are refused with it: none
+ * belongs in a path a job names. what: "-o: expected a directory", ...
+ */
+static int one_line(const char *what, const char *path, struct err *e)
 {
-	char absdir[LIMIT_PATH_BUF], exe[LIMIT_PATH_BUF], cwd[LIMIT_PATH_BUF], path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
-	struct mtext job = { 0 }, how = { 0 };
-	ssize_t n;
-	size_t nchunks, last = sw->npoints - 1;
+	char q[LIMIT_QUOTE_BUF];
+	for (const char *c = path; *c; c++)
+		if ((unsigned char)*c < ' ' || *c == 0x7f)
+			return err_input(e, "%s whose %spath fits on a line of jobs.txt (no line break or other control "
+					 "character), found \"%s\"", what, strncmp(what, "-o", 2) ? "" : "absolute ",
+					 err_quote(q, sizeof q, path, LIMIT_PATH));
+	return 0;
+}
 
-	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
-	*howto = NULL;
-	if (!chunk) {
-		chunk = SWEEP_CHUNK_DEFAULT;
-		if ((sw->npoints + chunk - 1) / chunk > SWEEP_MAX_CHUNKS)
-			chunk = (sw->npoints + SWEEP_MAX_CHUNKS - 1) / SWEEP_MAX_CHUNKS;
-	}
-	nchunks = (sw->npoints + chunk - 1) / chunk;
-	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0 || (size_t)n >= sizeof exe - 1)
-		return err_sim(e, "sweep: expected the path of this program in /proc/self/exe, found %s",
-			       n < 0 ? strerror(errno) : "none");
-	exe[n] = 0;
-	if (sw->base)
-		snprintf(cwd, sizeof cwd, "%s", sw->base);
-	else if (!getcwd(cwd, sizeof cwd))
-		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
-	/* Before anything is created, as DIR will be seen from the working directory; then as it is. */
-	snprintf(absdir, sizeof absdir, "%s%s%s", dir[0] == '/' ? "" : cwd, dir[0] == '/' ? "" : "/", dir);
-	if (engine == SWEEP_SLURM && slurm_path_check(absdir, e) < 0)
-		return -1;
-	if (sweep_dir_prepare(sw, dir, e) < 0)
-		return -1;
+/* Writes the jobs (see sweep_emit) into dir, whose lock is held. */
+static int emit_jobs(const struct sweep *sw, const char *dir, enum sweep_engine engine, size_t chunk, size_t nchunks,
+		     const char *exe, const char *cwd, struct err *e)
+{
+	char absdir[LIMIT_PATH_BUF], path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
+	struct mtext job = { 0 };
+	size_t last = sw->npoints - 1;
+	errno = 0;
 	if (!realpath(dir, absdir) || strlen(absdir) > LIMIT_OUT_PATH)
 		return err_input(e, "-o: expected a directory with an absolute path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found \"%s\" "
 				 "(%s)", err_quote(q, sizeof q, dir, LIMIT_PATH), strerror(errno ? errno : ENAMETOOLONG));
+	/* As it is now, links resolved: checked again. */
 	if (engine == SWEEP_SLURM) {
 		snprintf(path, sizeof path, "%s/logs", absdir);
 		if (slurm_path_check(absdir, e) < 0 || sweep_make_dir(path, e) < 0)
 			return -1;
+	} else if (one_line("-o: expected a directory", absdir, e) < 0) {
+		return -1;
 	}
 	if (!(job.f = open_memstream(&job.text, &job.len)))
 		return err_nomem(e, NULL);
@@ -159,6 +157,48 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 	free(job.text);
 	if (rc < 0 || (engine == SWEEP_SLURM && chmod(path, 0755) < 0))
 		return fsx_write_error(e, "-o", path, errno);
+	return 0;
+}
+
+int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine, size_t chunk, char **howto,
+	       struct err *e)
+{
+	char absdir[LIMIT_PATH_BUF], exe[LIMIT_PATH_BUF], cwd[LIMIT_PATH_BUF];
+	struct mtext how = { 0 };
+	ssize_t n;
+	int lock;
+	size_t nchunks;
+
+	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
+	*howto = NULL;
+	if (!chunk) {
+		chunk = SWEEP_CHUNK_DEFAULT;
+		if ((sw->npoints + chunk - 1) / chunk > SWEEP_MAX_CHUNKS)
+			chunk = (sw->npoints + SWEEP_MAX_CHUNKS - 1) / SWEEP_MAX_CHUNKS;
+	}
+	nchunks = (sw->npoints + chunk - 1) / chunk;
+	if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0 || (size_t)n >= sizeof exe - 1)
+		return err_sim(e, "sweep: expected the path of this program in /proc/self/exe, found %s",
+			       n < 0 ? strerror(errno) : "none");
+	exe[n] = 0;
+	if (sw->base)
+		snprintf(cwd, sizeof cwd, "%s", sw->base);
+	else if (!getcwd(cwd, sizeof cwd))
+		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
+	/* Before anything is created, as DIR will be seen from the working directory; then as it is. */
+	snprintf(absdir, sizeof absdir, "%s%s%s", dir[0] == '/' ? "" : cwd, dir[0] == '/' ? "" : "/", dir);
+	if (engine == SWEEP_SLURM && slurm_path_check(absdir, e) < 0)
+		return -1;
+	if (engine == SWEEP_PARALLEL && (one_line("sweep: expected a working directory", cwd, e) < 0 ||
+					 one_line("-o: expected a directory", absdir, e) < 0 ||
+					 one_line("sweep: expected this program at a path", exe, e) < 0))
+		return -1;
+	if ((lock = sweep_dir_prepare(sw, dir, SWEEP_ALONE, e)) < 0)
+		return -1;
+	int rc = emit_jobs(sw, dir, engine, chunk, nchunks, exe, cwd, e);
+	close(lock);
+	if (rc < 0)
+		return -1;
 
 	if (!(how.f = open_memstream(&how.text, &how.len)))
 		return err_nomem(e, NULL);
@@ -200,19 +240,28 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 	return 0;
 }
 
-int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *missing, struct err *e)
+int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *missing, size_t *failed,
+		struct err *e)
 {
 	struct mtext r = { 0 };
 	size_t nst[3] = { 0 }, listed = 0;
 	unsigned char *st;
 	char q[LIMIT_QUOTE_BUF];
+	int lock, rc;
 
 	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
 	*report = NULL;
-	*missing = 0;
+	*missing = *failed = 0;
 	if (!(st = malloc(sw->npoints)))
 		return err_nomem(e, NULL);
-	if (sweep_csv_write(sw, dir, st, e) < 0 || !(r.f = open_memstream(&r.text, &r.len))) {
+	/* Beside --points jobs that still run (what is done so far), never beside a whole sweep. */
+	if ((lock = sweep_lock(dir, SWEEP_SHARED, "--merge", e)) < 0) {
+		free(st);
+		return -1;
+	}
+	rc = sweep_csv_write(sw, dir, st, e);
+	close(lock);
+	if (rc < 0 || !(r.f = open_memstream(&r.text, &r.len))) {
 		free(st);
 		return e->kind != ERR_NONE ? -1 : err_nomem(e, NULL);
 	}
@@ -245,5 +294,6 @@ int sweep_merge(const struct sweep *sw, const char *dir, char **report, size_t *
 		return -1;
 	*report = r.text;
 	*missing = nst[SWEEP_MISSING];
+	*failed = nst[SWEEP_FAILED];
 	return 0;
 }

@@ -24,11 +24,26 @@ int sweep_request(const struct sweep *sw, size_t p, struct sim_request *rq, int 
 /* mkdir path (one level) unless it is a writable directory already; an input error naming -o otherwise. */
 int sweep_make_dir(const char *path, struct err *e);
 
-/* Creates dir and dir/points, writes the record (sweep.h), removes stale temporary files there. */
-int sweep_dir_prepare(const struct sweep *sw, const char *dir, struct err *e);
+/*
+ * How a process uses a sweep's directory, held as a lock on DIR/sweep.lock
+ * (flock) for as long as it does: a whole sweep or an emit alone, --points
+ * jobs (many, on many hosts) and merges together.
+ */
+enum sweep_use { SWEEP_ALONE, SWEEP_SHARED };
+#define SWEEP_LOCK "sweep.lock"
 
-/* What a point's files say. */
-enum sweep_status { SWEEP_MISSING, SWEEP_OK, SWEEP_FAILED };
+/* Takes dir's lock for use: its descriptor, to close when done, or -1 with e set (in use: an input error naming opt). */
+int sweep_lock(const char *dir, enum sweep_use use, const char *opt, struct err *e);
+
+/*
+ * Creates dir and dir/points, takes dir's lock, checks the record there or
+ * writes it (sweep.h), removes stale temporary files. Returns the lock's
+ * descriptor, or -1 with e set (another spec's record: an input error).
+ */
+int sweep_dir_prepare(const struct sweep *sw, const char *dir, enum sweep_use use, struct err *e);
+
+/* What a point's files say; SWEEP_INVALID: a file there that is not a point's record (not done). */
+enum sweep_status { SWEEP_MISSING, SWEEP_OK, SWEEP_FAILED, SWEEP_INVALID };
 
 /* A point's row of sweep.csv after the axes, as text, from its file. */
 struct sweep_row {
@@ -36,10 +51,17 @@ struct sweep_row {
 	char err[ERR_MSG_MAX];          /* SWEEP_FAILED: the .err file's line */
 };
 
-/* Reads the files of the point named h in dir/points: its status, and row filled as it says. */
-enum sweep_status sweep_row_read(const char *dir, uint64_t h, struct sweep_row *row);
+/*
+ * Reads the files of the point named h in dir/points: its status, and row
+ * filled as it says; SWEEP_INVALID with e set at the file's place that is
+ * not a record.
+ */
+enum sweep_status sweep_row_read(const char *dir, uint64_t h, struct sweep_row *row, struct err *e);
 
-/* Writes dir/sweep.csv from the point files; each point's status in st (NULL, or npoints entries). */
+/*
+ * Writes dir/sweep.csv from the point files; each point's status in st (NULL,
+ * or npoints entries). A point file that is not a record is its error.
+ */
 int sweep_csv_write(const struct sweep *sw, const char *dir, unsigned char *st, struct err *e);
 
 #endif

@@ -23,19 +23,26 @@
 #include "fsx.h"
 #include "opcache.h"
 
+/* The file of point p that ends in ext ("json", "err") into path. */
+static void point_path(const struct sweep *sw, size_t p, const char *dir, const char *ext, char *path, size_t size)
+{
+	char stem[17];
+	sweep_hash_text(sw->hash[p], stem);
+	snprintf(path, size, "%s/points/%s.%s", dir, stem, ext);
+}
+
 /*
- * Runs point p and writes its file; returns SWEEP_OK or SWEEP_FAILED, or -1 when the
- * file cannot be written. cache: the worker's results of ops (opcache.h), or
- * NULL when reuse is off.
+ * Runs point p and writes its file; returns SWEEP_OK or SWEEP_FAILED, or -1 with
+ * errno when the file cannot be written (*json: whether it was the .json).
+ * cache: the worker's results of ops (opcache.h), or NULL when reuse is off.
  */
-static int point_run(const struct sweep *sw, size_t p, const char *dir, struct opcache *cache)
+static int point_run(const struct sweep *sw, size_t p, const char *dir, struct opcache *cache, bool *json)
 {
 	struct sim_request rq;
 	struct sim *s = calloc(1, sizeof *s);
 	struct err e = { 0 };
-	char path[LIMIT_PATH_BUF], stem[17], *text = NULL;
+	char path[LIMIT_PATH_BUF], *text = NULL;
 	int widx, rc;
-	sweep_hash_text(sw->hash[p], stem);
 	if (!s)
 		err_nomem(&e, NULL);
 	else if (sweep_request(sw, p, &rq, &widx, &e) == 0 && (rq.cache = cache, rq.no_reuse = sw->no_reuse,
@@ -45,10 +52,12 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 		sim_release(s);
 	}
 	free(s);
-	if (text) {
-		snprintf(path, sizeof path, "%s/points/%s.json", dir, stem);
+	if ((*json = text != NULL)) {
+		point_path(sw, p, dir, "json", path, sizeof path);
 		rc = fsx_write_atomic(path, text, strlen(text)) < 0 ? -1 : SWEEP_OK;
+		int er = errno;
 		free(text);
+		errno = er;
 		return rc;
 	}
 	for (char *c = e.msg; *c; c++)
@@ -56,17 +65,21 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 			*c = ' ';
 	size_t n = strlen(e.msg);
 	e.msg[n < ERR_MSG_MAX - 1 ? n : ERR_MSG_MAX - 2] = '\n';
-	snprintf(path, sizeof path, "%s/points/%s.err", dir, stem);
+	point_path(sw, p, dir, "err", path, sizeof path);
 	return fsx_write_atomic(path, e.msg, strlen(e.msg)) < 0 ? -1 : SWEEP_FAILED;
 }
 
-/* What a worker tells the sweep: it starts a point, or has finished one (ok or failed). */
-enum { M_START, M_OK, M_FAILED };
+/*
+ * What a worker tells the sweep: it starts a point, has finished one (ok or
+ * failed), or could not write its file (the .json or the .err; err: errno).
+ */
+enum { M_START, M_OK, M_FAILED, M_UNWRITTEN_JSON, M_UNWRITTEN_ERR };
 
 struct done_msg {
 	uint32_t point;
 	uint16_t worker;
 	uint16_t what;
+	int32_t err;
 };
 
 /*
@@ -94,12 +107,16 @@ static void worker(const struct sweep *sw, const char *dir, int jobs, int w, con
 	for (size_t p = sw->first; p <= sw->last; p++) {
 		if (done[p] || (p - sw->first) / chunk % (size_t)jobs != (size_t)w)
 			continue;
-		struct done_msg m = { (uint32_t)p, (uint16_t)w, M_START };
+		struct done_msg m = { (uint32_t)p, (uint16_t)w, M_START, 0 };
+		bool json;
 		if (write(fd, &m, sizeof m) != (ssize_t)sizeof m)
 			_exit(1);
-		int rc = point_run(sw, p, dir, cache);
-		if (rc < 0)
-			_exit(1);
+		int rc = point_run(sw, p, dir, cache, &json);
+		if (rc < 0) {
+			m.what = json ? M_UNWRITTEN_JSON : M_UNWRITTEN_ERR;
+			m.err = errno;
+			_exit(write(fd, &m, sizeof m) == (ssize_t)sizeof m ? 2 : 1);
+		}
 		m.what = rc == SWEEP_FAILED ? M_FAILED : M_OK;
 		if (write(fd, &m, sizeof m) != (ssize_t)sizeof m)
 			_exit(1);
@@ -114,9 +131,12 @@ static double since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-/* Runs the loaded points not done yet (see sweep_run). */
-static int run_points(const struct sweep *sw, const char *dir, int jobs,
-		      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
+/*
+ * Runs the loaded points not done yet (see sweep_run), using dir as use says;
+ * the points failed (also those found failed) in *failed.
+ */
+static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sweep_use use,
+		      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, size_t *failed, struct err *e)
 {
 	char stem[17];
 	struct timespec t0;
@@ -124,24 +144,28 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 	struct sweep_row *row;
 	bool *done;
 	pid_t pids[SWEEP_MAX_JOBS], self = getpid();
-	int fds[2], nw = 0, dead = 0;
+	int fds[2], nw = 0, dead = 0, lock;
 
 	SIM_ASSERT(jobs >= 1 && jobs <= SWEEP_MAX_JOBS);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (sweep_dir_prepare(sw, dir, e) < 0)
+	*failed = 0;
+	if ((lock = sweep_dir_prepare(sw, dir, use, e)) < 0)
 		return -1;
 	done = calloc(sw->npoints ? sw->npoints : 1, sizeof *done);
 	row = malloc(sizeof *row);
 	if (!done || !row) {
 		free(done);
 		free(row);
+		close(lock);
 		return err_nomem(e, NULL);
 	}
 	pr.total = sw->last - sw->first + 1;
 	pr.point = -1;
+	/* Done: a point with its record; a file there that is not one is run again (and replaced). */
 	for (size_t p = sw->first; p <= sw->last; p++) {
-		int st = sweep_row_read(dir, sw->hash[p], row);
-		done[p] = st != SWEEP_MISSING;
+		struct err ignored = { 0 };
+		int st = sweep_row_read(dir, sw->hash[p], row, &ignored);
+		done[p] = st == SWEEP_OK || st == SWEEP_FAILED;
 		pr.resumed += done[p];
 		pr.failed += st == SWEEP_FAILED;
 	}
@@ -186,6 +210,14 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 				continue;
 			if (r != (ssize_t)sizeof m || m.worker >= nw || m.point < sw->first || m.point > sw->last)
 				break;
+			if (m.what == M_UNWRITTEN_JSON || m.what == M_UNWRITTEN_ERR) {
+				char path[LIMIT_PATH_BUF];
+				point_path(sw, m.point, dir, m.what == M_UNWRITTEN_JSON ? "json" : "err", path, sizeof path);
+				if (e->kind == ERR_NONE)
+					fsx_write_error(e, "-o", path, m.err);
+				running[m.worker] = -1;
+				continue;
+			}
 			if (m.what == M_START) {
 				running[m.worker] = (long)m.point;
 				continue;
@@ -221,14 +253,18 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 			char path[LIMIT_PATH_BUF], msg[200];
 			if (!killed[w])
 				continue;
-			/* The point that was running: failed, unless its file made it before the signal. */
-			if (sweep_row_read(dir, sw->hash[p], row) == SWEEP_MISSING) {
+			/* The point that was running: failed, unless its record made it before the signal. */
+			struct err ignored = { 0 };
+			int st = sweep_row_read(dir, sw->hash[p], row, &ignored);
+			if (st == SWEEP_FAILED) {
+				pr.failed++;
+				pr.point_failed = true;
+			} else if (st != SWEEP_OK) {
 				snprintf(msg, sizeof msg, "sweep: the worker running this point was killed by signal %d (%s)\n",
 					 killed[w], strsignal(killed[w]));
-				sweep_hash_text(sw->hash[p], stem);
-				snprintf(path, sizeof path, "%s/points/%s.err", dir, stem);
+				point_path(sw, p, dir, "err", path, sizeof path);
 				if (fsx_write_atomic(path, msg, strlen(msg)) < 0) {
-					dead++;
+					fsx_write_error(e, "-o", path, errno);
 					break;
 				}
 				pr.failed++;
@@ -251,6 +287,8 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 	}
 	free(row);
 	free(done);
+	close(lock);
+	*failed = pr.failed;
 	pr.finished = true;
 	pr.point = -1;
 	pr.elapsed = since(&t0);
@@ -265,12 +303,12 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs,
 }
 
 int sweep_run(const struct sweep *sw, const char *dir, int jobs,
-	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
+	      void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, size_t *failed, struct err *e)
 {
 	size_t missing = 0;
 	unsigned char *st;
 	SIM_ASSERT(sw->first == 0 && sw->last + 1 == sw->npoints);
-	if (run_points(sw, dir, jobs, progress, ctx, e) < 0)
+	if (run_points(sw, dir, jobs, SWEEP_ALONE, progress, ctx, failed, e) < 0)
 		return -1;
 	if (!(st = malloc(sw->npoints)))
 		return err_nomem(e, NULL);
@@ -284,7 +322,7 @@ int sweep_run(const struct sweep *sw, const char *dir, int jobs,
 }
 
 int sweep_run_points(const struct sweep *sw, const char *dir, int jobs,
-		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, struct err *e)
+		     void (*progress)(void *ctx, const struct sweep_progress *p), void *ctx, size_t *failed, struct err *e)
 {
-	return run_points(sw, dir, jobs, progress, ctx, e);
+	return run_points(sw, dir, jobs, SWEEP_SHARED, progress, ctx, failed, e);
 }

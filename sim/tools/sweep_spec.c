@@ -8,9 +8,11 @@
 #include "sweep_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,6 +219,22 @@ static int zip_load(struct sweep *sw, const struct ynode *z, struct err *e)
 	return 0;
 }
 
+/*
+ * The run option dataflow replaces the config's array.dataflow (api.c): as
+ * two axes of one spec the config key would change nothing but the points'
+ * names.
+ */
+static int dataflow_once(const struct sweep *sw, const struct ynode *axes, struct err *e)
+{
+	const struct run_option *df = &run_options[RO_DATAFLOW];
+	int ro = find_axis(sw, df->key), key = find_axis(sw, "array.dataflow");
+	if (ro < 0 || key < 0)
+		return 0;
+	return err_at(e, axes->keys[key]->pos, "axes.array.dataflow", "expected %s or array.dataflow as an axis, found both "
+		      "(the axis %s replaces array.dataflow, so this one would change nothing; did you mean %s alone?)",
+		      df->key, df->key, df->key);
+}
+
 static int spec_read(struct sweep *sw, const struct ydoc *d, struct err *e)
 {
 	const struct ynode *r = d->root, *axes = NULL, *zip = NULL;
@@ -258,6 +276,8 @@ static int spec_read(struct sweep *sw, const struct ydoc *d, struct err *e)
 				return -1;
 		}
 	}
+	if (axes && dataflow_once(sw, axes, e) < 0)
+		return -1;
 	if (zip && !axes)
 		return err_at(e, zip->pos, "zip", "expected axes to zip, found no axes");
 	if (zip && zip_load(sw, zip, e) < 0)
@@ -370,6 +390,29 @@ static char *opened(const char *base, const char *file, struct err *e)
 }
 
 /*
+ * Config item i as the loader is to open it (owned), the same on every route:
+ * as -c takes it (config_find), with the working directory the record's
+ * (base) when there is one. A file that is not there is said at its place in
+ * the spec.
+ */
+static char *config_item(const struct sweep *sw, const char *base, int i, struct err *e)
+{
+	char found[LIMIT_PATH_BUF], k[64], q[LIMIT_QUOTE_BUF], *p;
+	struct stat st;
+	if (config_find_in(base, sw->configs[i], found, sizeof found, e) < 0)
+		return NULL;
+	if (stat(found, &st) != 0) {
+		snprintf(k, sizeof k, "configs[%d]", i);
+		err_at(e, item_pos(sw, "configs", i), k, "expected a readable file, found \"%s\" (%s)",
+		       err_quote(q, sizeof q, found, LIMIT_PATH), strerror(errno));
+		return NULL;
+	}
+	if (!(p = strdup(found)))
+		err_nomem(e, NULL);
+	return p;
+}
+
+/*
  * Reads the spec at path (its relative files under base, or the working
  * directory when base is NULL) and loads points first..last (SIZE_MAX: all).
  */
@@ -391,20 +434,9 @@ static int load(struct sweep *sw, const char *path, const char *base, size_t fir
 	}
 	sw->first = first;
 	sw->last = last;
-	for (int i = 0; i < sw->nconfigs; i++) {
-		char k[64];
-		struct stat st;
-		snprintf(k, sizeof k, "configs[%d]", i);
-		if (!(sw->cpath[i] = opened(base, sw->configs[i], e)))
+	for (int i = 0; i < sw->nconfigs; i++)
+		if (!(sw->cpath[i] = config_item(sw, base, i, e)))
 			goto fail;
-		/* A file that is not there, said at its place in the spec (a preset's name is found by the config loader). */
-		if (strchr(sw->configs[i], '/') && stat(sw->cpath[i], &st) != 0) {
-			char q[LIMIT_QUOTE_BUF];
-			err_at(e, item_pos(sw, "configs", i), k, "expected a readable file, found \"%s\" (%s)",
-			       err_quote(q, sizeof q, sw->cpath[i], LIMIT_PATH), strerror(errno));
-			goto fail;
-		}
-	}
 	for (int w = 0; w < sw->nworkloads; w++) {
 		char k[64];
 		snprintf(k, sizeof k, "workloads[%d]", w);
@@ -486,16 +518,67 @@ int sweep_make_dir(const char *path, struct err *e)
 			 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno ? errno : ENOTDIR));
 }
 
-/* Writes the record (see sweep.h) in dir. */
-static int record_write(const struct sweep *sw, const char *dir, struct err *e)
+/* The working directory the spec's relative paths are from (sweep.h), then a line break, into buf. */
+static int work_dir_line(const struct sweep *sw, char *buf, size_t size, struct err *e)
 {
-	char path[LIMIT_PATH_BUF], cwd[LIMIT_PATH_BUF];
 	if (sw->base)
-		snprintf(cwd, sizeof cwd, "%s", sw->base);
-	else if (!getcwd(cwd, sizeof cwd - 1))
+		snprintf(buf, size - 1, "%s", sw->base);
+	else if (!getcwd(buf, size - 1))
 		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
-	strcat(cwd, "\n");
+	strcat(buf, "\n");
+	return 0;
+}
+
+int sweep_lock(const char *dir, enum sweep_use use, const char *opt, struct err *e)
+{
+	char path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], q2[LIMIT_QUOTE_BUF];
+	snprintf(path, sizeof path, "%s/" SWEEP_LOCK, dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+	if (fd < 0)
+		return err_input(e, "%s: expected a directory that can be created and written, found \"%s\" (%s)", opt,
+				 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
+	/* A file system without locks (some NFS mounts: ENOLCK) guards nothing, and stops nothing either. */
+	if (flock(fd, (use == SWEEP_ALONE ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+		return fd;
+	close(fd);
+	return err_input(e, "%s: expected a directory no other tpusim sweep is using, found \"%s\" in use (%s is locked: "
+			 "wait for that sweep, or use another -o)", opt, err_quote(q, sizeof q, dir, LIMIT_PATH),
+			 err_quote(q2, sizeof q2, path, LIMIT_PATH));
+}
+
+/*
+ * The record (see sweep.h) in dir: written when there is none; one that
+ * is there must be this spec's, byte for byte, from this working directory,
+ * so that another sweep's csv and points are never mixed with these.
+ */
+static int record_put(const struct sweep *sw, const char *dir, struct err *e)
+{
+	char path[LIMIT_PATH_BUF], cwd[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], q2[LIMIT_QUOTE_BUF], *text = NULL, *was = NULL;
+	size_t len = 0, wlen = 0;
+	if (work_dir_line(sw, cwd, sizeof cwd, e) < 0)
+		return -1;
 	snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+	if (fsx_read(path, YDOC_MAX_BYTES, &text, &len) == 0) {
+		snprintf(path, sizeof path, "%s/sweep.cwd", dir);
+		bool same = len == sw->text_len && !memcmp(text, sw->text, len), here = false;
+		if (fsx_read(path, LIMIT_PATH_BUF, &was, &wlen) == 0)
+			here = !strcmp(was, cwd);
+		free(text);
+		free(was);
+		snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+		if (same && here)
+			return 0;
+		if (!same)
+			return err_input(e, "-o: expected a new directory or one holding this spec's sweep, found \"%s\", the "
+					 "record of another spec than \"%s\" (use another -o, or remove that sweep)",
+					 err_quote(q, sizeof q, path, LIMIT_PATH), err_quote(q2, sizeof q2, sw->doc->file, LIMIT_PATH));
+		return err_input(e, "-o: expected a new directory or one holding this spec's sweep, found \"%s\", the "
+				 "record of \"%s\" run from another working directory (use another -o, or remove that sweep)",
+				 err_quote(q, sizeof q, path, LIMIT_PATH), err_quote(q2, sizeof q2, sw->doc->file, LIMIT_PATH));
+	}
+	if (errno != ENOENT)
+		return err_input(e, "-o: expected a sweep's record or none, found \"%s\" (%s)",
+				 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
 	if (fsx_write_atomic(path, sw->text, sw->text_len) == 0) {
 		snprintf(path, sizeof path, "%s/sweep.cwd", dir);
 		if (fsx_write_atomic(path, cwd, strlen(cwd)) == 0)
@@ -504,18 +587,22 @@ static int record_write(const struct sweep *sw, const char *dir, struct err *e)
 	return fsx_write_error(e, "-o", path, errno);
 }
 
-/* Creates dir and dir/points, then writes the record. */
-int sweep_dir_prepare(const struct sweep *sw, const char *dir, struct err *e)
+int sweep_dir_prepare(const struct sweep *sw, const char *dir, enum sweep_use use, struct err *e)
 {
 	char pdir[LIMIT_PATH_BUF];
+	int fd;
 	if (strlen(dir) > LIMIT_OUT_PATH)
 		return err_input(e, "-o: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(dir));
 	snprintf(pdir, sizeof pdir, "%s/points", dir);
-	if (sweep_make_dir(dir, e) < 0 || sweep_make_dir(pdir, e) < 0 || record_write(sw, dir, e) < 0)
+	if (sweep_make_dir(dir, e) < 0 || (fd = sweep_lock(dir, use, "-o", e)) < 0)
 		return -1;
+	if (sweep_make_dir(pdir, e) < 0 || record_put(sw, dir, e) < 0) {
+		close(fd);
+		return -1;
+	}
 	fsx_clean_tmp(dir);
 	fsx_clean_tmp(pdir);
-	return 0;
+	return fd;
 }
 
 /* Runs the loaded points not done yet (see sweep_run). */
