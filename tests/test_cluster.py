@@ -12,6 +12,9 @@ equals the same sweep run in one process, byte for byte.
                              axis values, and the spec's order gives their
                              index); the same parallel command again with
                              --resume; --merge gives the in-process sweep.csv.
+                             Then hostile paths: a DIR named $(touch PWNED)
+                             runs under parallel and makes no PWNED; a line
+                             break in DIR or the working directory is refused.
   test_cluster.py slurm      a one-node Slurm cluster on this machine and
                              nowhere else: munged with a key of its own,
                              slurmctld and slurmd on free ports, every file in
@@ -270,6 +273,57 @@ def test_parallel(tmp):
     check("joblog: every job once, exit 0", sorted(int(l[0]) for l in log) == list(range(1, njobs + 1)) and
           all(l[6] == "0" and l[7] == "0" for l in log), str(log))
     check_merge_complete(d, want)
+    hostile_paths(tmp, spec, want)
+
+
+def pwned(tmp):
+    """Every file named PWNED under tmp and in the working directory: what a command in a path would make."""
+    found = [os.path.join(r, "PWNED") for r, _, files in os.walk(tmp) if "PWNED" in files]
+    return found + (["./PWNED"] if os.path.exists("PWNED") else [])
+
+
+def hostile_paths(tmp, spec, want):
+    """A DIR named as a command is only a name to the jobs; a line break in DIR or the working directory is refused."""
+    d = os.path.join(tmp, "$(touch PWNED)")
+    rc, out, err = tpusim("sweep", spec, "-o", d, "--emit", "parallel", "--chunk-size", "5")
+    check("--emit parallel into $(touch PWNED): exit 0", rc == 0, err)
+    with open(os.path.join(d, "jobs.txt")) as f:
+        jobs = f.read().splitlines()
+    check("jobs.txt under $(touch PWNED): one line per job", len(jobs) == (NPOINTS + 4) // 5, str(len(jobs)))
+    for k, line in enumerate(jobs):
+        check_cmd(line, os.path.realpath(d), k, 5)
+    elsewhere = os.path.join(tmp, "elsewhere2")
+    os.mkdir(elsewhere)
+    with open(os.path.join(d, "jobs.txt")) as jf:
+        r = subprocess.run(["parallel", "--will-cite", "-j2"], stdin=jf, cwd=elsewhere, capture_output=True, text=True,
+                           timeout=120)
+    check("parallel under $(touch PWNED): exit 0", r.returncode == 0, r.stderr)
+    check("parallel under $(touch PWNED): no command ran", pwned(tmp) == [], str(pwned(tmp)))
+    check_merge_complete(d, want)
+
+    nl = os.path.join(tmp, "x\n$(touch PWNED)\ny")
+    rc, out, err = tpusim("sweep", spec, "-o", nl, "--emit", "parallel")
+    shown = nl.replace("\n", "\\x0a")
+    check("--emit parallel, a line break in DIR: exit 2", rc == 2, f"exit {rc}")
+    check("--emit parallel, a line break in DIR: the message", err == "-o: expected a directory whose absolute path "
+          f"fits on a line of jobs.txt (no line break or other control character), found \"{shown}\"\n", err)
+    check("--emit parallel, a line break in DIR: nothing made", not os.path.exists(nl) and out == "", out)
+
+    wd = os.path.join(tmp, "w\nd")
+    os.mkdir(wd)
+    with open(spec) as f:
+        text = f.read().replace("configs/", os.path.join(os.getcwd(), "configs") + "/")
+    absspec = os.path.join(tmp, "abs.yaml")
+    with open(absspec, "w") as f:
+        f.write(text)
+    o = os.path.join(tmp, "par3")
+    rc, out, err = tpusim("sweep", absspec, "-o", o, "--emit", "parallel", cwd=wd)
+    check("--emit parallel, a line break in the working directory: exit 2", rc == 2, f"exit {rc}: {err}")
+    check("--emit parallel, a line break in the working directory: the message", err == "sweep: expected a working "
+          "directory whose path fits on a line of jobs.txt (no line break or other control character), found "
+          f"\"{wd.replace(chr(10), chr(92) + 'x0a')}\"\n", err)
+    check("--emit parallel, a line break in the working directory: nothing made", not os.path.exists(o))
+    check("no command ran", pwned(tmp) == [], str(pwned(tmp)))
 
 
 # ---- Slurm ----

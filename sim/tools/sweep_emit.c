@@ -181,10 +181,8 @@ int sweep_emit(const struct sweep *sw, const char *dir, enum sweep_engine engine
 		return err_sim(e, "sweep: expected the path of this program in /proc/self/exe, found %s",
 			       n < 0 ? strerror(errno) : "none");
 	exe[n] = 0;
-	if (sw->base)
-		snprintf(cwd, sizeof cwd, "%s", sw->base);
-	else if (!getcwd(cwd, sizeof cwd))
-		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
+	if (sweep_work_dir(sw, cwd, sizeof cwd, e) < 0)
+		return -1;
 	/* Before anything is created, as DIR will be seen from the working directory; then as it is. */
 	snprintf(absdir, sizeof absdir, "%s%s%s", dir[0] == '/' ? "" : cwd, dir[0] == '/' ? "" : "/", dir);
 	if (engine == SWEEP_SLURM && slurm_path_check(absdir, e) < 0)

@@ -21,6 +21,9 @@ char *sweep_slurp(const char *path, size_t *len, struct pos at, const char *key,
  */
 int sweep_request(const struct sweep *sw, size_t p, struct sim_request *rq, int *widx, struct err *e);
 
+/* The working directory the spec's relative paths are from (sweep.h: the record's, or this process's) into buf. */
+int sweep_work_dir(const struct sweep *sw, char *buf, size_t size, struct err *e);
+
 /* mkdir path (one level) unless it is a writable directory already; an input error naming -o otherwise. */
 int sweep_make_dir(const char *path, struct err *e);
 

@@ -518,14 +518,12 @@ int sweep_make_dir(const char *path, struct err *e)
 			 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno ? errno : ENOTDIR));
 }
 
-/* The working directory the spec's relative paths are from (sweep.h), then a line break, into buf. */
-static int work_dir_line(const struct sweep *sw, char *buf, size_t size, struct err *e)
+int sweep_work_dir(const struct sweep *sw, char *buf, size_t size, struct err *e)
 {
 	if (sw->base)
-		snprintf(buf, size - 1, "%s", sw->base);
-	else if (!getcwd(buf, size - 1))
+		snprintf(buf, size, "%s", sw->base);
+	else if (!getcwd(buf, size))
 		return err_sim(e, "sweep: expected the working directory, found %s", strerror(errno));
-	strcat(buf, "\n");
 	return 0;
 }
 
@@ -555,8 +553,9 @@ static int record_put(const struct sweep *sw, const char *dir, struct err *e)
 {
 	char path[LIMIT_PATH_BUF], cwd[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], q2[LIMIT_QUOTE_BUF], *text = NULL, *was = NULL;
 	size_t len = 0, wlen = 0;
-	if (work_dir_line(sw, cwd, sizeof cwd, e) < 0)
+	if (sweep_work_dir(sw, cwd, sizeof cwd - 1, e) < 0)
 		return -1;
+	strcat(cwd, "\n");
 	snprintf(path, sizeof path, "%s/sweep.yaml", dir);
 	if (fsx_read(path, YDOC_MAX_BYTES, &text, &len) == 0) {
 		snprintf(path, sizeof path, "%s/sweep.cwd", dir);
