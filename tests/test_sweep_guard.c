@@ -268,6 +268,17 @@ START_TEST(failed_point_exit_status)
 	ck_assert_str_eq(out, want);
 	ck_assert_str_eq(err, fails);
 	free(out), free(err);
+	/* --plot still draws what is ok; the line about the failures comes last. */
+	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\naxes:\n"
+		 "  sim.max_folds: [1, 1000000]\n  dataflow: [ws, os]\n");
+	char *s4 = th_write(dir, "s4.yaml", spec), *o4 = at(dir, "out4"), *chart = at(o4, "plots/cycles_vs_dataflow.svg");
+	ck_assert_int_eq(sw(".", &out, &err, s4, "-o", o4, "--plot", NULL), 1);
+	snprintf(want, sizeof want, "sweep: expected every point to succeed, found 2 of 4 failed (their errors are in "
+		 "%s/sweep.csv's status column and in their .err files in %s/points: delete those to run them again)\n",
+		 o4, o4);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(access(chart, F_OK), 0);
+	free(out), free(err), free(s4), free(o4), free(chart);
 	free(s), free(o);
 	th_rmdir(dir);
 	free(dir);

@@ -84,7 +84,7 @@ static bool point_range(const char *text, long long *first, long long *last)
  * tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]
  * tpusim sweep --merge DIR [--plot]
  * tpusim sweep --plot DIR
- * Returns the exit status (4: merged with points missing), or -1 with e set.
+ * Returns the exit status (4: points missing after a merge; else 1: points failed), or -1 with e set.
  */
 int cmd_sweep(const struct cli_args *a, struct err *e)
 {
@@ -165,9 +165,13 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 		printf("wrote %s/sweep.csv: %zu points, %zu ok, %zu failed\n", cli_shown(0, dir), sw->npoints,
 		       sw->npoints - failed, failed);
 	}
-	/* Missing points first: their jobs are still to run. Then failed ones: exit status 1. */
+	free(text);
+	/* The charts of what is there (failed points are left out), then the line that says what is not. */
+	if (rc == 0 && plot && !missing)
+		rc = sweep_plot(merge ? merge : dir, e);
 	fflush(stdout);
 	if (rc == 0 && missing) {
+		/* Missing points first: their jobs are still to run. */
 		fprintf(stderr, "sweep: expected every point to have a result, found %zu of %zu missing (run their jobs, "
 			"then merge again)\n", missing, sw->npoints);
 		rc = 4;
@@ -182,11 +186,8 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 			one ? "" : "s", d, one ? "that" : "those", one ? "it" : "them");
 		rc = 1;
 	}
-	free(text);
 	sweep_release(sw);
 	free(sw);
-	if (rc == 0 && plot)
-		rc = sweep_plot(merge ? merge : dir, e);
 	return rc;
 }
 
