@@ -55,9 +55,9 @@ static int column_read(const struct ynode *t, int k, struct sweep_row *row, stru
 {
 	const struct sweep_csv_col *c = &sweep_csv_cols[k];
 	const struct result_field *f = result_field_find(c->field);
-	const struct ynode *v = ynode_get(t, f->name);
 	char *out = row->val[k], *end, key[80], found[100];
 	SIM_ASSERT(f && f->n == 1 && f->reported);
+	const struct ynode *v = ynode_get(t, f->name);
 	snprintf(key, sizeof key, "total.%s", f->name);
 	if (!v)
 		return err_at(e, t->pos, key, "expected a point's total, found none");
