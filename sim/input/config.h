@@ -9,11 +9,12 @@
  * from every default, overlays the file, then the --set overrides, and
  * remembers where each value came from for later errors.
  *
- * Some defaults follow other keys. hbm.type brings its memory's defaults
- * (hbm.h): a key that any file or --set gives keeps that value; every other
- * key of the type's table follows the type in force after the last file or
- * --set, so that an overlay or --set that changes hbm.type brings the new
- * type's values for the keys nobody gave.
+ * Some values follow other keys. hbm.type brings its memory's values (the
+ * table in memory.c) for every memory key the same source does not set: a
+ * source is one file, or the overrides together (--set, a request's "set", a
+ * sweep's axes; later than every file). So --set hbm.type=hbm3 on a preset
+ * that sets every memory key is an HBM3 memory, --set hbm.type=hbm3 --set
+ * hbm.gbps=100 keeps 100, and a file that sets both keeps its own gbps.
  */
 #ifndef TPUSIM_CONFIG_H
 #define TPUSIM_CONFIG_H
@@ -118,7 +119,7 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
  */
 void config_resolve(struct config *c);
 
-/* Where key got its value: file:line:col, --set, or the defaults (also hbm.type's). */
+/* Where key got its value: file:line:col, --set, or the defaults (also what hbm.type brought). */
 struct pos config_origin(const struct config *c, const char *key);
 
 /* The chip's arrays (cores x arrays per core), and their PEs. */
