@@ -79,7 +79,7 @@ def package_mentions(text):
 
 def energy_rows(text):
     """The rows of the whole-network energy table: (line, cells)."""
-    at = text.find("Whole networks, batch 1, cycle engine:")
+    at = text.find("Whole networks, batch 1, cycle engine")
     if at < 0:
         raise SystemExit("README.md: expected the table \"Whole networks, batch 1, cycle engine\", found none")
     rows = []

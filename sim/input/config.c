@@ -322,16 +322,27 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
 	return 0;
 }
 
+int config_assignment(const char *assignment, const char *next, struct err *e)
+{
+	const char *eq = strchr(assignment, '=');
+	char q[300], v[300];
+	if (eq && eq != assignment)
+		return 0;
+	err_quote(q, sizeof q, assignment, 60);
+	if (!eq && next)
+		return err_input(e, "--set: expected key.path=value, found \"%s\" (did you mean --set %s=%s?)", q, q,
+				 err_quote(v, sizeof v, next, 60));
+	return err_input(e, "--set: expected key.path=value, found \"%s\"", q);
+}
+
 int config_set(struct config *c, const char *assignment, struct err *e)
 {
 	const char *eq = strchr(assignment, '=');
 	struct pos at = { "--set", 1, 1 };
 	char raw[CFG_NAME_MAX * 2];
 
-	if (!eq || eq == assignment) {
-		char q[300];
-		return err_at(e, at, err_quote(q, sizeof q, assignment, 60), "expected key.path=value, found no key before '='");
-	}
+	if (config_assignment(assignment, NULL, e) < 0)
+		return -1;
 	snprintf(raw, sizeof raw, "%.*s", (int)(eq - assignment), assignment);
 	if (cfg_find(config_schema(), raw) < 0) {
 		char key[CFG_NAME_MAX * 2];

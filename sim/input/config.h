@@ -106,6 +106,14 @@ int config_merge(struct config *c, const char *path, struct err *e);
 int config_set(struct config *c, const char *assignment, struct err *e);
 
 /*
+ * Whether assignment has the form of an override, key=value: 0, or -1 with
+ * "--set: expected key.path=value, found ..."; next (may be NULL) is the
+ * word that followed it on a command line, shown as the value it may be
+ * ("--set array.rows 64": did you mean --set array.rows=64?).
+ */
+int config_assignment(const char *assignment, const char *next, struct err *e);
+
+/*
  * Applies value to key, checked like the file; errors are placed at `at`
  * (the value's place in a request). quoted: the value was a quoted string,
  * so never a number.
