@@ -149,7 +149,7 @@ check: $(BIN) $(TEST_BIN)
 
 test: $(BIN) $(LIB) $(TEST_BIN) fuzz | $(call DEPS,test)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp TPUSIM=./$(BIN) ./$(TEST_BIN)
-	$(PYTHON) tests/test_readme_deps.py
+	TPUSIM=./$(BIN) $(PYTHON) tests/test_readme_deps.py
 	$(PYTHON) scripts/check_includes.py
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py

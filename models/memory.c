@@ -34,7 +34,7 @@ static const char *const type_names[] = { "ddr3", "lpddr4", "hbm2", "hbm2e", "hb
 #define F(x) offsetof(struct hbm_params, x)
 /* The keys every memory model reads; each model's own keys are in its table (mem_ops.keys). */
 const struct cfg_key hbm_keys[] = {
-	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology; brings its bandwidth, channels, latency, burst and pJ/bit unless set" },
+	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology; brings its bandwidth, channels, latency, burst, interleaving and pJ/bit, but for those its own file (or --set) sets" },
 	{ "gbps", CFG_DOUBLE, F(gbps), "GB/s", "256", 0.001, 1e6, NULL, "total bandwidth, 10^9 bytes per second" },
 	{ "model", CFG_ENUM, F(model), "", "channels", 0, 0, mem_model_names,
 	  "memory model: channels (the hbm.channels, latency_ns, burst_bytes and interleave_bytes keys), or ideal (every request completes at once)" },
@@ -53,9 +53,9 @@ const struct cfg_key hbm_keys[] = {
  *   hbm2   JEDEC JESD235A: 1024 pins x 2 Gb/s / 8 = 256 GB/s, 16 pseudo-
  *          channels, BL4 x 64 bit = 32 B; 3.97 pJ/bit (O'Connor et al.,
  *          MICRO 2017)
- *   hbm2e  vendor datasheets: 410-460 GB/s per stack, the low end; 16
- *          pseudo-channels, 32 B; 4.3 pJ/bit as quoted in
- *          shared/reference/HARDWARE.md
+ *   hbm2e  vendor announcements (Samsung, SK hynix): 410-460 GB/s per
+ *          stack, the low end; 16 pseudo-channels, 32 B; 4.3 pJ/bit as
+ *          third parties quote it (no vendor figure checked)
  *   hbm3   JEDEC JESD238: 1024 pins x 6.4 Gb/s / 8 = 819 GB/s, 32 pseudo-
  *          channels, BL8 x 32 bit = 32 B; pJ/bit assumed: no vendor figure
  *          found, HBM2's value

@@ -166,6 +166,8 @@ START_TEST(help_overview_and_errors)
 	} bad[] = {
 		{ { "help", "nosuch" }, "help: expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					"\"nosuch\"\n" },
+		{ { "help", "swep" }, "help: expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
+				      "\"swep\" (did you mean sweep?)\n" },
 		{ { "help", "run", "lab" }, "help: expected one command, found another, \"lab\"\n" },
 		{ { "nosuch", "--help" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					  "\"nosuch\"; try tpusim --help\n" },
@@ -237,6 +239,11 @@ START_TEST(parser_refusals)
 			     "(did you mean run?); try tpusim --help" },
 		{ { "swep", "s.yaml" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
 					"\"swep\" (did you mean sweep?); try tpusim --help" },
+		/* The command is the first word wrong, whatever follows it. */
+		{ { "swep", "--bogus" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found "
+					 "\"swep\" (did you mean sweep?); try tpusim --help" },
+		{ { "swep", "s.yaml", "-j2" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), "
+					       "found \"swep\" (did you mean sweep?); try tpusim --help" },
 		{ { "sweep", "s.yaml", "-o", "o", "--model", "cycle" }, "--model: expected an option of tpusim sweep (see tpusim "
 									"--help), found an option of tpusim run" },
 		{ { "trace", "t.gz", "-c", "c.yaml" }, "-c: expected an option of tpusim trace (see tpusim --help), found an "
@@ -329,6 +336,53 @@ START_TEST(other_commands_options_refused)
 	ck_assert_int_gt(checked, 100);
 	for (int c = 0; c < NCMD; c++)
 		free(help[c]);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * hbm.type brings its memory over a preset that sets every memory key, the
+ * same way from --set and from a sweep axis: tpu_v1's DDR3 becomes HBM3
+ * (JESD238: 1024 pins x 6.4 Gb/s / 8 = 819 GB/s, 32 pseudo-channels).
+ */
+START_TEST(memory_type_over_preset)
+{
+	char *dir = workdir(), *out, *err, spec[PATH_MAX + 128], path[2 * PATH_MAX];
+	const char *dump[] = { "config", "--dump", "-c", "tpu_v1", "--set", "hbm.type=hbm3", NULL };
+	const char *sweep[] = { "sweep", "t.yaml", "-o", "sw", NULL };
+	struct dirent **v;
+	int n, seen = 0;
+
+	ck_assert_int_eq(th_cli(dir, dump, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\nhbm:\n"));
+	ck_assert_msg(strstr(out, "\n  type: hbm3 ") && strstr(out, "\n  gbps: 819 ") && strstr(out, "\n  channels: 32 "),
+		      "%.300s", strstr(out, "\nhbm:\n"));
+	free(out);
+	free(err);
+	snprintf(spec, sizeof spec, "configs: [tpu_v1]\nworkloads: [%s/w.yaml]\naxes: {hbm.type: [ddr3, hbm3], model: "
+		 "[analytic]}\n", dir);
+	free(th_write(dir, "t.yaml", spec));
+	ck_assert_int_eq(th_cli(dir, sweep, &out, &err), 0);
+	snprintf(path, sizeof path, "%s/sw/points", dir);
+	ck_assert_int_eq(n = scandir(path, &v, NULL, alphasort), 4);
+	for (int i = 0; i < n; i++) {
+		if (v[i]->d_name[0] != '.') {
+			char file[3 * PATH_MAX];
+			snprintf(file, sizeof file, "%s/%s", path, v[i]->d_name);
+			struct ydoc *d = th_json_file(file);
+			bool hbm3 = !strcmp(th_json_str(d->root, "config.hbm.type"), "hbm3");
+			ck_assert_int_eq(th_json_int(d->root, "config.hbm.gbps"), hbm3 ? 819 : 34);
+			ck_assert_int_eq(th_json_int(d->root, "config.hbm.channels"), hbm3 ? 32 : 2);
+			seen |= 1 << hbm3;
+			ydoc_free(d);
+		}
+		free(v[i]);
+	}
+	free(v);
+	ck_assert_int_eq(seen, 3);
+	free(out);
+	free(err);
 	th_rmdir(dir);
 	free(dir);
 }
@@ -767,6 +821,7 @@ Suite *cli_suite(void)
 	tcase_add_test(t, help_overview_and_errors);
 	tcase_add_test(t, parser_refusals);
 	tcase_add_test(t, other_commands_options_refused);
+	tcase_add_test(t, memory_type_over_preset);
 	tcase_add_test(t, outputs_make_parents);
 	tcase_add_test(t, outputs_refused_before_run);
 	tcase_add_test(t, presets_by_name);

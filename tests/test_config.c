@@ -1,9 +1,12 @@
 /*
  * test_config.c - config keys: presets, overrides, and the --dump round trip.
  */
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tests.h"
 
@@ -238,9 +241,9 @@ START_TEST(memory_type_given_key_wins)
 END_TEST
 
 /*
- * Overlays: keys any file gave stay; a later file that changes hbm.type
- * brings the new type's values for the rest, and a later file that does not
- * change it leaves them.
+ * Overlays: a file that sets hbm.type brings the type's values for every
+ * memory key that file does not set, over what earlier files gave; a later
+ * file that does not change the type keeps what it does not set.
  */
 START_TEST(memory_type_overlay_order)
 {
@@ -248,26 +251,35 @@ START_TEST(memory_type_overlay_order)
 	const char *to_ddr3[] = { "hbm: {type: ddr3}\n", NULL };
 	const char *channels[] = { "hbm: {channels: 3}\n", NULL };
 	const char *to_custom[] = { "hbm: {type: ddr3}\n", "hbm: {type: custom}\n", NULL };
+	const char *ddr3_gbps[] = { "hbm: {type: ddr3, gbps: 50}\n", NULL };
 	load_text(&c, "hbm: {type: hbm3, gbps: 100}\n", to_ddr3);
 	ck_assert_int_eq(c.arch.hbm.type, HBM_DDR3);
-	ck_assert(c.arch.hbm.gbps == 100);                  /* given by the first file */
+	ck_assert(c.arch.hbm.gbps == 34);                   /* DDR3's 34 GB/s [ISCA 2017], not the first file's 100 */
 	ck_assert_int_eq(c.arch.hbm.channels, 2);           /* DDR3's, not HBM3's 32 */
 	ck_assert_int_eq(c.arch.hbm.burst_bytes, 64);
 	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
+	ck_assert_int_eq(config_origin(&c, "hbm.gbps").line, 0);   /* brought by the type, not the first file's */
 	check_round_trip(&c);
+	load_text(&c, "hbm: {type: hbm3, gbps: 100}\n", ddr3_gbps);
+	ck_assert(c.arch.hbm.gbps == 50);                   /* the same file gives it */
+	ck_assert_int_eq(c.arch.hbm.channels, 2);
 	load_text(&c, "hbm: {type: ddr3}\n", channels);
 	ck_assert_int_eq(c.arch.hbm.type, HBM_DDR3);
-	ck_assert_int_eq(c.arch.hbm.channels, 3);
+	ck_assert_int_eq(c.arch.hbm.channels, 3);           /* a later file, no type: its key stays */
 	ck_assert(c.arch.hbm.gbps == 34);
 	load_text(&c, "hbm: {type: hbm3, latency_ns: 80}\n", to_custom);
 	ck_assert(c.arch.hbm.gbps == 256);                  /* the key's own default */
 	ck_assert_int_eq(c.arch.hbm.channels, 8);
-	ck_assert(c.arch.hbm.latency_ns == 80);
+	ck_assert(c.arch.hbm.latency_ns == 100);            /* the first file's 80 is an earlier source's */
 	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
 }
 END_TEST
 
-/* --set hbm.type switches the defaults of the keys nobody gave; --set keys win too. */
+/*
+ * --set hbm.type brings the type's values over the files' (the overrides are
+ * one source, later than every file); a key that any --set gives wins, before
+ * or after the type.
+ */
 START_TEST(memory_type_set)
 {
 	struct config c;
@@ -283,10 +295,86 @@ START_TEST(memory_type_set)
 	ck_assert(c.arch.hbm.gbps == 410);
 	ck_assert(c.arch.energy.hbm_pj_per_bit == 9);
 	check_round_trip(&c);
-	/* A preset that gives every memory key keeps them all when only the type changes. */
+}
+END_TEST
+
+/*
+ * A preset that sets every memory key (tpu_v1: DDR3) with --set hbm.type=hbm3
+ * is an HBM3 memory: JESD238's 1024 pins x 6.4 Gb/s / 8 = 819 GB/s, 32
+ * pseudo-channels, BL8 x 32 bit = 32 B bursts, HBM's 256 B interleaving, and
+ * 3.97 pJ/bit; a --set of a memory key keeps its value, in either order.
+ */
+START_TEST(memory_type_set_over_preset)
+{
+	struct config c;
 	th_config(&c, "tpu_v1", (const char *const[]){ "hbm.type=hbm3", NULL });
+	ck_assert_int_eq(c.arch.hbm.type, HBM_HBM3);
+	ck_assert(c.arch.hbm.gbps == 819);
+	ck_assert_int_eq(c.arch.hbm.channels, 32);
+	ck_assert_int_eq(c.arch.hbm.burst_bytes, 32);
+	ck_assert_int_eq(c.arch.hbm.interleave_bytes, 256);
+	ck_assert(c.arch.hbm.latency_ns == 100);
+	ck_assert(c.arch.energy.hbm_pj_per_bit == 3.97);
+	ck_assert_int_eq(c.arch.array.rows, 256);           /* nothing else moves */
+	ck_assert_str_eq(config_origin(&c, "hbm.type").file, "--set");
+	ck_assert_int_eq(config_origin(&c, "hbm.gbps").line, 0);
+	check_round_trip(&c);
+	th_config(&c, "tpu_v1", (const char *const[]){ "hbm.type=hbm3", "hbm.gbps=100", NULL });
+	ck_assert(c.arch.hbm.gbps == 100);
+	ck_assert_int_eq(c.arch.hbm.channels, 32);
+	th_config(&c, "tpu_v1", (const char *const[]){ "hbm.gbps=100", "hbm.type=hbm3", NULL });
+	ck_assert(c.arch.hbm.gbps == 100);
+	ck_assert_int_eq(c.arch.hbm.channels, 32);
+	/* The preset's own type again changes nothing: DDR3 as the paper gives it. */
+	th_config(&c, "tpu_v1", (const char *const[]){ "hbm.type=ddr3", NULL });
 	ck_assert(c.arch.hbm.gbps == 34);
-	ck_assert(c.arch.energy.hbm_pj_per_bit == 20);
+	ck_assert_int_eq(c.arch.hbm.channels, 2);
+}
+END_TEST
+
+/*
+ * Every preset cites its sources where a clone can follow them (papers,
+ * tables, datasheets), never a file outside the repository: no comment in
+ * configs/ names shared/ or HARDWARE.md.
+ */
+static int preset_files(const char *dir, char paths[][PATH_MAX], int n, int max)
+{
+	struct dirent **v;
+	int k = scandir(dir, &v, NULL, alphasort);
+	ck_assert_int_ge(k, 0);
+	for (int i = 0; i < k; i++) {
+		const char *name = v[i]->d_name;
+		size_t len = strlen(name);
+		char path[PATH_MAX];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		if (name[0] != '.' && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			n = preset_files(path, paths, n, max);
+		else if (len > 5 && !strcmp(name + len - 5, ".yaml") && n < max)
+			snprintf(paths[n++], PATH_MAX, "%s", path);
+		free(v[i]);
+	}
+	free(v);
+	return n;
+}
+
+START_TEST(presets_cite_no_outside_file)
+{
+	static char paths[256][PATH_MAX];
+	int n = preset_files("configs", paths, 0, 256);
+	ck_assert_int_gt(n, 10);
+	for (int i = 0; i < n; i++) {
+		char *text = th_slurp(paths[i]), *line = text;
+		for (int no = 1; line && *line; no++) {
+			char *end = strchr(line, '\n');
+			size_t len = end ? (size_t)(end - line) : strlen(line);
+			char buf[1024];
+			snprintf(buf, sizeof buf, "%.*s", (int)len, line);
+			ck_assert_msg(!strstr(buf, "shared/") && !strstr(buf, "HARDWARE.md"), "%s:%d: %s", paths[i], no, buf);
+			line = end ? end + 1 : NULL;
+		}
+		free(text);
+	}
 }
 END_TEST
 
@@ -496,6 +584,8 @@ Suite *config_suite(void)
 	tcase_add_test(t, memory_type_given_key_wins);
 	tcase_add_test(t, memory_type_overlay_order);
 	tcase_add_test(t, memory_type_set);
+	tcase_add_test(t, memory_type_set_over_preset);
+	tcase_add_test(t, presets_cite_no_outside_file);
 	tcase_add_test(t, auto_port_widths);
 	tcase_add_test(t, port_warnings);
 	tcase_add_test(t, key_twice_in_two_forms);

@@ -87,6 +87,10 @@ static const struct bad cases[] = {
 	  "w.yaml:2:5: layers[0].out_c: expected an integer in [1, 1099511627776], found no value (the key is required)" },
 	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 4, in_w: 4, in_c: 3, out_c: 2, kernal: 3}\n", NULL, { RUN },
 	  "w.yaml:2:66: layers[0].kernal: expected a known key, found an unknown key (did you mean layers[0].kernel?)" },
+	{ NULL, "layers:\n  - {name: c, type: conv2d, in_h: 8, in_w: 8, in_ch: 3, out_c: 4, kernel: 3}\n", NULL, { RUN },
+	  "w.yaml:2:47: layers[0].in_ch: expected a known key, found an unknown key (did you mean layers[0].in_c?)" },
+	{ NULL, "layers:\n  - {name: c, type: conv2d, in_ch: 3, in_w: 8, in_c: 3, out_c: 4, kernel: 3}\n", NULL, { RUN },
+	  "w.yaml:2:29: layers[0].in_ch: expected a known key, found an unknown key (did you mean layers[0].in_h?)" },
 	{ NULL, "layers:\n  - {name: x, type: conv2d, in_h: 4, in_w: 4, in_c: 3, out_c: 2, kernel: -3}\n", NULL, { RUN },
 	  "w.yaml:2:74: layers[0].kernel: expected an integer in [0, 1099511627776], found \"-3\"" },
 	{ NULL, "layers:\n  - {name: x, type: matmul, m: 4, k: 2.5, n: 3}\n", NULL, { RUN },
@@ -117,6 +121,20 @@ static const struct bad cases[] = {
 	  "--set:1:12: array.rows: expected an integer in [1, 4096], found \"x\"" },
 	{ NULL, NULL, NULL, { RUN, "--set", "array.rowz=4" },
 	  "--set:1:1: array.rowz: expected a known key, found an unknown key (did you mean array.rows?)" },
+	/* an assignment without its '=', in one argument or two */
+	{ NULL, NULL, NULL, { RUN, "--set", "array.rows" }, "--set: expected key.path=value, found \"array.rows\"" },
+	{ NULL, NULL, NULL, { RUN, "--set", "=4" }, "--set: expected key.path=value, found \"=4\"" },
+	{ NULL, NULL, NULL, { RUN, "--set", "array.rows", "64" },
+	  "--set: expected key.path=value, found \"array.rows\" (did you mean --set array.rows=64?)" },
+	{ NULL, NULL, NULL, { "config", "--dump", "--set", "array.rows", "64" },
+	  "--set: expected key.path=value, found \"array.rows\" (did you mean --set array.rows=64?)" },
+	/* an option of another model than the one that runs */
+	{ NULL, NULL, NULL, { RUN, "--seed", "3" },
+	  "--seed: expected --model functional (only it draws operands), found --model cycle" },
+	{ NULL, NULL, NULL, { RUN, "--model", "analytic", "--seed", "3" },
+	  "--seed: expected --model functional (only it draws operands), found --model analytic" },
+	{ NULL, NULL, NULL, { "roofline", "-c", "c.yaml", "-w", "w.yaml", "-o", "r.png", "--seed", "3" },
+	  "--seed: expected --model functional (only it draws operands), found --model cycle" },
 	{ NULL, NULL, NULL, { RUN, "--dataflow", "xs" }, "--dataflow: expected ws, os or is, found \"xs\"" },
 	{ NULL, NULL, NULL, { RUN, "--batch", "0" }, "--batch: expected an integer in [1, 1048576], found \"0\"" },
 	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found \"rn\" (did you mean run?); try tpusim --help" },
@@ -137,8 +155,8 @@ static const struct bad cases[] = {
 	/* paths: one line whatever bytes they hold; checked before anything is simulated */
 	{ NULL, NULL, NULL, { "run", "-c", "a\nb.yaml", "-w", "w.yaml" },
 	  "a\\x0ab.yaml: expected a readable file, found No such file or directory" },
-	{ NULL, NULL, NULL, { "r\nn", "--x" },
-	  "--x: expected an option of tpusim r\\x0an (see tpusim --help), found an unknown option" },
+	{ NULL, NULL, NULL, { "r\nn", "--x" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, "
+	  "trace), found \"r\\x0an\" (did you mean run?); try tpusim --help" },
 	{ NULL, NULL, NULL, { RUN, "-o", "" }, "-o: expected a path, found \"\"" },
 	{ NULL, NULL, NULL, { "run", "-c", "", "-w", "w.yaml" }, "-c: expected a path, found \"\"" },
 	/* (a missing parent directory is made: these are under a file) */

@@ -1,15 +1,23 @@
 #!/usr/bin/python3
-"""test_readme_deps.py - the README's Debian packages are the Makefile's.
+"""test_readme_deps.py - what the README says about the build is the Makefile's,
+and the numbers it quotes are the tool's.
 
-The Makefile owns the lists: one variable per group, DEB_<group> := names
-(DEB_build for make, DEB_<target> for make <target>). The README's Quick
-start repeats them as one bullet per target, "- `make X` ...: `names`". This
-test reads both files and fails with the difference, group by group.
+The Makefile owns the package lists: one variable per group, DEB_<group> :=
+names (DEB_build for make, DEB_<target> for make <target>). The README's Quick
+start repeats them as one bullet per target, "- `make X` ...: `names`", and
+elsewhere it may say "Debian `name`, which `make X` installs". The Quick start
+also names the binary make builds (the Makefile's BIN). The energy table
+("Whole networks, batch 1, cycle engine") is rerun with the tool ($TPUSIM, or
+build/tpusim) and compared as printed. Fails with every difference.
 
   /usr/bin/python3 tests/test_readme_deps.py [Makefile README.md]
 """
+import json
+import os
 import re
+import subprocess
 import sys
+import tempfile
 
 
 def makefile_groups(text):
@@ -45,12 +53,89 @@ def readme_groups(text):
     return groups
 
 
+def makefile_bin(text):
+    """The binary make builds, $(BIN) with $(BUILD) as the plain (not SAN=1) build sets it."""
+    build = [m.group(1) for m in re.finditer(r"^\s*BUILD\s*:=\s*(\S+)\s*$", text, re.M)]
+    b = re.search(r"^BIN\s*:=\s*(\S+)\s*$", text, re.M)
+    if not b or "build" not in build:
+        raise SystemExit("Makefile: expected BUILD := build and BIN := ..., found neither")
+    return b.group(1).replace("$(BUILD)", "build")
+
+
+def quick_start(text):
+    start = text.find("## Quick start")
+    end = text.find("\n## ", start + 1)
+    return text[start:end]
+
+
+def package_mentions(text):
+    """[(package, group)] from "Debian `a`, which `make X` installs" anywhere in the README."""
+    found = []
+    for m in re.finditer(r"Debian ((?:`[^`]+`(?:,? and |, )?)+),?\s+which\s+`make( [\w-]+)?`\s+installs", text):
+        group = m.group(2).strip() if m.group(2) else "build"
+        found += [(p, group) for p in re.findall(r"`([^`]+)`", m.group(1))]
+    return found
+
+
+def energy_rows(text):
+    """The rows of the whole-network energy table: (line, cells)."""
+    at = text.find("Whole networks, batch 1, cycle engine")
+    if at < 0:
+        raise SystemExit("README.md: expected the table \"Whole networks, batch 1, cycle engine\", found none")
+    rows = []
+    line = text.count("\n", 0, at) + 1
+    for n, l in enumerate(text[at:].split("\n")[2:], line + 2):
+        if not l.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [c.strip() for c in l.strip().strip("|").split("|")]
+        if cells[0] == "network" or set(cells[0]) <= set("-"):
+            continue
+        rows.append((n, cells))
+    return rows
+
+
+def energy_problems(rd_path, text, binary):
+    """The table's cells against a run of each row: energy, pJ/MAC, TOPS/W and the largest part, as printed."""
+    problems = []
+    for line, cells in energy_rows(text):
+        where = f"{rd_path}:{line}"
+        names = [re.findall(r"`([^`]+)`", c) for c in cells[:2]]
+        if len(cells) != 6 or not names[0] or not names[1]:
+            problems.append(f"{where}: expected | network (`workload`) | `preset` ... | energy | pJ/MAC | TOPS/W | "
+                            f"largest part |, found {' | '.join(cells)}")
+            continue
+        workload, preset = f"configs/workloads/{names[0][0]}.yaml", names[1][0]
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([binary, "run", "-c", preset, "-w", workload, "-o", d], check=True,
+                           stdout=subprocess.DEVNULL)
+            with open(os.path.join(d, "summary.json")) as f:
+                summary = json.load(f)
+        t = summary["total"]
+        pj = t["energy_pj"] / t["macs"]
+        if abs(pj - t["pj_per_mac"]) > 1e-9 * pj or abs(2 / pj - t["tops_per_w"]) > 1e-9 * t["tops_per_w"]:
+            problems.append(f"{where}: the tool's pj_per_mac {t['pj_per_mac']} and tops_per_w {t['tops_per_w']} "
+                            f"are not energy_pj / macs = {pj} and 2 / that")
+        part, pj_part = max(t["energy_pj_by_component"].items(), key=lambda kv: kv[1])
+        memory = "DRAM" if summary["config"]["hbm"]["type"] in ("ddr3", "lpddr4") else "HBM"
+        want = [f"{t['energy_pj'] / 1e9:.1f} mJ", f"{pj:.2f}", f"{2 / pj:.2f}",
+                f"{memory if part == 'hbm' else '`' + part + '`'} {pj_part / 1e9:.1f} mJ"]
+        for col, (have, should) in enumerate(zip(cells[2:], want)):
+            if have != should:
+                problems.append(f"{where}: {names[0][0]} on {preset}: {['energy', 'pJ/MAC', 'TOPS/W', 'largest part'][col]}: "
+                                f"the README says {have}, tpusim says {should}")
+    return problems
+
+
 def main():
     mk_path, rd_path = (sys.argv[1], sys.argv[2]) if len(sys.argv) == 3 else ("Makefile", "README.md")
     with open(mk_path) as f:
-        mk = makefile_groups(f.read())
+        mk_text = f.read()
+    mk = makefile_groups(mk_text)
     with open(rd_path) as f:
-        rd = readme_groups(f.read())
+        rd_text = f.read()
+    rd = readme_groups(rd_text)
     problems = []
     if not mk:
         problems.append(f"{mk_path}: expected DEB_<group> lists, found none")
@@ -67,11 +152,22 @@ def main():
         if missing or extra:
             problems.append(f"{rd_path}: `{target}`: differs from the Makefile's DEB_{g}: "
                             f"missing {' '.join(missing) or 'nothing'}; extra {' '.join(extra) or 'nothing'}")
+    for p, g in package_mentions(rd_text):
+        target = "make" if g == "build" else f"make {g}"
+        if p not in mk.get(g, []):
+            owner = [h for h in mk if p in mk[h]]
+            problems.append(f"{rd_path}: Debian `{p}`, which `{target}` installs: not in the Makefile's DEB_{g}"
+                            + (f" (it is in DEB_{owner[0]})" if owner else ""))
+    binary = makefile_bin(mk_text)
+    if f"`{binary}`" not in quick_start(rd_text):
+        problems.append(f"{rd_path}: Quick start: expected the binary make builds, `{binary}`, found no mention")
+    problems += energy_problems(rd_path, rd_text, os.environ.get("TPUSIM", binary))
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
         return 1
-    print(f"readme deps: {len(mk)} groups, {sum(len(v) for v in mk.values())} packages, the same in both files")
+    print(f"readme deps: {len(mk)} groups, {sum(len(v) for v in mk.values())} packages, the same in both files; "
+          f"the Quick start names {binary}; the energy table is the tool's")
     return 0
 
 

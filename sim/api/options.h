@@ -57,6 +57,8 @@ struct run_option {
 	unsigned sweep_names;       /* OPT_CHOICE: the names a sweep axis takes (bit i: names[i]); 0: all */
 	size_t off;                 /* the field in struct sim_request */
 	const char *doc;            /* one line */
+	unsigned models;            /* the models it applies to (bit i: run_model_names[i]); 0: every model */
+	const char *models_why;     /* with models: why, as a refusal says it ("only it draws operands") */
 };
 
 /* The rows, by name (run_options[RO_MODEL]); request keys in this order. */

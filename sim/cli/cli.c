@@ -271,14 +271,20 @@ static const char *did_you_mean(const char *name, const char *const *names, size
 	return buf;
 }
 
-static int unknown_command(const char *name, struct err *e)
+/* " (did you mean sweep?)" for the command closest to name, or "". */
+static const char *command_hint(const char *name, char *buf, size_t size)
 {
 	const char *names[CMD_COUNT];
-	char q[300], hint[100];
 	for (size_t i = 0; i < CMD_COUNT; i++)
 		names[i] = cli_commands[i].name;
+	return did_you_mean(name, names, CMD_COUNT, buf, size);
+}
+
+static int unknown_command(const char *name, struct err *e)
+{
+	char q[300], hint[100];
 	return err_input(e, "expected a command (%s), found \"%s\"%s; try tpusim --help", command_list(),
-			 err_quote(q, sizeof q, name, 60), did_you_mean(name, names, CMD_COUNT, hint, sizeof hint));
+			 err_quote(q, sizeof q, name, 60), command_hint(name, hint, sizeof hint));
 }
 
 /* An option that no row of the command c has (name, as typed). */
@@ -364,7 +370,7 @@ static bool is_help(const char *arg)
 int cli_help(int argc, char **argv, FILE *out, struct err *e)
 {
 	const struct cli_command *c;
-	char q[300];
+	char q[300], hint[100];
 	bool overview;
 	if (argc < 2)
 		return -1;
@@ -376,8 +382,8 @@ int cli_help(int argc, char **argv, FILE *out, struct err *e)
 		if (argc == 2 || !strcmp(argv[2], "help"))
 			overview = true;
 		else if (!(c = command_find(argv[2])))
-			return err_input(e, "help: expected a command (%s), found \"%s\"", command_list(),
-					 err_quote(q, sizeof q, argv[2], 60));
+			return err_input(e, "help: expected a command (%s), found \"%s\"%s", command_list(),
+					 err_quote(q, sizeof q, argv[2], 60), command_hint(argv[2], hint, sizeof hint));
 		else
 			help_command(out, c);
 	} else if (!overview) {
@@ -458,28 +464,40 @@ static void set_defaults(struct cli_args *a)
 	}
 }
 
+/*
+ * A run option given for a model it does not apply to (run_option.models),
+ * in a command that chooses the model (lab's is always the functional one).
+ */
+static int model_options(const struct cli_args *a, struct err *e)
+{
+	unsigned bit = command_bit(a->cmd);
+	bool chooses = false;
+	for (size_t i = 0; i < NOPTS; i++)
+		chooses |= opts[i].run == &run_options[RO_MODEL] && (opts[i].cmds & bit);
+	for (size_t i = 0; chooses && i < NOPTS; i++) {
+		const struct run_option *r = opts[i].run;
+		char want[100];
+		if (!r || !r->models || !a->at[i] || !(opts[i].cmds & bit) || (r->models >> a->rq.model & 1))
+			continue;
+		optval_expected(&run_options[RO_MODEL].val, false, r->models, want, sizeof want);
+		return err_input(e, "%s: expected --model %s (%s), found --model %s", r->flag, want, r->models_why,
+				 run_model_names[a->rq.model]);
+	}
+	return 0;
+}
+
 int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 {
 	const struct cli_command *cmd;
 	unsigned bit;
-	char q[300], c[300];
+	int set_at = 0;
 
 	set_defaults(a);
 	if (argc < 2)
 		return err_input(e, "expected a command (%s), found none; try tpusim --help", command_list());
-	if (!(cmd = command_find(argv[1]))) {
-		/* An unknown option is named first, then the command. */
-		for (int i = 2; i < argc; i++) {
-			const struct cli_opt *row = opt_find(argv[i], 0);
-			if (argv[i][0] != '-')
-				continue;
-			if (!row)
-				return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown "
-						 "option", err_quote(q, sizeof q, argv[i], 60), err_quote(c, sizeof c, argv[1], 60));
-			i += takes_value(row);
-		}
+	/* The command is the first word, so the first word that can be wrong: whatever follows is its. */
+	if (!(cmd = command_find(argv[1])))
 		return unknown_command(argv[1], e);
-	}
 	a->cmd = cmd;
 	bit = command_bit(cmd);
 	for (int i = 2; i < argc; i++) {
@@ -505,6 +523,9 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 			if (!row)
 				snprintf(name, sizeof name, "%s", o);
 		}
+		/* "--set array.rows 64": the assignment was split in two words. */
+		if (!row && o[0] != '-' && set_at == i - 1 && config_assignment(argv[i - 1], o, e) < 0)
+			return -1;
 		if (!row)
 			return unknown_option(o, cmd->name, bit, e);
 		if (!(row->cmds & bit))
@@ -525,8 +546,10 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 		}
 		if (take_value(a, row, strlen(name) < sizeof name - 1 ? name : o, v, e) < 0)
 			return -1;
+		if (row->run == &run_options[RO_SET])
+			set_at = i;
 	}
-	return 0;
+	return model_options(a, e);
 }
 
 int cli_one_operand(const struct cli_args *a, struct err *e)

@@ -287,10 +287,38 @@ const char *cfg_suggest(const struct cfg_schema *s, const char *name)
 	return bestd != SIZE_MAX ? best : NULL;
 }
 
-static int unknown_key(const struct cfg_schema *s, const char *shown, const char *full, struct pos at,
-		       struct err *e)
+/*
+ * The closest required entry that map m (whose keys are under prefix) does
+ * not give, or NULL when none is close: a misspelt key most likely meant a
+ * key the map is missing (in_ch: in_c, not in_h beside it).
+ */
+static const char *suggest_missing(const struct cfg_schema *s, const struct ynode *m, const char *prefix,
+				   const char *full)
 {
-	const char *hint = cfg_suggest(s, full);
+	const char *best = NULL;
+	size_t bestd = SIZE_MAX, n = strlen(prefix);
+	for (size_t i = 0; i < s->n; i++) {
+		const char *cand = s->e[i].name;
+		bool given = false;
+		if (s->e[i].key->def || strncmp(cand, prefix, n) != 0)
+			continue;
+		for (size_t j = 0; j < m->n && !given; j++)
+			given = strcmp(cand + n, m->keys[j]->str) == 0;
+		size_t d = given ? SIZE_MAX : cfg_suggest_distance(full, cand);
+		if (d < bestd) {
+			bestd = d;
+			best = cand;
+		}
+	}
+	return best;
+}
+
+static int unknown_key(const struct cfg_schema *s, const struct ynode *m, const char *prefix, const char *shown,
+		       const char *full, struct pos at, struct err *e)
+{
+	const char *hint = suggest_missing(s, m, prefix, full);
+	if (!hint)
+		hint = cfg_suggest(s, full);
 	char path[CFG_NAME_MAX * 3], q[300];
 	snprintf(path, sizeof path, "%s%s", shown, err_quote(q, sizeof q, full, 60));
 	if (hint)
@@ -327,7 +355,7 @@ static int load_map(const struct cfg_schema *s, void *obj, const struct ynode *m
 				return err_at(e, v->pos, path, "expected %s, found a mapping", exp);
 			}
 			if (!has_prefix(s, sub))
-				return unknown_key(s, shown, full, k->pos, e);
+				return unknown_key(s, m, prefix, shown, full, k->pos, e);
 			if (load_map(s, obj, v, sub, shown, seen, origin, here, e) < 0)
 				return -1;
 			continue;
@@ -338,7 +366,7 @@ static int load_map(const struct cfg_schema *s, void *obj, const struct ynode *m
 			if (has_prefix(s, sub))
 				return err_at(e, v->pos, path, "expected a mapping, found %s",
 					      ynode_describe(v, buf, sizeof buf));
-			return unknown_key(s, shown, full, k->pos, e);
+			return unknown_key(s, m, prefix, shown, full, k->pos, e);
 		}
 		if (v->kind == Y_SEQ) {
 			char exp[256];

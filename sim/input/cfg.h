@@ -67,7 +67,8 @@ int cfg_parse(const struct cfg_schema *s, int i, void *obj, const char *text, bo
  * "rows:" is array.rows, and so is "array.rows:"). An entry given twice in m,
  * in whatever mix of forms, is an error naming both places. seen[i] and
  * origin[i] (both may be NULL) record which entries were set and where (the
- * value's position). shown as for cfg_parse.
+ * value's position). shown as for cfg_parse. An unknown key's "did you
+ * mean" names the closest required key m lacks, else the closest of all.
  */
 int cfg_load_map(const struct cfg_schema *s, void *obj, const struct ynode *m, const char *shown,
 		 bool *seen, struct pos *origin, struct err *e);

@@ -45,30 +45,50 @@ const struct cfg_schema *config_schema(void)
 	return &schema;
 }
 
-/* A key a file or --set gave (not a default, not brought by hbm.type). */
+/* A key a file or an override gave (not a default, not brought by hbm.type). */
 static bool given(const struct config *c, int i)
 {
 	return c->origin[i].line > 0;
 }
 
 /*
- * hbm.type brings its defaults for the keys nobody gave; run after every
- * change, so that a later overlay or --set of hbm.type brings the new type's.
+ * The source that gave key i, in the order sources apply: 0 the defaults (or
+ * hbm.type), k the k-th file merged, then the overrides (--set, a request's
+ * "set", a sweep's axes), one source however many there are.
+ */
+static int source(const struct config *c, int i)
+{
+	if (!given(c, i))
+		return 0;
+	for (int k = 0; k < c->nfiles; k++)
+		if (c->origin[i].file == c->files[k])
+			return k + 1;
+	return CONFIG_MAX_FILES + 1;
+}
+
+/*
+ * hbm.type brings its values for every memory key the source that sets the
+ * type does not set: keys given by that source or a later one stay, keys
+ * given by an earlier one (a preset under a later overlay or --set) are
+ * replaced and count as brought. Run after every change, so that the type in
+ * force brings its values.
  */
 static void type_defaults(struct config *c)
 {
 	const struct cfg_schema *s = config_schema();
 	const char *const *row = hbm_type_defaults[c->arch.hbm.type];
+	int from = source(c, cfg_find(s, "hbm.type"));
 	for (int j = 0; hbm_type_keys[j]; j++) {
 		int i = cfg_find(s, hbm_type_keys[j]);
 		struct pos nowhere = { "defaults", 0, 0 };
 		struct err e;
 		SIM_ASSERT(i >= 0);
-		if (given(c, i))
+		if (given(c, i) && source(c, i) >= from)
 			continue;
 		/* A preset that does not parse is a bug in the table. */
 		if (cfg_parse(s, i, &c->arch, row[j] ? row[j] : s->e[i].key->def, false, nowhere, NULL, &e) < 0)
 			sim_assert_fail(e.msg, __FILE__, __LINE__);
+		c->origin[i] = nowhere;
 	}
 }
 
@@ -314,16 +334,27 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
 	return 0;
 }
 
+int config_assignment(const char *assignment, const char *next, struct err *e)
+{
+	const char *eq = strchr(assignment, '=');
+	char q[300], v[300];
+	if (eq && eq != assignment)
+		return 0;
+	err_quote(q, sizeof q, assignment, 60);
+	if (!eq && next)
+		return err_input(e, "--set: expected key.path=value, found \"%s\" (did you mean --set %s=%s?)", q, q,
+				 err_quote(v, sizeof v, next, 60));
+	return err_input(e, "--set: expected key.path=value, found \"%s\"", q);
+}
+
 int config_set(struct config *c, const char *assignment, struct err *e)
 {
 	const char *eq = strchr(assignment, '=');
 	struct pos at = { "--set", 1, 1 };
 	char raw[CFG_NAME_MAX * 2];
 
-	if (!eq || eq == assignment) {
-		char q[300];
-		return err_at(e, at, err_quote(q, sizeof q, assignment, 60), "expected key.path=value, found no key before '='");
-	}
+	if (config_assignment(assignment, NULL, e) < 0)
+		return -1;
 	snprintf(raw, sizeof raw, "%.*s", (int)(eq - assignment), assignment);
 	if (cfg_find(config_schema(), raw) < 0) {
 		char key[CFG_NAME_MAX * 2];

@@ -9,11 +9,12 @@
  * from every default, overlays the file, then the --set overrides, and
  * remembers where each value came from for later errors.
  *
- * Some defaults follow other keys. hbm.type brings its memory's defaults
- * (hbm.h): a key that any file or --set gives keeps that value; every other
- * key of the type's table follows the type in force after the last file or
- * --set, so that an overlay or --set that changes hbm.type brings the new
- * type's values for the keys nobody gave.
+ * Some values follow other keys. hbm.type brings its memory's values (the
+ * table in memory.c) for every memory key the same source does not set: a
+ * source is one file, or the overrides together (--set, a request's "set", a
+ * sweep's axes; later than every file). So --set hbm.type=hbm3 on a preset
+ * that sets every memory key is an HBM3 memory, --set hbm.type=hbm3 --set
+ * hbm.gbps=100 keeps 100, and a file that sets both keeps its own gbps.
  */
 #ifndef TPUSIM_CONFIG_H
 #define TPUSIM_CONFIG_H
@@ -108,6 +109,14 @@ int config_merge(struct config *c, const char *path, struct err *e);
 int config_set(struct config *c, const char *assignment, struct err *e);
 
 /*
+ * Whether assignment has the form of an override, key=value: 0, or -1 with
+ * "--set: expected key.path=value, found ..."; next (may be NULL) is the
+ * word that followed it on a command line, shown as the value it may be
+ * ("--set array.rows 64": did you mean --set array.rows=64?).
+ */
+int config_assignment(const char *assignment, const char *next, struct err *e);
+
+/*
  * Applies value to key, checked like the file; errors are placed at `at`
  * (the value's place in a request). quoted: the value was a quoted string,
  * so never a number.
@@ -121,7 +130,7 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
  */
 void config_resolve(struct config *c);
 
-/* Where key got its value: file:line:col, --set, or the defaults (also hbm.type's). */
+/* Where key got its value: file:line:col, --set, or the defaults (also what hbm.type brought). */
 struct pos config_origin(const struct config *c, const char *key);
 
 /* The chip's arrays (cores x arrays per core), and their PEs. */
