@@ -12,8 +12,8 @@ const char *const energy_part_names[] = { "mac", "array", "sram_weights", "sram_
 					  "leakage", NULL };
 
 /*
- * Defaults: 45 nm, after Horowitz, "Computing's Energy Problem", ISSCC 2014,
- * as collected in shared/reference/HARDWARE.md: int8 MAC 0.2 + 0.03 pJ, fp16
+ * Defaults: 45 nm, after Horowitz, "Computing's Energy Problem (and what we
+ * can do about it)", ISSCC 2014, pp. 10-14 (its energy table): int8 MAC 0.2 + 0.03 pJ, fp16
  * 1.1 + 0.4, fp32 3.7 + 0.9; SRAM 64-bit reads 10 / 20 / 100 pJ for 8 KiB,
  * 32 KiB, 1 MiB; DRAM 1.3-2.6 nJ per 64 bits, the low end 20 pJ/bit.
  * Operand movement between PEs: twice a MAC (Eyeriss, Chen et al., ISCA
