@@ -2,6 +2,7 @@
  * test_config.c - config keys: presets, overrides, and the --dump round trip.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,10 +334,23 @@ START_TEST(memory_type_set_over_preset)
 END_TEST
 
 /*
- * Every preset cites its sources where a clone can follow them (papers,
- * tables, datasheets), never a file outside the repository: no comment in
- * configs/ names shared/ or HARDWARE.md.
+ * Every preset and model cites its sources where a clone can follow them
+ * (papers, tables, datasheets), never a file outside the repository: no line
+ * of configs/, models/, sim/, scripts/, docs/ or the README names shared/ or
+ * HARDWARE.md.
  */
+static bool cited_kind(const char *name)
+{
+	static const char *const ext[] = { ".yaml", ".c", ".h", ".cpp", ".py", ".md", ".html", NULL };
+	size_t len = strlen(name);
+	for (int i = 0; ext[i]; i++) {
+		size_t n = strlen(ext[i]);
+		if (len > n && !strcmp(name + len - n, ext[i]))
+			return true;
+	}
+	return false;
+}
+
 static int preset_files(const char *dir, char paths[][PATH_MAX], int n, int max)
 {
 	struct dirent **v;
@@ -344,13 +358,12 @@ static int preset_files(const char *dir, char paths[][PATH_MAX], int n, int max)
 	ck_assert_int_ge(k, 0);
 	for (int i = 0; i < k; i++) {
 		const char *name = v[i]->d_name;
-		size_t len = strlen(name);
 		char path[PATH_MAX];
 		struct stat st;
 		snprintf(path, sizeof path, "%s/%s", dir, name);
 		if (name[0] != '.' && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 			n = preset_files(path, paths, n, max);
-		else if (len > 5 && !strcmp(name + len - 5, ".yaml") && n < max)
+		else if (cited_kind(name) && n < max)
 			snprintf(paths[n++], PATH_MAX, "%s", path);
 		free(v[i]);
 	}
@@ -360,9 +373,14 @@ static int preset_files(const char *dir, char paths[][PATH_MAX], int n, int max)
 
 START_TEST(presets_cite_no_outside_file)
 {
-	static char paths[256][PATH_MAX];
-	int n = preset_files("configs", paths, 0, 256);
-	ck_assert_int_gt(n, 10);
+	static const char *const dirs[] = { "configs", "models", "sim", "scripts", "docs", NULL };
+	static char paths[1024][PATH_MAX];
+	int n = 0;
+	for (int d = 0; dirs[d]; d++)
+		n = preset_files(dirs[d], paths, n, 1023);
+	snprintf(paths[n++], PATH_MAX, "README.md");
+	ck_assert_int_gt(n, 100);
+	ck_assert_int_lt(n, 1023);
 	for (int i = 0; i < n; i++) {
 		char *text = th_slurp(paths[i]), *line = text;
 		for (int no = 1; line && *line; no++) {
