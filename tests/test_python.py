@@ -283,9 +283,9 @@ class Install(unittest.TestCase):
                                                     top + "/share/tpusim/configs/workloads/mlp.yaml"])
             if importlib.util.find_spec("onnx") is None:
                 self.skipTest("onnx (python3-onnx) is not installed: the importer's --help is not tried")
-            p = subprocess.run([top + "/bin/tpusim-onnx2workload", "--help"], cwd=work, capture_output=True, text=True)
+            p = subprocess.run([top + "/bin/onnx2workload.py", "--help"], cwd=work, capture_output=True, text=True)
             self.assertEqual((p.returncode, p.stderr), (0, ""))
-            self.assertTrue(p.stdout.startswith("usage: tpusim-onnx2workload "), p.stdout)
+            self.assertTrue(p.stdout.startswith("usage: onnx2workload.py "), p.stdout)
         self.assertEqual(sorted(os.listdir(ROOT)), before)
 
 

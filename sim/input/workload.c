@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "limit.h"
+#include "preset.h"
 
 #define NAME_ROW(id, name, ...) name,
 const char *const layer_type_names[] = { LAYER_TYPES(NAME_ROW) NULL };
@@ -267,14 +268,32 @@ int workload_keep_key_pos(struct workload *w, struct layer *l, const struct pos 
 	return 0;
 }
 
+int workload_find(const char *name, char *path, size_t size, struct err *e)
+{
+	char list[2048] = "";
+	if (preset_find("workloads/", name, path, size) >= 0)
+		return 0;
+	preset_list("workloads/", NULL, list, sizeof list);
+	if (!*list)
+		return err_at(e, (struct pos){ name, 0, 0 }, NULL,
+			      "expected a workload file or a workload name, found neither (no preset directory next to tpusim)");
+	return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a workload file or a workload name (%s), found neither",
+		      list);
+}
+
 int workload_load(struct workload *w, const char *path, int64_t batch, struct err *e)
 {
 	struct stat st;
-	const char *ext = strrchr(path, '.');
+	const char *ext;
+	char found[LIMIT_PATH];
 	int rc;
 
 	memset(w, 0, sizeof *w);
 	cfg_defaults(workload_top_schema(), w);
+	if (workload_find(path, found, sizeof found, e) < 0)
+		return -1;
+	path = found;
+	ext = strrchr(path, '.');
 	snprintf(w->file, sizeof w->file, "%s", path);
 	if (stat(path, &st) != 0)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL, "expected a readable file, found %s", strerror(errno));
