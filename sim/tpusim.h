@@ -23,10 +23,12 @@
  * that failed leaves the next one unaffected. Any number of threads may call
  * at once; the calls run one at a time (SystemC keeps its kernel in
  * process-wide state), each waiting for the one before it to return, and
- * each gets the answer it would get alone. Numbers are
- * read and written in the C locale whatever locale the host program chose
- * (setlocale or uselocale, e.g. one with a decimal comma): the call switches
- * its thread to C and back, so the answer is the same bytes in any locale.
+ * each gets the answer it would get alone. A child forked while a call runs
+ * in another thread must not call (its copy of the kernel is mid-run).
+ * Numbers are read and written in the C locale whatever locale the host
+ * program chose (setlocale or uselocale, e.g. one with a decimal comma): the
+ * call switches its thread to C and back, so the answer is the same bytes in
+ * any locale.
  */
 #ifndef TPUSIM_H
 #define TPUSIM_H
