@@ -51,8 +51,13 @@ def _load():
 
 def _open():
     here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.environ.get("TPUSIM_LIB"), os.path.join(here, "..", "build", "libtpusim.so"),
-                  os.path.join(here, "..", "..", "libtpusim.so"), "libtpusim.so"]
+    lib = os.environ.get("TPUSIM_LIB")
+    # By absolute path: the library finds the presets from its own file, and a
+    # relative name would mean another file once the working directory changes.
+    candidates = [os.path.abspath(lib) if lib else None, os.path.join(here, "..", "build", "libtpusim.so")]
+    if os.path.basename(here) in ("dist-packages", "site-packages"):
+        candidates.append(os.path.join(here, "..", "..", "libtpusim.so"))   # installed: PREFIX/lib
+    candidates.append("libtpusim.so")
     last = None
     for path in candidates:
         if not path:

@@ -121,6 +121,30 @@ class Binding(unittest.TestCase):
             self.assertIn("w.yaml:3:55: layers[0].a_npy: expected values representable in bf16 (array.dtype), "
                           "found 0.10000000149011612 at [0][0]", p.stderr)
 
+    def test_names_wherever_the_library_was_loaded_from(self):
+        # Presets and workloads by name, with the library loaded by a relative
+        # path (TPUSIM_LIB=build/libtpusim.so, LD_LIBRARY_PATH=build) and the
+        # working directory changed since: the preset directory is found from
+        # the library's own file, wherever the process now is.
+        code = ("import ctypes, json, os, sys, tempfile\n"
+                "raw = ctypes.CDLL('build/libtpusim.so')\n"
+                "raw.tpusim_run_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]\n"
+                "sys.path.insert(0, 'scripts')\n"
+                "import tpusim\n"
+                "tpusim.version()\n"
+                "os.chdir(tempfile.gettempdir())\n"
+                "out = ctypes.c_char_p()\n"
+                "req = b'{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\"}'\n"
+                "status = raw.tpusim_run_json(req, ctypes.byref(out))\n"
+                "r = tpusim.run(configs=['lab_4x4'], workload='mlp', model='analytic')\n"
+                "print(json.dumps([status, json.loads(out.value)['total']['macs'] if status == 0 else out.value.decode(),\n"
+                "                  r['total']['macs']]))\n")
+        env = dict(os.environ, TPUSIM_LIB="build/libtpusim.so")
+        p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        macs = 16 * (784 * 512 + 512 * 256 + 256 * 10)     # mlp: 784-512-256-10 at batch 16
+        self.assertEqual(json.loads(p.stdout), [0, macs, macs])
+
     def test_error_line(self):
         with self.assertRaises(tpusim.Error) as cm:
             tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml",

@@ -5,10 +5,11 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,44 @@
 
 #define PRESET_DIRS 6
 
+/*
+ * The file mapped at addr in this process, by the absolute path the kernel
+ * keeps (/proc/self/maps): for code in libtpusim.so, the library's own file,
+ * however it was loaded (dladdr gives the name it was opened by, which may be
+ * relative to a working directory the process has left since). -1 if none.
+ */
+static int mapped_file(const void *addr, char *path, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[PATH_MAX + 256];
+	int rc = -1;
+	if (!f)
+		return -1;
+	while (rc < 0 && fgets(line, sizeof line, f)) {
+		uintptr_t lo, hi;
+		int at = 0;
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %n", &lo, &hi, &at) == 2 && at &&
+		    (uintptr_t)addr >= lo && (uintptr_t)addr < hi && line[at] == '/') {
+			line[strcspn(line, "\n")] = '\0';
+			rc = snprintf(path, size, "%s", line + at) < (int)size ? 0 : -1;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
 /* The preset directories that exist, best first (preset.h): their number. */
 static int preset_dirs(char dirs[PRESET_DIRS][PATH_MAX])
 {
 	static const char *const rel[] = { "../share/tpusim/configs", "../configs", "../../configs" };
 	char self[2][PATH_MAX];
 	int nself = 0, n = 0;
-	Dl_info info;
 	ssize_t len = readlink("/proc/self/exe", self[0], sizeof self[0] - 1);
 	if (len > 0)
 		self[0][len] = '\0', nself++;
 	/* The library's own file, when this code is in libtpusim.so rather than the program. */
-	if (dladdr((void *)preset_dirs, &info) && info.dli_fname && info.dli_fname[0] == '/' &&
-	    realpath(info.dli_fname, self[nself]) && (nself == 0 || strcmp(self[0], self[1])))
+	if (mapped_file((const void *)preset_dirs, self[nself], sizeof self[nself]) == 0 &&
+	    (nself == 0 || strcmp(self[0], self[1])))
 		nself++;
 	for (int k = 0; k < nself; k++) {
 		char *slash = strrchr(self[k], '/');

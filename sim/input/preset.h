@@ -10,7 +10,8 @@
  *   dir/../configs                a checkout's build/tpusim
  *   dir/../../configs             build/san/tpusim
  *
- * (/proc/self/exe for the program; in libtpusim.so, the library's own file),
+ * (/proc/self/exe for the program; in libtpusim.so, the library's own file
+ * as /proc/self/maps names it, however it was loaded),
  * so a name means the same file from any working directory. The rule for
  * every kind of file is here, once: a value is a name when it has no .yaml
  * (or .yml) ending, does not start with '.' or '/', has no ".." or "//" and
