@@ -10,8 +10,9 @@
 #   make fuzz-long  each harness for FUZZ_TIME seconds (the long campaign), with a table of results
 #   make bench      speed of the cycle engine on real networks
 #   make plots      the README's pictures, from the shipped configs and workloads
-#   make install    PREFIX=/usr/local (and DESTDIR): bin/tpusim, lib/libtpusim.so, include/tpusim.h,
-#                   the presets in share/tpusim/configs (found by name: -c tpu_v1)
+#   make install    PREFIX=/usr/local (and DESTDIR): bin/tpusim and the importers, lib/libtpusim.so,
+#                   include/tpusim.h, the Python module tpusim.py, the presets and workloads in
+#                   share/tpusim/configs (found by name: -c tpu_v1 -w resnet50)
 #
 # The Debian packages a target needs (DEB_<group> below) are installed on first use when missing.
 
@@ -225,15 +226,25 @@ $(GEN)/lab_page.inc: sim/tools/lab_page.html
 	  { s = ""; for (i = 1; i <= NF; i++) s = s "0x" $$i ","; print s } END { print "0x00" }' > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/sim/tools/lab.o $(FUZZ_BUILD)/obj/sim/tools/lab.o: $(GEN)/lab_page.inc
 
-# The presets go to share/tpusim/configs, where the installed tpusim finds them by
-# name (-c tpu_v1), from its own path: PREFIX/bin/../share/tpusim/configs.
+# Where make install puts each part, under DESTDIR (a staging root) and PREFIX. The
+# presets and the workloads go to share/tpusim/configs, where the installed tpusim
+# finds them by name (-c tpu_v1, -w resnet50) from its own path,
+# PREFIX/bin/../share/tpusim/configs (sim/input/preset.h); tpusim.py goes where
+# Debian's python3 looks for modules of PREFIX=/usr/local (PYDIR), and finds the
+# library from its own path, PYDIR/../../libtpusim.so; the importers go to bin.
+# Every path is quoted: DESTDIR and PREFIX may hold spaces.
+PYVER      = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+PYDIR      = $(PREFIX)/lib/python$(PYVER)/dist-packages
+IMPORTERS  := scripts/onnx2workload.py
 install: $(BIN) $(LIB)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/tpusim
-	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtpusim.so
-	install -m 644 sim/tpusim.h $(DESTDIR)$(PREFIX)/include/tpusim.h
+	install -d '$(DESTDIR)$(PREFIX)/bin' '$(DESTDIR)$(PREFIX)/lib' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PYDIR)'
+	install -m 755 '$(BIN)' '$(DESTDIR)$(PREFIX)/bin/tpusim'
+	install -m 755 $(IMPORTERS) '$(DESTDIR)$(PREFIX)/bin/'
+	install -m 755 '$(LIB)' '$(DESTDIR)$(PREFIX)/lib/libtpusim.so'
+	install -m 644 sim/tpusim.h '$(DESTDIR)$(PREFIX)/include/tpusim.h'
+	install -m 644 scripts/tpusim.py '$(DESTDIR)$(PYDIR)/tpusim.py'
 	for f in $$(find configs -name '*.yaml' | sort); do \
-	  install -D -m 644 $$f $(DESTDIR)$(PREFIX)/share/tpusim/$$f || exit 1; \
+	  install -D -m 644 $$f '$(DESTDIR)$(PREFIX)/share/tpusim/'$$f || exit 1; \
 	done
 
 clean:

@@ -8,14 +8,22 @@
 run() returns summary.json as a dict (the same text `tpusim run -o DIR`
 writes); a bad input or a failed simulation raises tpusim.Error, whose
 message is tpusim's one error line and whose .status is the CLI's exit
-status (2 bad input, 1 simulation error, 3 out of memory). Standard library only (ctypes).
+status (2 bad input, 1 simulation error, 3 out of memory). A bad argument
+is named as it was given, `tpusim.run(dataflow=...): expected "ws", "os" or
+"is", found "xs"`; errors in the files it names keep their file:line:col.
+Any number of threads may call run(); the calls run one at a time (see
+tpusim.h), each with its own answer. Standard library only (ctypes).
 
 The library is found at $TPUSIM_LIB, else build/libtpusim.so beside this
-script's folder, else by the system's loader (libtpusim.so).
+script's folder (a checkout's scripts/), else PREFIX/lib/libtpusim.so for
+this file installed by `make install` in PREFIX/lib/pythonX.Y/dist-packages,
+else by the system's loader (libtpusim.so).
 """
 import ctypes
 import json
 import os
+import re
+import threading
 
 __all__ = ["run", "version", "Error"]
 
@@ -30,14 +38,26 @@ class Error(Exception):
 
 
 _lib = None
+_lib_lock = threading.Lock()
 
 
 def _load():
     global _lib
-    if _lib is not None:
-        return _lib
+    with _lib_lock:
+        if _lib is None:
+            _lib = _open()
+    return _lib
+
+
+def _open():
     here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.environ.get("TPUSIM_LIB"), os.path.join(here, "..", "build", "libtpusim.so"), "libtpusim.so"]
+    lib = os.environ.get("TPUSIM_LIB")
+    # By absolute path: the library finds the presets from its own file, and a
+    # relative name would mean another file once the working directory changes.
+    candidates = [os.path.abspath(lib) if lib else None, os.path.join(here, "..", "build", "libtpusim.so")]
+    if os.path.basename(here) in ("dist-packages", "site-packages"):
+        candidates.append(os.path.join(here, "..", "..", "libtpusim.so"))   # installed: PREFIX/lib
+    candidates.append("libtpusim.so")
     last = None
     for path in candidates:
         if not path:
@@ -55,7 +75,6 @@ def _load():
     lib.tpusim_free.restype = None
     lib.tpusim_version.argtypes = []
     lib.tpusim_version.restype = ctypes.c_char_p
-    _lib = lib
     return lib
 
 
@@ -80,24 +99,69 @@ def run_json(request):
     return status, text
 
 
+# run()'s keyword arguments, in the order they go into the request, each the
+# request key of the same name (tpusim.h): the one place a request key is
+# mapped back to the keyword that gave it.
+_KEYWORDS = ("configs", "workload", "set", "model", "dataflow", "batch", "ideal_memory", "seed", "reuse")
+
+
+def _request(args):
+    """The request's JSON for run()'s arguments (keyword: value, None left out), and
+    where each value is in it: (first column, last column, keyword), columns from 1."""
+    text, spans = "{", []
+    for key in _KEYWORDS:
+        if args.get(key) is None:
+            continue
+        if len(text) > 1:
+            text += ", "
+        text += json.dumps(key) + ": "
+        start = len(text) + 1
+        text += json.dumps(args[key])
+        spans.append((start, len(text), key))
+    return text + "}", spans
+
+
+_AT = re.compile(r"request:1:(\d+): (.*)\Z", re.S)
+_KEY = re.compile(r"request: (\w+): (.*)\Z", re.S)
+
+
+def _named(line, spans):
+    """An error line about the request the binding built, with the keyword argument
+    in place of the request's position: "request:1:94: model: ..." becomes
+    "tpusim.run(model=...): ...". Any other line is returned as it is."""
+    m, key = _AT.match(line), None
+    if m:
+        col = int(m.group(1))
+        key = next((k for first, last, k in spans if first <= col <= last), None)
+    elif _KEY.match(line):
+        m = _KEY.match(line)
+        key = m.group(1) if m.group(1) in _KEYWORDS else None
+    if key is None:
+        return line
+    rest = m.group(2)
+    if rest.startswith(key + ": "):
+        rest = rest[len(key) + 2:]
+    elif rest.startswith(key + "."):    # "set.array.rows: ...": the key within the argument
+        rest = rest[len(key) + 1:]
+    return "tpusim.run(%s=...): %s" % (key, rest)
+
+
 def run(configs, workload, set=None, model=None, dataflow=None, batch=None, ideal_memory=None, seed=None,
         reuse=None):
     """One simulation; returns summary.json as a dict, or raises Error.
 
-    model: "cycle" (the default), "analytic" or "functional" (every PE register
-    with real values, ideal memory; summary["functional"] has outputs,
-    mismatches and max_abs_error); seed: the functional model's random operands;
+    configs: config files or preset names ("tpu_v1"); workload: a workload
+    file or the name of a shipped one ("resnet50"). model: "cycle" (the
+    default), "analytic" or "functional" (every PE register with real
+    values, ideal memory; summary["functional"] has outputs, mismatches and
+    max_abs_error); seed: the functional model's random operands;
     reuse=False simulates every op, also one identical to an op already simulated."""
     if isinstance(configs, str):
         configs = [configs]
-    request = {"configs": [str(c) for c in configs], "workload": str(workload)}
-    if set:
-        request["set"] = dict(set)
-    for key, value in (("model", model), ("dataflow", dataflow), ("batch", batch),
-                       ("ideal_memory", ideal_memory), ("seed", seed), ("reuse", reuse)):
-        if value is not None:
-            request[key] = value
-    status, text = run_json(json.dumps(request))
+    text, spans = _request({"configs": [str(c) for c in configs], "workload": str(workload),
+                            "set": dict(set) if set else None, "model": model, "dataflow": dataflow,
+                            "batch": batch, "ideal_memory": ideal_memory, "seed": seed, "reuse": reuse})
+    status, out = run_json(text)
     if status != 0:
-        raise Error(text, status)
-    return json.loads(text)
+        raise Error(_named(out, spans), status)
+    return json.loads(out)

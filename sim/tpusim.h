@@ -17,12 +17,18 @@
  *   seed           an integer in [0, 2^64)         (default 1: the functional model's operands)
  *   reuse          true | false                    (default true: identical ops take one result)
  *
- * Paths are relative to the process's working directory. Calls are
- * independent: a call that failed leaves the next one unaffected. One call
- * at a time per process (the SystemC kernel is not reentrant). Numbers are
- * read and written in the C locale whatever locale the host program chose
- * (setlocale or uselocale, e.g. one with a decimal comma): the call switches
- * its thread to C and back, so the answer is the same bytes in any locale.
+ * Paths are relative to the process's working directory; a config or a
+ * workload named without a path ("tpu_v1", "resnet50") is a preset or a
+ * shipped workload, as on the command line. Calls are independent: a call
+ * that failed leaves the next one unaffected. Any number of threads may call
+ * at once; the calls run one at a time (SystemC keeps its kernel in
+ * process-wide state), each waiting for the one before it to return, and
+ * each gets the answer it would get alone. A child forked while a call runs
+ * in another thread must not call (its copy of the kernel is mid-run).
+ * Numbers are read and written in the C locale whatever locale the host
+ * program chose (setlocale or uselocale, e.g. one with a decimal comma): the
+ * call switches its thread to C and back, so the answer is the same bytes in
+ * any locale.
  */
 #ifndef TPUSIM_H
 #define TPUSIM_H

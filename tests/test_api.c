@@ -2,9 +2,13 @@
  * test_api.c - the library (tpusim.h): one JSON request in, the text of
  * summary.json out, identical to what `tpusim run -o DIR` writes for the same
  * inputs (a separate process, so an independent path); many calls in one
- * process, before and after calls that fail, give identical answers; bad
- * requests get exit 2 and a positioned message, asserted to the byte.
+ * process, before and after calls that fail, give identical answers, also
+ * from many threads at once; bad requests get exit 2 and a positioned
+ * message, asserted to the byte; a workload is named as a preset is.
  */
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +423,146 @@ START_TEST(header_lists_request_keys)
 }
 END_TEST
 
+/* ---- many threads ---- */
+
+#define THREADS 4
+#define THREAD_CALLS 12
+
+/* Requests small enough to run many times: a GEMM on four presets, both models, the three dataflows. */
+struct calls {
+	char request[8][600];
+	char *alone[8];             /* each request's answer, one call at a time */
+	int status[8];
+};
+
+struct worker {
+	const struct calls *c;
+	int t;
+	char *got[THREAD_CALLS];
+	int which[THREAD_CALLS], status[THREAD_CALLS];
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	for (int j = 0; j < THREAD_CALLS; j++) {
+		w->which[j] = (j + 3 * w->t) % 8;
+		w->status[j] = tpusim_run_json(w->c->request[w->which[j]], &w->got[j]);
+	}
+	return NULL;
+}
+
+/*
+ * Calls from 4 threads at once, 12 each over 8 requests (one a bad config,
+ * status 2): every answer is the one the same request gets alone. SystemC
+ * keeps its kernel in process-wide state, so the calls cannot overlap; they
+ * must still all be answered, each with its own result.
+ */
+START_TEST(threads_get_their_own_answers)
+{
+	static const char *const presets[] = { "lab_4x4", "edge_32x32", "gemmini", "tpu_v1" };
+	static const char *const dataflows[] = { "ws", "os", "is" };
+	struct calls c;
+	struct worker w[THREADS];
+	pthread_t id[THREADS];
+	char *dir = th_tmpdir(), *wl = th_write(dir, "g.yaml", "name: g\nlayers:\n  - {name: g, type: matmul, m: 9, k: 13, n: 7}\n");
+
+	for (int i = 0; i < 8; i++) {
+		snprintf(c.request[i], sizeof c.request[i],
+			 "{\"configs\": [\"%s\"], \"workload\": \"%s\", \"model\": \"%s\", \"dataflow\": \"%s\"%s}", presets[i % 4],
+			 wl, i < 4 ? "cycle" : "analytic", dataflows[i % 3],
+			 i == 7 ? ", \"set\": {\"array.rows\": 0}" : "");
+		c.status[i] = tpusim_run_json(c.request[i], &c.alone[i]);
+		ck_assert_int_eq(c.status[i], i == 7 ? 2 : 0);
+	}
+	for (int t = 0; t < THREADS; t++) {
+		w[t] = (struct worker){ .c = &c, .t = t };
+		ck_assert_int_eq(pthread_create(&id[t], NULL, worker_run, &w[t]), 0);
+	}
+	for (int t = 0; t < THREADS; t++) {
+		ck_assert_int_eq(pthread_join(id[t], NULL), 0);
+		for (int j = 0; j < THREAD_CALLS; j++) {
+			int i = w[t].which[j];
+			ck_assert_msg(w[t].status[j] == c.status[i] && !strcmp(w[t].got[j], c.alone[i]),
+				      "thread %d, call %d (request %d): another answer", t, j, i);
+			tpusim_free(w[t].got[j]);
+		}
+	}
+	for (int i = 0; i < 8; i++)
+		tpusim_free(c.alone[i]);
+	free(wl);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- workloads by name ---- */
+
+/* The workloads of the checkout, "bert_base, ..., vit_b16", read from configs/workloads/ here. */
+static void workload_names(char *buf, size_t size)
+{
+	struct dirent **v;
+	int n = scandir("configs/workloads", &v, NULL, alphasort);
+	ck_assert_int_ge(n, 0);
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(v[i]->d_name);
+		if (len > 5 && !strcmp(v[i]->d_name + len - 5, ".yaml"))
+			snprintf(buf + strlen(buf), size - strlen(buf), "%s%.*s", buf[0] ? ", " : "", (int)len - 5,
+				 v[i]->d_name);
+		free(v[i]);
+	}
+	free(v);
+}
+
+/*
+ * A workload named without a path ("mlp") is configs/workloads/mlp.yaml beside
+ * the running program, from any directory, as a preset is (-c lab_4x4); a file
+ * of that name in the working directory comes first; a name that is neither
+ * is an error listing the workloads.
+ */
+START_TEST(workload_by_name)
+{
+	char *dir = th_tmpdir(), *out, *err, *by_name, *by_path, want[4096], names[2048], full[PATH_MAX];
+	struct ydoc *d;
+
+	by_name = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\"}", 0);
+	by_path = lib_summary("{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\","
+			      " \"model\": \"analytic\"}", 0);
+	d = th_json("by_name", by_name);
+	ck_assert_ptr_nonnull(realpath("configs/workloads/mlp.yaml", full));
+	ck_assert_str_eq(th_json_str(d->root, "workload_file"), full);
+	ck_assert_str_eq(th_json_str(d->root, "workload"), "mlp");
+	/* mlp: 784-512-256-10 at batch 16. */
+	ck_assert_int_eq(th_json_int(d->root, "total.macs"), 16 * (784 * 512 + 512 * 256 + 256 * 10));
+	ydoc_free(d);
+	ck_assert_ptr_nonnull(strstr(by_path, "\"workload_file\": \"configs/workloads/mlp.yaml\""));
+	tpusim_free(by_name);
+	tpusim_free(by_path);
+
+	workload_names(names, sizeof names);
+	snprintf(want, sizeof want, "mlp5: expected a workload file or a workload name (%s), found neither", names);
+	by_name = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp5\"}", 2);
+	ck_assert_str_eq(by_name, want);
+	tpusim_free(by_name);
+
+	/* From another directory, on the command line; then with a file "mlp" there, which wins. */
+	const char *run[] = { "run", "-c", "lab_4x4", "-w", "mlp", "--model", "analytic", NULL };
+	ck_assert_int_eq(th_cli(dir, run, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "mlp"));
+	free(out);
+	free(err);
+	free(th_write(dir, "mlp", "name: mine\nlayers:\n  - {name: g, type: matmul, m: 4, k: 4, n: 4}\n"));
+	const char *lower[] = { "lower", "-w", "mlp", "--csv", NULL };
+	ck_assert_int_eq(th_cli(dir, lower, &out, &err), 0);
+	ck_assert_msg(strstr(out, ",64,") && !strstr(out, "fc1"), "%s", out);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *api_suite(void)
 {
 	Suite *s = suite_create("api");
@@ -434,6 +578,8 @@ Suite *api_suite(void)
 	tcase_add_test(t, result_table_covers_result);
 	tcase_add_test(t, narrow_port_warns_once);
 	tcase_add_test(t, run_longer_than_the_kernel_clock);
+	tcase_add_test(t, threads_get_their_own_answers);
+	tcase_add_test(t, workload_by_name);
 	suite_add_tcase(s, t);
 	return s;
 }

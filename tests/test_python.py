@@ -1,13 +1,19 @@
 #!/usr/bin/python3
 """The Python binding (scripts/tpusim.py) on two configs: its results equal
 the CLI's summary.json (a separate process), a hand-timed GEMM gives its
-closed-form cycles, and a bad input raises tpusim.Error with the error line.
+closed-form cycles, a bad input raises tpusim.Error with the error line
+naming the keyword argument, calls from many threads at once each get the
+answer they get alone, and `make install` installs the binding, the importer
+and the workloads, found by name from any directory.
 Run by `make test` with TPUSIM (the CLI) and TPUSIM_LIB (the library) set."""
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+import sysconfig
 import tempfile
+import threading
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
@@ -20,6 +26,8 @@ except ImportError:
     HAVE_NUMPY = False
 
 CLI = os.environ.get("TPUSIM", "build/tpusim")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+GEMM = "name: g\nbatch: 1\nlayers:\n  - {name: g, type: matmul, m: %d, k: %d, n: %d}\n"
 
 
 def cli_summary(args):
@@ -113,16 +121,196 @@ class Binding(unittest.TestCase):
             self.assertIn("w.yaml:3:55: layers[0].a_npy: expected values representable in bf16 (array.dtype), "
                           "found 0.10000000149011612 at [0][0]", p.stderr)
 
+    def test_names_wherever_the_library_was_loaded_from(self):
+        # Presets and workloads by name, with the library loaded by a relative
+        # path (TPUSIM_LIB=build/libtpusim.so, LD_LIBRARY_PATH=build) and the
+        # working directory changed since: the preset directory is found from
+        # the library's own file, wherever the process now is.
+        code = ("import ctypes, json, os, sys, tempfile\n"
+                "raw = ctypes.CDLL('build/libtpusim.so')\n"
+                "raw.tpusim_run_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]\n"
+                "sys.path.insert(0, 'scripts')\n"
+                "import tpusim\n"
+                "tpusim.version()\n"
+                "os.chdir(tempfile.gettempdir())\n"
+                "out = ctypes.c_char_p()\n"
+                "req = b'{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\"}'\n"
+                "status = raw.tpusim_run_json(req, ctypes.byref(out))\n"
+                "r = tpusim.run(configs=['lab_4x4'], workload='mlp', model='analytic')\n"
+                "print(json.dumps([status, json.loads(out.value)['total']['macs'] if status == 0 else out.value.decode(),\n"
+                "                  r['total']['macs']]))\n")
+        env = dict(os.environ, TPUSIM_LIB="build/libtpusim.so")
+        p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        macs = 16 * (784 * 512 + 512 * 256 + 256 * 10)     # mlp: 784-512-256-10 at batch 16
+        self.assertEqual(json.loads(p.stdout), [0, macs, macs])
+
     def test_error_line(self):
         with self.assertRaises(tpusim.Error) as cm:
             tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml",
                        set={"array.rows": 0})
         self.assertEqual(cm.exception.status, 2)
-        self.assertRegex(str(cm.exception),
-                         r'^request:1:\d+: array.rows: expected an integer in \[1, 4096\], found "0"$')
+        self.assertEqual(str(cm.exception),
+                         'tpusim.run(set=...): array.rows: expected an integer in [1, 4096], found "0"')
         # ... and the next call is unaffected.
         r = tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml", model="analytic")
         self.assertEqual(r["model"], "analytic")
+
+    def test_error_names_keyword(self):
+        # The request's JSON is the binding's, never the caller's: a message names
+        # the keyword argument, not a column of that JSON. Errors in the caller's
+        # own files keep their positions.
+        base = {"configs": ["configs/lab_4x4.yaml"], "workload": "configs/workloads/mlp.yaml", "model": "analytic"}
+        cases = [
+            ({"dataflow": "xs"}, 'tpusim.run(dataflow=...): expected "ws", "os" or "is", found "xs"'),
+            ({"model": "fast"}, 'tpusim.run(model=...): expected "analytic", "cycle" or "functional", found "fast"'),
+            ({"batch": "2"}, 'tpusim.run(batch=...): expected an integer in [1, 1048576], found "2"'),
+            ({"batch": 0}, 'tpusim.run(batch=...): expected an integer in [1, 1048576], found "0"'),
+            ({"ideal_memory": 1}, 'tpusim.run(ideal_memory=...): expected true or false, found "1"'),
+            ({"seed": -1}, 'tpusim.run(seed=...): expected an integer in [0, 2^64), found "-1"'),
+            ({"set": {"array.rowz": 1}},
+             'tpusim.run(set=...): array.rowz: expected a known key, found an unknown key (did you mean array.rows?)'),
+            ({"set": {"array.rows": [8]}},
+             "tpusim.run(set=...): array.rows: expected a number, boolean or string, found a sequence"),
+            ({"configs": []}, "tpusim.run(configs=...): expected at least one config file, found none"),
+        ]
+        for kw, want in cases:
+            with self.subTest(kw=kw):
+                with self.assertRaises(tpusim.Error) as cm:
+                    tpusim.run(**{**base, **kw})
+                self.assertEqual(cm.exception.status, 2)
+                self.assertEqual(str(cm.exception), want)
+        with tempfile.TemporaryDirectory() as d:
+            cfg = os.path.join(d, "c.yaml")
+            with open(cfg, "w") as f:
+                f.write("array:\n  rows: 0\n")
+            with self.assertRaises(tpusim.Error) as cm:
+                tpusim.run(configs=[cfg], workload="configs/workloads/mlp.yaml")
+            self.assertEqual(str(cm.exception), cfg + ':2:9: array.rows: expected an integer in [1, 4096], found "0"')
+        # The JSON request itself, written by the caller, keeps its positions: the
+        # text up to the third key is 80 characters, '"dataflow": ' 12 more: column 93.
+        status, text = tpusim.run_json('{"configs": ["configs/lab_4x4.yaml"], "workload": '
+                                       '"configs/workloads/mlp.yaml", "dataflow": "xs"}')
+        self.assertEqual((status, text), (2, 'request:1:93: dataflow: expected "ws", "os" or "is", found "xs"'))
+
+
+class Threads(unittest.TestCase):
+    def test_threads_get_their_own_answers(self):
+        # 8 threads x 20 calls over 4 presets, the cycle and analytic models and
+        # the three dataflows (and, in each thread, one call that fails): every
+        # answer equals the one the same call gives alone, one at a time.
+        presets = ["configs/lab_4x4.yaml", "configs/edge_32x32.yaml", "configs/gemmini.yaml", "configs/tpu_v1.yaml"]
+        with tempfile.TemporaryDirectory() as d:
+            wls = []
+            for i, (m, k, n) in enumerate([(8, 12, 6), (20, 5, 9)]):
+                wls.append(os.path.join(d, "g%d.yaml" % i))
+                with open(wls[-1], "w") as f:
+                    f.write(GEMM % (m, k, n))
+            calls = []
+            for c in range(20):
+                calls.append(dict(configs=[presets[c % 4]], workload=wls[c // 4 % 2],
+                                  model=("cycle", "analytic")[c // 8 % 2], dataflow=("ws", "os", "is")[c % 3]))
+            bad = dict(configs=[presets[0]], workload=wls[0], set={"array.rows": 0})
+
+            def call(kw):
+                try:
+                    return tpusim.run(**kw)
+                except tpusim.Error as e:
+                    return (e.status, str(e))
+
+            alone = [call(kw) for kw in calls]
+            alone_bad = call(bad)
+            self.assertEqual(alone_bad[0], 2)
+            self.assertEqual(len({json.dumps(r, sort_keys=True) for r in alone}), 20)
+            got, errors = {}, []
+
+            def worker(t):
+                try:
+                    for j in range(20):
+                        c = (j + 5 * t) % 20
+                        got[t, j] = (c, call(calls[c]))
+                        if j == t:
+                            got[t, "bad"] = call(bad)
+                except BaseException as e:  # reported by the main thread
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            self.assertEqual(len(got), 8 * 21)
+            for key, value in got.items():
+                if key[1] == "bad":
+                    self.assertEqual(value, alone_bad, key)
+                else:
+                    self.assertEqual(value[1], alone[value[0]], key)
+
+
+def make_install(dest, prefix):
+    """make install DESTDIR=dest PREFIX=prefix from the checkout, of the binaries under test."""
+    build = os.path.dirname(os.path.abspath(CLI))
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    p = subprocess.run(["make", "-s", "--no-print-directory", "install", "DESTDIR=" + dest, "PREFIX=" + prefix,
+                        "BIN=" + os.path.abspath(CLI), "LIB=" + os.path.join(build, "libtpusim.so"),
+                        "SAN=1" if "/build/san/" in os.path.abspath(CLI) else "SAN=0"],
+                       cwd=ROOT, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError("make install: exit %d: %s%s" % (p.returncode, p.stdout, p.stderr))
+
+
+class Install(unittest.TestCase):
+    def test_installed_tree_from_elsewhere(self):
+        # make install into a DESTDIR with a space in it: the binary, run from
+        # another directory, finds a preset and a workload by name (-c tpu_v1
+        # -w mlp); Python imports the installed tpusim.py from where Python
+        # looks for PREFIX=/usr/local (sysconfig), which loads the installed
+        # library; the installed ONNX importer answers --help; and nothing
+        # new appears in the checkout.
+        before = sorted(os.listdir(ROOT))
+        with tempfile.TemporaryDirectory() as d:
+            dest = os.path.join(d, "stage dir")
+            make_install(dest, "/usr/local")
+            top = dest + "/usr/local"
+            work = os.path.join(d, "work")
+            os.mkdir(work)
+            p = subprocess.run([top + "/bin/tpusim", "run", "-c", "tpu_v1", "-c", "memory/hbm3", "-w", "mlp",
+                                "--model", "analytic", "-o", "out"], cwd=work, capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stderr), (0, ""))
+            with open(os.path.join(work, "out", "summary.json")) as f:
+                s = json.load(f)
+            # mlp: 784-512-256-10 at batch 16.
+            self.assertEqual(s["total"]["macs"], 16 * (784 * 512 + 512 * 256 + 256 * 10))
+            self.assertEqual(s["workload_file"], top + "/share/tpusim/configs/workloads/mlp.yaml")
+            self.assertEqual(s["config_files"], [top + "/share/tpusim/configs/tpu_v1.yaml",
+                                                 top + "/share/tpusim/configs/memory/hbm3.yaml"])
+            # A name that is no installed workload lists those there are.
+            names = sorted(n[:-5] for n in os.listdir(os.path.join(ROOT, "configs", "workloads")) if n.endswith(".yaml"))
+            p = subprocess.run([top + "/bin/tpusim", "run", "-c", "tpu_v1", "-w", "resnet5"], cwd=work,
+                               capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stdout), (2, ""))
+            self.assertEqual(p.stderr, "resnet5: expected a workload file or a workload name (%s), found neither\n"
+                             % ", ".join(names))
+
+            pydir = dest + sysconfig.get_path("purelib", "posix_local")
+            env = {k: v for k, v in os.environ.items() if k != "TPUSIM_LIB"}
+            env["PYTHONPATH"] = pydir
+            code = ("import json, os, tpusim\n"
+                    "r = tpusim.run(configs=['tpu_v1'], workload='mlp', model='analytic')\n"
+                    "print(json.dumps([tpusim.__file__, os.path.realpath(tpusim._load()._name), r['total']['macs'], "
+                    "r['workload_file']]))\n")
+            p = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout), [pydir + "/tpusim.py", os.path.realpath(top + "/lib/libtpusim.so"),
+                                                    16 * (784 * 512 + 512 * 256 + 256 * 10),
+                                                    top + "/share/tpusim/configs/workloads/mlp.yaml"])
+            if importlib.util.find_spec("onnx") is None:
+                self.skipTest("onnx (python3-onnx) is not installed: the importer's --help is not tried")
+            p = subprocess.run([top + "/bin/onnx2workload.py", "--help"], cwd=work, capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stderr), (0, ""))
+            self.assertTrue(p.stdout.startswith("usage: onnx2workload.py "), p.stdout)
+        self.assertEqual(sorted(os.listdir(ROOT)), before)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,54 @@ START_TEST(merge_preset_config)
 END_TEST
 
 /*
+ * A spec's workloads are taken as -w takes them: a shipped workload's name
+ * means that file, on the run and on --merge from another directory, so the
+ * sweep by name writes the csv the sweep by path writes, but for the
+ * workload column, which says the item as the spec gives it.
+ */
+static char *named_rows(const char *csv)
+{
+	static const char path[] = "\nconfigs/workloads/mlp.yaml,";
+	char *out = calloc(1, strlen(csv) + 1), *o = out;
+	ck_assert_ptr_nonnull(out);
+	for (const char *c = csv; *c;) {
+		if (!strncmp(c, path, sizeof path - 1)) {
+			o += sprintf(o, "\nmlp,");
+			c += sizeof path - 1;
+		} else {
+			*o++ = *c++;
+		}
+	}
+	return out;
+}
+
+START_TEST(workload_by_name)
+{
+	char *dir = th_tmpdir(), spec[512], *out, *err;
+	snprintf(spec, sizeof spec, "configs: [lab_4x4]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
+	char *s1 = th_write(dir, "p.yaml", spec), *o1 = at(dir, "p"), *c1 = at(o1, "sweep.csv");
+	snprintf(spec, sizeof spec, "configs: [lab_4x4]\nworkloads: [mlp]\n%s", two);
+	char *s2 = th_write(dir, "n.yaml", spec), *o2 = at(dir, "n"), *c2 = at(o2, "sweep.csv");
+	ck_assert_int_eq(sw(".", &out, &err, s1, "-o", o1, NULL), 0);
+	free(out), free(err);
+	ck_assert_int_eq(sw(".", &out, &err, s2, "-o", o2, NULL), 0);
+	free(out), free(err);
+	char *csv = th_slurp(c1), *by_path = named_rows(csv), *by_name = th_slurp(c2);
+	free(csv);
+	ck_assert_ptr_nonnull(strstr(by_path, "\nmlp,analytic,os,"));
+	ck_assert_str_eq(by_name, by_path);
+	free(by_name);
+	ck_assert_int_eq(sw("/", &out, &err, "--merge", o2, NULL), 0);
+	free(out), free(err);
+	by_name = th_slurp(c2);
+	ck_assert_str_eq(by_name, by_path);
+	free(by_name), free(by_path), free(c1), free(c2), free(o1), free(o2), free(s1), free(s2);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * Every relative path of a spec (configs, workloads) is from the working
  * directory, on every route: files of the same names beside the spec, none
  * of them valid, are never read, and a preset's name means the preset unless
@@ -500,6 +548,7 @@ void sweep_guard_tests(TCase *t);
 void sweep_guard_tests(TCase *t)
 {
 	tcase_add_test(t, merge_preset_config);
+	tcase_add_test(t, workload_by_name);
 	tcase_add_test(t, spec_paths_from_working_directory);
 	tcase_add_test(t, other_spec_refused);
 	tcase_add_test(t, directory_in_use);

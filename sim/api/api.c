@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,16 @@ out:
 }
 
 /*
+ * One call at a time in the process. SystemC keeps the kernel it works in in
+ * a process-wide variable (sc_curr_simcontext; scw.cpp's running kernel), so
+ * two runs at once would work in each other's kernel; the key tables are
+ * built on first use (config_schema, workload_layer_schema) and a
+ * suggestion is returned in a static buffer (cfg_suggest). A call from
+ * another thread waits here until the one before it has returned.
+ */
+static pthread_mutex_t one_call = PTHREAD_MUTEX_INITIALIZER;
+
+/*
  * Numbers are read (strtod) and printed (%g) in the C locale, whatever the
  * host program chose with setlocale: a decimal comma would change both. The
  * C locale is this thread's for the call; the caller's is put back after.
@@ -299,7 +310,9 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 	if (!c)
 		return ERR_NOMEM;
 	caller = uselocale(c);
+	pthread_mutex_lock(&one_call);
 	rc = run_json(request, result);
+	pthread_mutex_unlock(&one_call);
 	uselocale(caller);
 	freelocale(c);
 	return rc;

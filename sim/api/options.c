@@ -31,7 +31,7 @@ const struct run_option run_options[RO_COUNT] = {
 	[RO_SET] = { "set", "--set", NULL, "key.path=value", LIST_OF_SETS, 0, NULL, OPT_IN_CLI | OPT_IN_REQUEST, 0,
 		     RQ(assignments), "override one config key, checked like the file; again for more" },
 	[RO_WORKLOAD] = { "workload", "-w", "--workload", "WORKLOAD", { .kind = OPT_TEXT }, 0, NULL, OPT_IN_CLI | OPT_IN_REQUEST,
-			  0, RQ(workload), "network: a workload YAML file or a SCALE-Sim topology CSV" },
+			  0, RQ(workload), "network: a workload YAML file or name (resnet50), or a SCALE-Sim topology CSV" },
 	[RO_MODEL] = { "model", "--model", NULL, "MODEL", { .kind = OPT_CHOICE, .names = run_model_names }, MODEL_CYCLE, NULL,
 		       OPT_IN_CLI | OPT_IN_REQUEST | OPT_IN_SWEEP, 1u << MODEL_ANALYTIC | 1u << MODEL_CYCLE, RQ(model),
 		       "cycle (default), analytic (instant closed form) or functional (PE values)" },

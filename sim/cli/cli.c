@@ -357,7 +357,7 @@ static void help_overview(FILE *out)
 	if (!*presets)
 		fprintf(out, " none found next to this tpusim\n");
 	fprintf(out, "-c may be given again: each later file overrides the keys it sets (-c tpu_v4 -c memory/hbm3).\n"
-		"WORKLOAD: a workload YAML file or a SCALE-Sim topology CSV.\n"
+		"WORKLOAD: a workload YAML file, a SCALE-Sim topology CSV or a shipped workload's name (resnet50).\n"
 		"exit status: 0 ok, 1 simulation error, 2 bad input, 3 out of memory, 4 sweep --merge\n"
 		"with points missing\n");
 }

@@ -3,18 +3,12 @@
  */
 #include "config.h"
 
-#include <ctype.h>
-#include <dirent.h>
-#include <dlfcn.h>
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "memory.h"
+#include "preset.h"
 #include "ydoc.h"
 
 static const struct cfg_key top_keys[] = {
@@ -110,108 +104,12 @@ void config_init(struct config *c)
 	config_resolve(c);
 }
 
-/*
- * ---- presets by name ----
- *
- * The preset directory is found from where the running program (or the
- * library that holds this code) lives, dir:
- *   dir/../share/tpusim/configs   after make install (dir: PREFIX/bin or PREFIX/lib)
- *   dir/../configs                a checkout's build/tpusim
- *   dir/../../configs             build/san/tpusim
- */
-#define PRESET_DIRS 6
-
-static int preset_dirs(char dirs[PRESET_DIRS][PATH_MAX])
-{
-	static const char *const rel[] = { "../share/tpusim/configs", "../configs", "../../configs" };
-	char self[2][PATH_MAX];
-	int nself = 0, n = 0;
-	Dl_info info;
-	ssize_t len = readlink("/proc/self/exe", self[0], sizeof self[0] - 1);
-	if (len > 0)
-		self[0][len] = '\0', nself++;
-	/* The library's own file, when this code is in libtpusim.so rather than the program. */
-	if (dladdr((void *)preset_dirs, &info) && info.dli_fname && info.dli_fname[0] == '/' &&
-	    realpath(info.dli_fname, self[nself]) && (nself == 0 || strcmp(self[0], self[1])))
-		nself++;
-	for (int k = 0; k < nself; k++) {
-		char *slash = strrchr(self[k], '/');
-		if (!slash)
-			continue;
-		*slash = '\0';
-		for (size_t j = 0; j < sizeof rel / sizeof rel[0] && n < PRESET_DIRS; j++) {
-			char path[PATH_MAX + 32];
-			struct stat st;
-			snprintf(path, sizeof path, "%s/%s", self[k], rel[j]);
-			if (realpath(path, dirs[n]) && stat(dirs[n], &st) == 0 && S_ISDIR(st.st_mode))
-				n++;
-		}
-	}
-	return n;
-}
-
-/* Whether name may name a preset: "tpu_v1", "memory/hbm3"; not a path to a .yaml file. */
-static bool preset_name(const char *name)
-{
-	size_t n = strlen(name);
-	if (!n || name[0] == '/' || name[0] == '.' || strstr(name, "..") || strstr(name, "//") || name[n - 1] == '/')
-		return false;
-	if ((n > 5 && !strcmp(name + n - 5, ".yaml")) || (n > 4 && !strcmp(name + n - 4, ".yml")))
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("_-./", *p))
-			return false;
-	return true;
-}
-
-static int yaml_entry(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-	return d->d_name[0] != '.' && n > 5 && !strcmp(d->d_name + n - 5, ".yaml");
-}
-
-static int sub_entry(const struct dirent *d)
-{
-	return d->d_name[0] != '.' && strcmp(d->d_name, "workloads") && !strchr(d->d_name, '.');
-}
-
-/* Appends the presets in dir/sub (sub "" or "memory/") to buf as ", name". */
-static void list_dir(const char *dir, const char *sub, char *buf, size_t size)
-{
-	char path[PATH_MAX + 64];
-	struct dirent **v;
-	int n;
-	snprintf(path, sizeof path, "%s/%s", dir, sub);
-	if ((n = scandir(path, &v, yaml_entry, alphasort)) < 0)
-		return;
-	for (int i = 0; i < n; i++) {
-		size_t at = strlen(buf);
-		if (at + 1 < size)
-			snprintf(buf + at, size - at, "%s%s%.*s", at ? ", " : "", sub, (int)strlen(v[i]->d_name) - 5,
-				 v[i]->d_name);
-		free(v[i]);
-	}
-	free(v);
-}
+/* ---- presets by name (preset.h) ---- */
 
 void config_presets(char *buf, size_t size)
 {
-	char dirs[PRESET_DIRS][PATH_MAX];
-	struct dirent **v;
-	int n;
 	buf[0] = '\0';
-	if (preset_dirs(dirs) == 0)
-		return;
-	list_dir(dirs[0], "", buf, size);
-	if ((n = scandir(dirs[0], &v, sub_entry, alphasort)) < 0)
-		return;
-	for (int i = 0; i < n; i++) {
-		char sub[NAME_MAX + 2];
-		snprintf(sub, sizeof sub, "%s/", v[i]->d_name);
-		list_dir(dirs[0], sub, buf, size);
-		free(v[i]);
-	}
-	free(v);
+	preset_list("", "workloads", buf, size);
 }
 
 int config_find(const char *name, char *path, size_t size, struct err *e)
@@ -221,32 +119,13 @@ int config_find(const char *name, char *path, size_t size, struct err *e)
 
 int config_find_in(const char *base, const char *name, char *path, size_t size, struct err *e)
 {
-	char dirs[PRESET_DIRS][PATH_MAX], list[2048], under[PATH_MAX];
-	const char *file = name;
-	struct stat st;
-	int n;
-	if (base && name[0] != '/') {
-		if (snprintf(under, sizeof under, "%s/%s", base, name) >= (int)sizeof under)
-			return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a path of at most %d bytes, found more",
-				      PATH_MAX - 1);
-		file = under;
-	}
-	snprintf(path, size, "%s", file);
-	/* A file of that name wins; a directory of that name (say, an earlier -o tpu_v1) does not hide the preset. */
-	if (!preset_name(name))
+	char list[2048];
+	int rc = preset_find(base, "", name, path, size);
+	if (rc == -2)
+		return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a path of at most %zu bytes, found more",
+			      size - 1);
+	if (rc >= 0)
 		return 0;
-	bool dir = stat(file, &st) == 0;
-	if (dir ? !S_ISDIR(st.st_mode) : errno != ENOENT)
-		return 0;
-	n = preset_dirs(dirs);
-	for (int i = 0; i < n; i++) {
-		if (snprintf(path, size, "%s/%s.yaml", dirs[i], name) < (int)size && stat(path, &st) == 0 &&
-		    S_ISREG(st.st_mode))
-			return 0;
-	}
-	snprintf(path, size, "%s", file);
-	if (dir)
-		return 0;       /* no preset of that name: the directory, which the loader refuses as such */
 	config_presets(list, sizeof list);
 	if (!*list)
 		return err_at(e, (struct pos){ name, 0, 0 }, NULL,

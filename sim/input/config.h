@@ -77,15 +77,11 @@ const struct cfg_schema *config_schema(void);
 void config_init(struct config *c);
 
 /*
- * Presets by name. A -c value that names no file and looks like a name
- * ("tpu_v1", "memory/hbm3": no .yaml ending, not absolute, no "..") is the
- * preset NAME.yaml of the preset directory: share/tpusim/configs beside the
- * installed program (PREFIX/bin/tpusim), or a checkout's configs/ beside
- * build/tpusim; found from /proc/self/exe (and, in libtpusim.so, the
- * library's own path). config_find puts in path (size bytes) the file to
- * load: name itself when it names a file or is no preset name (loading then
- * says what is wrong), else the preset's path; a name that is neither is an
- * error listing the presets. config_merge does this itself.
+ * Presets by name (the rule and the directory: preset.h). config_find puts
+ * in path (size bytes) the file to load: name itself when it names a file
+ * or is no preset name (loading then says what is wrong), else the
+ * preset's path; a name that is neither is an error listing the presets.
+ * config_merge does this itself.
  */
 int config_find(const char *name, char *path, size_t size, struct err *e);
 

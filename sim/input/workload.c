@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "limit.h"
+#include "preset.h"
 
 #define NAME_ROW(id, name, ...) name,
 const char *const layer_type_names[] = { LAYER_TYPES(NAME_ROW) NULL };
@@ -267,14 +268,36 @@ int workload_keep_key_pos(struct workload *w, struct layer *l, const struct pos 
 	return 0;
 }
 
+int workload_find(const char *base, const char *name, char *path, size_t size, struct err *e)
+{
+	char list[2048] = "";
+	int rc = preset_find(base, "workloads/", name, path, size);
+	if (rc == -2)
+		return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a path of at most %zu bytes, found more",
+			      size - 1);
+	if (rc >= 0)
+		return 0;
+	preset_list("workloads/", NULL, list, sizeof list);
+	if (!*list)
+		return err_at(e, (struct pos){ name, 0, 0 }, NULL,
+			      "expected a workload file or a workload name, found neither (no preset directory next to tpusim)");
+	return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a workload file or a workload name (%s), found neither",
+		      list);
+}
+
 int workload_load(struct workload *w, const char *path, int64_t batch, struct err *e)
 {
 	struct stat st;
-	const char *ext = strrchr(path, '.');
+	const char *ext;
+	char found[LIMIT_PATH];
 	int rc;
 
 	memset(w, 0, sizeof *w);
 	cfg_defaults(workload_top_schema(), w);
+	if (workload_find(NULL, path, found, sizeof found, e) < 0)
+		return -1;
+	path = found;
+	ext = strrchr(path, '.');
 	snprintf(w->file, sizeof w->file, "%s", path);
 	if (stat(path, &st) != 0)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL, "expected a readable file, found %s", strerror(errno));

@@ -135,8 +135,18 @@ struct workload {
 extern const char *const layer_type_names[];   /* by enum layer_type, then NULL */
 
 /*
- * Loads a workload from path (.yaml/.yml, or .csv for SCALE-Sim topologies).
- * batch > 0 overrides the file's batch. On error w is released.
+ * The file a -w value names, in path (size bytes): the value itself, or for
+ * a name without a path ("resnet50") the shipped workloads/resnet50.yaml of
+ * the preset directory (the rule of preset.h). A name that is neither a
+ * file nor a shipped workload is an error listing the shipped ones. A
+ * relative name's own file is looked for under base (NULL: the working
+ * directory).
+ */
+int workload_find(const char *base, const char *name, char *path, size_t size, struct err *e);
+
+/*
+ * Loads a workload from path (.yaml/.yml, or .csv for SCALE-Sim topologies;
+ * or a name, workload_find). batch > 0 overrides the file's batch. On error w is released.
  */
 int workload_load(struct workload *w, const char *path, int64_t batch, struct err *e);
 void workload_release(struct workload *w);

@@ -380,12 +380,23 @@ static int point_hash(const struct sweep *sw, const struct sim *s, const struct 
 	return 0;
 }
 
-/* file as opened: under base when relative and base is not NULL (owned), or NULL with e set. */
-static char *opened(const char *base, const char *file, struct err *e)
+/*
+ * Workload item w as the loader is to open it (owned): as -w takes it
+ * (workload_find: a file, or a shipped workload's name), with the working
+ * directory the record's (base) when there is one. A name that is neither
+ * is left as the file under base, which the reader says is not there, at
+ * its place in the spec.
+ */
+static char *workload_item(const struct sweep *sw, const char *base, int w, struct err *e)
 {
-	char *p = NULL;
-	if (base && file[0] != '/' ? asprintf(&p, "%s/%s", base, file) < 0 : !(p = strdup(file)))
-		err_nomem(e, NULL), p = NULL;
+	char found[LIMIT_PATH_BUF], *p;
+	struct err none;
+	if (workload_find(base, sw->workloads[w], found, sizeof found, &none) < 0 && !*found) {
+		*e = none;
+		return NULL;
+	}
+	if (!(p = strdup(found)))
+		err_nomem(e, NULL);
 	return p;
 }
 
@@ -440,7 +451,7 @@ static int load(struct sweep *sw, const char *path, const char *base, size_t fir
 	for (int w = 0; w < sw->nworkloads; w++) {
 		char k[64];
 		snprintf(k, sizeof k, "workloads[%d]", w);
-		if (!(sw->wpath[w] = opened(base, sw->workloads[w], e)) ||
+		if (!(sw->wpath[w] = workload_item(sw, base, w, e)) ||
 		    !(sw->wtext[w] = sweep_slurp(sw->wpath[w], &sw->wlen[w], item_pos(sw, "workloads", w), k, e)))
 			goto fail;
 	}
