@@ -16,7 +16,7 @@
  *       Fold 2's tile enters column j from L_2 + j = 14 + j and is in place
  *       from 14 + j + 4: at cycle 22 every column of fold 2 (only column 0,
  *       Sc 1) holds it in the shadow bank, B[i][4] in PE(i, 0).
- *       At cycle 22 fold 1 streams (step 22 - 14 + 1 = 9 of 10), and its
+ *       At cycle 22 fold 1 streams (step 22 - 14 = 8 of 10; steps count from 0), and its
  *       first input reached PE(i, j) at 14 + i + j <= 22 for every PE, so each
  *       PE's bank in use is fold 1's: B[4 + i][j] for i < 2, j < 4.
  *   is  A^T is K x M = 6 x 10: folds M 0..3 (K 0..3, K 4..5), M 4..7, M 8..9;
@@ -121,8 +121,8 @@ START_TEST(ws_grid_holds_b_by_the_rule)
 		ck_assert_msg(!strcmp(i < 2 ? s : w, want), "cycle 22 PE(%d,0): banks %s [%s], B[%d][4] = %s", i, w, s, i,
 			      want);
 	}
-	ck_assert_ptr_nonnull(strstr(out, "\ncycle 22 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 9 of 10\n"));
-	ck_assert_ptr_nonnull(strstr(out, "\ncycle 16 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 3 of 10; "
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 22 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 8 of 10\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 16 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 2 of 10; "
 				     "loading fold 2 (M 0..9, K 0..3, N 4..4)\n"));
 	ck_assert_ptr_null(strstr(out, "\ncycle 15 of"));
 	ck_assert_ptr_null(strstr(out, "\ncycle 23 of"));
@@ -148,7 +148,7 @@ START_TEST(is_grid_holds_a_transposed)
 			snprintf(want, sizeof want, "%.0f", a[(4 + j) * 6 + i]);
 			ck_assert_msg(!strcmp(w, want), "cycle 17 PE(%d,%d): weight %s, A[%d][%d] = %s", i, j, w, 4 + j, i, want);
 		}
-	ck_assert_ptr_nonnull(strstr(out, "\ncycle 17 of 38: fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 4 of 5"));
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 17 of 38: fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 3 of 5"));
 	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 38 cycles, 6 folds, 50 outputs checked, 0 mismatches\n"));
 	free(out);
 	free(err);
