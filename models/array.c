@@ -162,7 +162,8 @@ static void serial_fold(struct array_timer *tm, const struct array_fold *f, stru
 /*
  * The register rules of sim/exec/functional.h. ws/is: fold f's tile shifts in
  * from L_f (the op's start; then pipelined: the previous fold's start, the
- * swap wave; serial: its stream end, the last input) and the fold streams
+ * swap wave; serial: its stream end less one, the cycle its last input reads
+ * the weight registers that the chain then writes) and the fold streams
  * once the tile is in and the previous stream has ended. os: folds stream
  * back to back, but a block's results need the registers the block before
  * drains through: pipelined (out) its last part ends Sr_prev after the
@@ -182,7 +183,7 @@ static void fold_timed(struct array_timer *tm, const struct array_fold *f, struc
 	} else {
 		/* The tile shifts in Sr cycles, or longer when the stationary buffer's port cannot deliver Sr x Sc elements in that time. */
 		int so = array_top_operand(tm->df), xo = array_left_operand(tm->df);
-		int64_t load = tm->folds == 0 ? tm->t0 : tm->dbuf ? tm->s_prev : tm->e_prev;
+		int64_t load = tm->folds == 0 ? tm->t0 : tm->dbuf ? tm->s_prev : tm->e_prev - 1;
 		int64_t rdy[3] = { max64(load, f->ready[so]) + f->shift, f->ready[xo], f->ready[OPND_C] };
 		int who[3] = { so, xo, OPND_C };
 		base = max64(tm->e_prev, load + f->sr);
@@ -290,21 +291,28 @@ static wide wsis_pipelined(const struct array_grid *s, wide rep, wide *e_last)
 }
 
 /*
- * Serial ws/is: each fold shifts its tile in (Sr) after the previous stream
- * and streams (T); partial sums drain behind. The op ends R + Sc - 2 after
- * the last stream, or later when the block before the last column block,
- * C wide, is still draining: it ended P cycles before, P being the last
- * column block's shifts and streams.
+ * Serial ws/is: each fold shifts its tile in (Sr) from the last cycle of the
+ * previous stream (the one its last input reads the registers the chain
+ * writes) and streams (T): Sr - 1 + T a fold after the first, which takes
+ * Sr + T; partial sums drain behind. The op ends R + Sc - 2 after the last
+ * stream, or later when the block before the last column block, C wide, is
+ * still draining: it ended P cycles before, P being the last column block's
+ * Sr - 1 + T over its folds.
  */
+static wide serial_folds(const struct array_grid *s, wide rep)
+{
+	return rep * s->nc * s->nchunks * s->nr;
+}
+
 static wide wsis_serial(const struct array_grid *s, wide rep)
 {
 	wide R = s->R, nt = s->nchunks, tl = s->t - (nt - 1) * s->chunk;
 	wide width = s->cols - (s->nc - 1) * s->C;
 	if (s->nc >= 2) {
-		wide p = s->order == ORDER_CT ? nt * s->rows + s->nr * s->t : s->rows + s->nr * tl;
+		wide p = s->order == ORDER_CT ? nt * s->rows + s->nr * s->t - nt * s->nr : s->rows + s->nr * tl - s->nr;
 		width = wmax(width, s->C - p);
 	}
-	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t) + R + width - 2;
+	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t) - (serial_folds(s, rep) - 1) + R + width - 2;
 }
 
 /*
@@ -378,9 +386,9 @@ int64_t array_grid_shift_cycles(const struct array_grid *s)
 	/* SCALE-Sim: an R-cycle preload per fold, of which a 1x1 array gives up its layer's one cycle. */
 	if (s->compat)
 		return clamp64(rep * ((wide)s->nr * s->nc * s->R - (s->R + s->C == 2)));
-	/* Serial: every shift, Sr summed over the row blocks of each (column, chunk) block. */
+	/* Serial: every shift, Sr summed over the row blocks of each (column, chunk) block, less the cycle each after the first overlaps the stream before. */
 	if (!s->dbuf)
-		return clamp64(rep * s->nc * s->nchunks * s->rows);
+		return clamp64(rep * s->nc * s->nchunks * s->rows - (serial_folds(s, rep) - 1));
 	/* Pipelined: where the last stream ends, less the streams. */
 	wsis_pipelined(s, rep, &e_last);
 	return clamp64(e_last - rep * s->nr * s->nc * s->t);

@@ -41,6 +41,7 @@
 
 #include "functional.h"
 #include "lab.h"
+#include "plan.h"
 #include "tests.h"
 
 /* The text of cell (i, j) on line l (0: w or a, 1: x or b, 2: p or acc, 3: out) of PE row i at cycle c, or NULL. */
@@ -557,6 +558,89 @@ START_TEST(vcd_trace)
 }
 END_TEST
 
+/* ---- the timing the lab shows: each rule from what a register must hold ---- */
+
+/* func_run of an M x K x N GEMM on lab_4x4 in df, pipelined or serial, with opt; its status. */
+static int run_timed(int df, bool dbuf, int64_t m, int64_t k, int64_t n, const struct func_opts *opt,
+		     struct func_result *r, struct err *e)
+{
+	static const char *const dfs[] = { "array.dataflow=ws", "array.dataflow=os", "array.dataflow=is" };
+	const char *sets[] = { dfs[df], dbuf ? "array.weight_double_buffer=true" : "array.weight_double_buffer=false", NULL };
+	struct config c;
+	struct sched s;
+	struct op o = th_gemm(m, k, n, 1);
+	th_config(&c, "lab_4x4", sets);
+	ck_assert_int_eq(plan_gemm(&s, &o, &c, &c.arch, df, true, e), 0);
+	return func_run(&c, &o, &s, opt, r, e);
+}
+
+/*
+ * Serial ws and is: the next tile shifts into the weight registers
+ * themselves. PE (k, j)'s weight is read for the last time by fold f's last
+ * input in cycle e_f - 1 + k + j, and fold f+1's chain first writes it in
+ * cycle L_{f+1} + k + j; a register written in a cycle holds the new value
+ * from the next, so that write may come in the cycle of the last read:
+ * L_{f+1} = e_f - 1, one edge before the last input has passed.
+ *
+ * ws 3x8x4 (is 4x8x3, A^T is 8 x 4 and T = N = 3): two folds of 4 x 4,
+ * T = 3. L_0 = 0, s_0 = L_0 + 4 = 4, e_0 = 7; L_1 = e_0 - 1 = 6,
+ * s_1 = max(e_0, L_1 + 4) = 10, e_1 = 13; the last partial sum (t = 2,
+ * column 3) leaves at the end of 10 + 2 + (4 - 1) + 3 = 18: 19 cycles,
+ * 6 compute, 4 + 3 = 7 weight_shift, 19 - 13 = 6 fill_drain (one edge
+ * later, L_1 = e_0, gave 20). One cycle earlier still, L_1 = 5: fold 1's
+ * chain writes PE (0, 0) in cycle 5, and fold 0's last input reads it in
+ * cycle 6: the registers object there.
+ */
+START_TEST(serial_tile_shifts_in_on_the_last_read)
+{
+	for (int df = DF_WS; df <= DF_IS; df += DF_IS - DF_WS) {
+		struct func_result r;
+		struct err e = { 0 };
+		struct func_opts on_time = { .seed = 3 };
+		struct func_opts early = { .seed = 3, .early = 1, .early_fold = 1, .early_what = FUNC_EARLY_LOAD };
+		int64_t m = df == DF_WS ? 3 : 4, n = df == DF_WS ? 4 : 3;
+		ck_assert_msg(run_timed(df, false, m, 8, n, &on_time, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.mismatches, 0);
+		ck_assert_int_eq(r.cycles, 19);
+		ck_assert_int_eq(r.cat[CAT_COMPUTE], 6);
+		ck_assert_int_eq(r.cat[CAT_WEIGHT_SHIFT], 7);
+		ck_assert_int_eq(r.cat[CAT_FILL_DRAIN], 6);
+		ck_assert_int_lt(run_timed(df, false, m, 8, n, &early, &r, &e), 0);
+		ck_assert_int_eq(e.kind, ERR_SIM);
+		ck_assert_str_eq(e.msg, "functional model: cycle 6, PE (0, 0): fold 0's input met a weight still shifting "
+			       "into bank 0");
+	}
+}
+END_TEST
+
+/*
+ * The lab's 10x6x5 (docs/labs/1-dataflows.md, question 3) without the second
+ * bank. ws folds (Sr, T): (4, 10), (2, 10), (4, 10), (2, 10): s_0 = 4,
+ * e_0 = 14; s_1 = max(14, 13 + 2) = 15, e_1 = 25; s_2 = max(25, 24 + 4) = 28,
+ * e_2 = 38; s_3 = max(38, 37 + 2) = 39, e_3 = 49; the last partial sum
+ * (column 0 of a 1-column fold) leaves at the end of 49 + 4 - 1 - 1 = 51:
+ * 52 cycles. is: (4, 5), (2, 5) for each of M 0..3, 4..7, 8..9: gaps
+ * 4, 1, 3, 1, 3, 1 before the streams, 6 x 5 streaming, and the last fold's
+ * 2 columns drain 4 + 2 - 2: 13 + 30 + 4 = 47 cycles.
+ */
+START_TEST(serial_lab_gemm)
+{
+	static const struct { const char *df; const char *want; } cases[] = {
+		{ "ws", "\nsummary: 52 cycles, 4 folds, 50 outputs checked, 0 mismatches\n" },
+		{ "is", "\nsummary: 47 cycles, 6 folds, 50 outputs checked, 0 mismatches\n" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *argv[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--dataflow", cases[i].df, "--set",
+				       "array.weight_double_buffer=false", "--cycles", "0..0", NULL };
+		char *out, *err;
+		lab(".", argv, 0, &out, &err);
+		ck_assert_msg(strstr(out, cases[i].want), "%s: %s", cases[i].df, out);
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
 Suite *lab_suite(void)
 {
 	Suite *s = suite_create("lab");
@@ -571,6 +655,8 @@ Suite *lab_suite(void)
 	tcase_add_test(t, html_page);
 	tcase_add_test(t, singular_counts);
 	tcase_add_test(t, vcd_trace);
+	tcase_add_test(t, serial_tile_shifts_in_on_the_last_read);
+	tcase_add_test(t, serial_lab_gemm);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -262,7 +262,7 @@ static bool pull(struct fm *m, struct ff *f)
 	if (!m->os) {
 		f->tag = (int32_t)(f->idx & TAG_MASK);
 		f->bank = m->dbuf ? (int)(f->idx & 1) : 0;
-		f->L = f->idx == 0 ? 0 : (m->dbuf ? m->prev_s : m->prev_e) - el;
+		f->L = f->idx == 0 ? 0 : (m->dbuf ? m->prev_s : m->prev_e - 1) - el;
 		f->s = max64(f->idx == 0 ? 0 : m->prev_e, f->L + sr) - es;
 		f->e = f->s + in.t;
 		f->start = min64(f->L, f->s);
@@ -411,20 +411,21 @@ static bool chain_cols(const struct ff *f, int64_t c, int64_t *j0, int64_t *j1)
 	return *j0 <= *j1;
 }
 
+/*
+ * A chain may write a weight in the cycle a MAC last reads it (the MAC sees
+ * the value during the cycle, the write lands for the next); a MAC after the
+ * write meets TRANSIT or the new fold's tag, and its own check objects.
+ * What is checked here is the column's top port: one value a cycle.
+ */
 static int chain_check(struct fm *m, const struct ff *f, int64_t c)
 {
-	int64_t j0, j1, C = m->C;
+	int64_t j0, j1;
 	if (!chain_cols(f, c, &j0, &j1))
 		return 0;
 	for (int64_t j = j0; j <= j1; j++) {
-		int64_t k = c - f->L - j;         /* the row the chain reaches in this cycle */
-		int32_t xt = m->xt[k * C + j];
 		if (m->fed_top[j] == c)
 			return violation(m, c, 0, j, "fold %lld's weight written over one that has not moved on", (long long)f->idx);
 		m->fed_top[j] = c;
-		if (xt >= 0 && (m->dbuf ? (xt & 1) : 0) == f->bank)
-			return violation(m, c, k, j, "fold %lld's weight shifts into bank %d while fold %lld's input uses it",
-					 (long long)f->idx, f->bank, (long long)full_fold(m, xt));
 	}
 	return 0;
 }
@@ -502,6 +503,9 @@ static int mac_culprit(struct fm *m, const struct ff *f, int64_t c, int64_t i, i
 		if (i < f->in.sr && m->xt[q] != f->tag)
 			return violation(m, c, i, j, "fold %lld's MAC met %s input", (long long)f->idx,
 					 tag_text(m, m->xt[q], a, sizeof a));
+		if (i < f->in.sr && m->wt[f->bank][q] == TRANSIT)
+			return violation(m, c, i, j, "fold %lld's input met a weight still shifting into bank %d", (long long)f->idx,
+					 f->bank);
 		if (i < f->in.sr && m->wt[f->bank][q] != f->tag)
 			return violation(m, c, i, j, "fold %lld's input met %s weight in bank %d", (long long)f->idx,
 					 tag_text(m, m->wt[f->bank][q], a, sizeof a), f->bank);
