@@ -192,7 +192,9 @@ struct array_timer {
 	int df;
 	bool compat, dbuf;
 	int64_t t0;                 /* the op starts */
-	int64_t s_prev, e_prev;     /* stream start of the previous fold, stream end of the previous fold or part */
+	int64_t e_prev;             /* stream end of the previous fold or part */
+	int64_t port_free;          /* ws/is: the next tile may shift in from here (the last tile is in) */
+	int64_t bank_free[2];       /* ws/is: a tile may shift into the bank from here (its last reader's e - 1) */
 	int64_t folds;              /* folds started (parts not counted) */
 	int64_t pending_tail;       /* SCALE-Sim os: the drain still owed by the previous fold */
 	int64_t pb_end, pb_sr;      /* os: the previous block's stream end and rows */

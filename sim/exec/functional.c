@@ -81,7 +81,9 @@ struct fm {
 	struct ff next;
 	bool have_next;
 	int64_t nf;                     /* folds pulled */
-	int64_t prev_s, prev_e;         /* the previous fold's stream */
+	int64_t prev_e;                 /* the previous fold's stream end */
+	int64_t port_free;              /* ws/is: the top ports take the next chain from here (L + Sr of the last) */
+	int64_t bank_free[2];           /* ws/is: a chain may write the bank from here (its last reader's e - 1) */
 	int64_t pb_e, pb_sr;            /* os: the previous block's stream end and rows */
 	int32_t blk_tag;
 	int64_t early, early_fold;
@@ -262,7 +264,7 @@ static bool pull(struct fm *m, struct ff *f)
 	if (!m->os) {
 		f->tag = (int32_t)(f->idx & TAG_MASK);
 		f->bank = m->dbuf ? (int)(f->idx & 1) : 0;
-		f->L = f->idx == 0 ? 0 : (m->dbuf ? m->prev_s : m->prev_e - 1) - el;
+		f->L = f->idx == 0 ? 0 : max64(m->port_free, m->bank_free[f->bank]) - el;
 		f->s = max64(f->idx == 0 ? 0 : m->prev_e, f->L + sr) - es;
 		f->e = f->s + in.t;
 		f->start = min64(f->L, f->s);
@@ -297,7 +299,10 @@ static bool pull(struct fm *m, struct ff *f)
 	m->r->cat[CAT_COMPUTE] += in.t;
 	if (f->s > (f->idx ? m->prev_e : 0))
 		m->r->cat[m->os ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT] += f->s - (f->idx ? m->prev_e : 0);
-	m->prev_s = f->s;
+	if (!m->os) {
+		m->port_free = f->L + sr;
+		m->bank_free[f->bank] = f->e - 1;
+	}
 	m->prev_e = f->e;
 	return true;
 }
@@ -869,6 +874,7 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 	m->early_what = opt->early_what;
 	m->view_fold = -1;
 	m->last_out = -1;
+	m->bank_free[0] = m->bank_free[1] = INT64_MIN;
 	if (s->compat)
 		return err_at(e, config_origin(cfg, "array.scalesim_compat"), "array.scalesim_compat",
 			      "expected false for --model functional (it times folds by the register rules, not SCALE-Sim's), "
