@@ -641,6 +641,99 @@ START_TEST(serial_lab_gemm)
 }
 END_TEST
 
+/*
+ * Pipelined ws: fold f+1's tile goes into the bank fold f-1 used, so its
+ * chain needs only that f-1's last input has read it (cycle e_{f-1} - 1 at
+ * PE (0, 0); the write may share the cycle) and that fold f's tile is in
+ * (the top ports): L_{f+1} = max(L_f + Sr_f, e_{f-1} - 1), one cycle before
+ * fold f's swap wave when fold f waited for the stream before it.
+ *
+ * 3x9x8 on 4 x 4: K = 9 is row blocks of 4, 4, 1, N = 8 two column blocks;
+ * six folds (Sr 4, 4, 1, 4, 4, 1), T = 3. L_0 = 0, s_0 = 4, e_0 = 7.
+ * L_1 = L_0 + 4 = 4 (bank 1 unused), s_1 = max(7, 8) = 8, e_1 = 11.
+ * L_2 = max(8, e_0 - 1 = 6) = 8, s_2 = max(11, 9) = 11 (fold 2 waited for
+ * fold 1's stream), e_2 = 14. L_3 = max(8 + 1, e_1 - 1 = 10) = 10 (the swap
+ * wave of fold 2 is at 11), s_3 = max(14, 10 + 4) = 14, e_3 = 17.
+ * L_4 = max(14, 13) = 14, s_4 = 18, e_4 = 21; L_5 = 18, s_5 = max(21, 19)
+ * = 21, e_5 = 24; the last partial sums (4 columns) leave at the end of
+ * 24 - 1 + 3 + 3 = 29: 30 cycles (at the swap wave, L_3 = 11, 31). One cycle
+ * earlier, L_3 = 9: fold 3's chain writes bank 1 at PE (0, 0) in cycle 9,
+ * and fold 1's last input reads it there in cycle 10.
+ */
+START_TEST(pipelined_tile_shifts_in_before_the_swap_wave)
+{
+	struct func_result r;
+	struct err e = { 0 };
+	struct func_opts on_time = { .seed = 3 };
+	struct func_opts early = { .seed = 3, .early = 1, .early_fold = 3, .early_what = FUNC_EARLY_LOAD };
+	ck_assert_msg(run_timed(DF_WS, true, 3, 9, 8, &on_time, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(r.mismatches, 0);
+	ck_assert_int_eq(r.cycles, 30);
+	ck_assert_int_lt(run_timed(DF_WS, true, 3, 9, 8, &early, &r, &e), 0);
+	ck_assert_int_eq(e.kind, ERR_SIM);
+	ck_assert_str_eq(e.msg, "functional model: cycle 10, PE (0, 0): fold 1's input met a weight still shifting into bank 1");
+
+	/* The lab shows it: at cycle 10 fold 1 streams its last step and fold 3 loads. */
+	const char *argv[] = { "lab", "-c", preset(), "--gemm", "3x9x8", "--cycles", "10..10", NULL };
+	char *out, *err;
+	lab(".", argv, 0, &out, &err);
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 10 of 30: fold 1 of 6 (M 0..2, K 4..7, N 0..3) streaming, step 2 of 3; "
+				     "loading fold 3 (M 0..2, K 0..3, N 4..7)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 30 cycles, 6 folds, 24 outputs checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/*
+ * os: the drain rules are what the registers need already (the rules do
+ * not change here; the registers object one cycle earlier). A block's
+ * results drain as a column, row i moving when the rows below it do, which
+ * is once the block's last row is in: fold g's results leave row i of
+ * column j in cycle X_j + i, X_j = e_g + Sr_g - 1 + j.
+ *
+ * Pipelined, heights alternating: 5x2x8 on 4 x 4, blocks (Sr 4, 1) for each
+ * of two column blocks, T = K = 2. Fold f+1 writes row i's result into out
+ * in cycle e_{f+1} - 1 + i + j, which fold f's leaves in X_j + i: e_{f+1} >=
+ * e_f + Sr_f, whatever Sr_{f+1} (row 0 binds). e = 2, 6 (2 + 4), 8 (6 + 2),
+ * 12 (8 + 4); the last block leaves 12 + 1 + 4 - 2 + 4 = 19: 19 cycles. One
+ * earlier, e_1 = 5: fold 1 writes out(0, 0) in cycle 4, fold 0's result
+ * leaves it in cycle 5.
+ *
+ * Serial, the next block with fewer rows: 5x2x4, blocks (Sr 4, 1). The drain
+ * runs through acc, and fold 1's first MAC at PE (0, j) in cycle s_1 + j
+ * writes acc(0, j), which fold 0's result leaves in cycle 2 + 3 + j:
+ * s_1 = e_0 + Sr_0 - 1 = 5, though fold 1 uses row 0 only: row 0 is the
+ * first row fold 0 leaves, and the first fold 1 needs. e_1 = 7; the last
+ * results leave 7 + 1 + 4 - 2 + 4 = 14: 14 cycles. One earlier, s_1 = 4:
+ * fold 1's first MAC writes acc(0, 0) in cycle 4, still fold 0's.
+ */
+START_TEST(os_drain_rules_are_tight)
+{
+	static const struct {
+		bool dbuf;
+		int64_t n, cycles, fold;
+		const char *msg;
+	} cases[] = {
+		{ true, 8, 19, 1, "functional model: cycle 4, PE (0, 0): fold 1's result would write over fold 0's value in "
+				  "out that has not moved on" },
+		{ false, 4, 14, 1, "functional model: cycle 4, PE (0, 0): fold 1's MAC would write over fold 0's result in acc" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct func_result r;
+		struct err e = { 0 };
+		struct func_opts on_time = { .seed = 3 };
+		struct func_opts early = { .seed = 3, .early = 1, .early_fold = cases[i].fold, .early_what = FUNC_EARLY_DRAIN };
+		ck_assert_msg(run_timed(DF_OS, cases[i].dbuf, 5, 2, cases[i].n, &on_time, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.mismatches, 0);
+		ck_assert_int_eq(r.cycles, cases[i].cycles);
+		ck_assert_int_lt(run_timed(DF_OS, cases[i].dbuf, 5, 2, cases[i].n, &early, &r, &e), 0);
+		ck_assert_int_eq(e.kind, ERR_SIM);
+		ck_assert_str_eq(e.msg, cases[i].msg);
+	}
+}
+END_TEST
+
 Suite *lab_suite(void)
 {
 	Suite *s = suite_create("lab");
@@ -657,6 +750,8 @@ Suite *lab_suite(void)
 	tcase_add_test(t, vcd_trace);
 	tcase_add_test(t, serial_tile_shifts_in_on_the_last_read);
 	tcase_add_test(t, serial_lab_gemm);
+	tcase_add_test(t, pipelined_tile_shifts_in_before_the_swap_wave);
+	tcase_add_test(t, os_drain_rules_are_tight);
 	suite_add_tcase(s, t);
 	return s;
 }
