@@ -42,6 +42,7 @@
 #include "functional.h"
 #include "lab.h"
 #include "plan.h"
+#include "xmath.h"
 #include "tests.h"
 
 /* The text of cell (i, j) on line l (0: w or a, 1: x or b, 2: p or acc, 3: out) of PE row i at cycle c, or NULL. */
@@ -734,6 +735,143 @@ START_TEST(os_drain_rules_are_tight)
 }
 END_TEST
 
+/*
+ * An independent count: each register's last use, kept PE by PE, and each
+ * fold placed at the earliest cycle no register of it is still in use (a
+ * register may be written in the cycle its old value is last read or moves
+ * on), without the rules' formulas. ws/is: a chain writes PE (k, j) of its
+ * bank from L + k + j to L + j + Sr - 1 through column j's top port; MACs
+ * read PE (k, j) at s + t + k + j; inputs enter row i at s + i; partial sums
+ * pass (i, j) at s + t + i + j in all R rows. os: a block accumulates in acc
+ * from s + i + j; its results (pipelined: in out from e - 1 + i + j) drain as
+ * a column from X_j = e + Sr - 1 + j, leaving row r in cycle X_j + r.
+ */
+#define IND_MAX 16
+
+struct ind {
+	int64_t R, C;
+	int64_t read[2][IND_MAX][IND_MAX], port[IND_MAX];   /* ws/is: a bank's last read; a top port's last write */
+	int64_t left[IND_MAX], top[IND_MAX];                /* the edge ports' last inputs */
+	int64_t psum[IND_MAX][IND_MAX];                     /* ws/is: a partial sum's last cycle in (i, j) */
+	int64_t acc[IND_MAX][IND_MAX], out[IND_MAX][IND_MAX]; /* os: the cycle the old value moves on */
+	int64_t cycles;
+};
+
+static void ind_fold(struct ind *d, int df, bool dbuf, int64_t f, const struct tile_ins *in)
+{
+	int64_t sr = in->sr, sc = in->sc, T = in->t, R = d->R, L = 0, s = 0;
+	if (df != DF_OS) {
+		int b = dbuf ? (int)(f & 1) : 0;
+		for (int64_t j = 0; j < sc; j++) {
+			L = max64(L, d->port[j] + 1 - j);
+			for (int64_t k = 0; k < sr; k++)
+				L = max64(L, d->read[b][k][j] - k - j);
+		}
+		s = L + sr;                                     /* the last write to row k is L + j + Sr - 1 */
+		for (int64_t i = 0; i < R; i++)
+			for (int64_t j = 0; j < sc; j++)
+				s = max64(s, max64(i < sr ? d->left[i] + 1 - i : 0, d->psum[i][j] + 1 - i - j));
+		for (int64_t j = 0; j < sc; j++) {
+			d->port[j] = L + j + sr - 1;
+			for (int64_t i = 0; i < R; i++) {
+				if (i < sr)
+					d->read[b][i][j] = s + T - 1 + i + j;
+				d->psum[i][j] = s + T - 1 + i + j;
+			}
+		}
+		for (int64_t i = 0; i < sr; i++)
+			d->left[i] = s + i + T - 1;
+		d->cycles = max64(d->cycles, s + T + R + sc - 2);
+		return;
+	}
+	int64_t (*res)[IND_MAX] = dbuf ? d->out : d->acc;
+	for (int64_t i = 0; i < sr; i++)
+		s = max64(s, d->left[i] + 1 - i);
+	for (int64_t j = 0; j < sc; j++) {
+		s = max64(s, d->top[j] + 1 - j);
+		for (int64_t i = 0; i < R; i++) {
+			if (i < sr)        /* the first MAC writes acc at s + i + j; pipelined, the last writes out at e - 1 + i + j */
+				s = max64(s, dbuf ? max64(d->out[i][j] + 1 - i - j - T, d->acc[i][j] - i - j) : d->acc[i][j] - i - j);
+			else               /* the drain moves into row i at X_j + i - Sr */
+				s = max64(s, res[i][j] - j - i + 1 - T);
+		}
+	}
+	int64_t e = s + T;
+	for (int64_t j = 0; j < sc; j++) {
+		d->top[j] = s + j + T - 1;
+		for (int64_t i = 0; i < R; i++) {
+			res[i][j] = e + sr - 1 + j + i;
+			if (dbuf && i < sr)
+				d->acc[i][j] = e - 1 + i + j;
+		}
+	}
+	for (int64_t i = 0; i < sr; i++)
+		d->left[i] = s + i + T - 1;
+	d->cycles = max64(d->cycles, e + sr - 1 + sc - 1 + R);
+}
+
+/*
+ * 300 random shapes (arrays up to 6 x 6, M, K, N up to 16, one or two
+ * instances) in ws, os and is, pipelined and serial: the independent count,
+ * the registers (func_run) and the closed form agree.
+ */
+START_TEST(timing_equals_independent_count)
+{
+	static const char *const dfs[] = { "array.dataflow=ws", "array.dataflow=os", "array.dataflow=is" };
+	uint64_t st = 0x2545F4914F6CDD1DULL;
+	int checked = 0;
+	for (int i = 0; i < 300; i++) {
+		int64_t R = th_rnd(&st, 1, 6), C = th_rnd(&st, 1, 6);
+		struct op o = th_gemm(th_rnd(&st, 1, 16), th_rnd(&st, 1, 16), th_rnd(&st, 1, 16), th_rnd(&st, 1, 2));
+		for (int mode = 0; mode < 6; mode++) {
+			int df = mode / 2;
+			bool dbuf = mode % 2;
+			char rows[32], cols[32];
+			const char *sets[] = { dfs[df], dbuf ? "array.weight_double_buffer=true" : "array.weight_double_buffer=false",
+					       rows, cols, NULL };
+			struct config c;
+			struct sched pl;
+			struct sched_iter it;
+			struct tile_ins in;
+			struct func_result r;
+			struct func_opts opt = { .seed = (uint64_t)i };
+			struct result a;
+			struct err e = { 0 };
+			struct ind d;
+			int64_t f = 0;
+			snprintf(rows, sizeof rows, "array.rows=%lld", (long long)R);
+			snprintf(cols, sizeof cols, "array.cols=%lld", (long long)C);
+			th_config(&c, "lab_4x4", sets);
+			ck_assert_int_eq(plan_gemm(&pl, &o, &c, &c.arch, df, true, &e), 0);
+			memset(&d, 0, sizeof d);
+			d.R = R, d.C = C;
+			for (int b = 0; b < 2; b++)
+				for (int64_t x = 0; x < IND_MAX * IND_MAX; x++)
+					d.read[b][x / IND_MAX][x % IND_MAX] = d.psum[x / IND_MAX][x % IND_MAX] =
+						d.acc[x / IND_MAX][x % IND_MAX] = d.out[x / IND_MAX][x % IND_MAX] = INT64_MIN / 4;
+			for (int64_t x = 0; x < IND_MAX; x++)
+				d.port[x] = d.left[x] = d.top[x] = INT64_MIN / 4;
+			sched_iter_init(&it, &pl);
+			while (sched_next(&it, &in))
+				if (in.kind == TI_FOLD) {
+					ck_assert(!in.cont);
+					ind_fold(&d, df, dbuf, f++, &in);
+				}
+			ck_assert_msg(func_run(&c, &o, &pl, &opt, &r, &e) == 0, "%s", e.msg);
+			ck_assert_int_eq(r.mismatches, 0);
+			ck_assert_int_eq(th_analytic(&c, &o, df, true, &a, &e), 0);
+			ck_assert_msg(d.cycles == r.cycles && r.cycles == a.cycles,
+				      "case %d: %s %s %lldx%lld M %lld K %lld N %lld x%lld: independent %lld, registers %lld, "
+				      "closed form %lld", i, dfs[df] + 15, dbuf ? "pipelined" : "serial", (long long)R, (long long)C,
+				      (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, (long long)d.cycles,
+				      (long long)r.cycles, (long long)a.cycles);
+			checked++;
+		}
+	}
+	ck_assert_int_eq(checked, 1800);
+}
+END_TEST
+
 Suite *lab_suite(void)
 {
 	Suite *s = suite_create("lab");
@@ -752,6 +890,7 @@ Suite *lab_suite(void)
 	tcase_add_test(t, serial_lab_gemm);
 	tcase_add_test(t, pipelined_tile_shifts_in_before_the_swap_wave);
 	tcase_add_test(t, os_drain_rules_are_tight);
+	tcase_add_test(t, timing_equals_independent_count);
 	suite_add_tcase(s, t);
 	return s;
 }
