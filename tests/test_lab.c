@@ -9,12 +9,15 @@
  *       blocks N 0..3 (Sc 4), N 4..4 (Sc 1); T = M = 10 in one chunk. Folds,
  *       columns outside rows: 0 (K 0..3, N 0..3), 1 (K 4..5, N 0..3),
  *       2 (K 0..3, N 4), 3 (K 4..5, N 4). Timing (pipelined): L_0 = 0,
- *       s_0 = L_0 + Sr_0 = 4; L_{f+1} = s_f, s_{f+1} = max(s_f + 10,
- *       s_f + Sr_{f+1}) = s_f + 10: s = 4, 14, 24, 34. The last partial sum
- *       (fold 3, t = 9, column 0) leaves at the end of 34 + 9 + 4 - 1 + 0 = 46:
- *       47 cycles (the closed form: 4 + 3 x max(10, Sr) + 10 + (4 + 1 - 2) = 47).
- *       Fold 2's tile enters column j from L_2 + j = 14 + j and is in place
- *       from 14 + j + 4: at cycle 22 every column of fold 2 (only column 0,
+ *       s_0 = L_0 + Sr_0 = 4; L_{f+1} = max(L_f + Sr_f, e_{f-1} - 1) (the
+ *       tile before is in, and fold f-1's last input has read the bank),
+ *       s_{f+1} = max(e_f, L_{f+1} + Sr_{f+1}): L_1 = 4, s_1 = 14;
+ *       L_2 = max(6, 13) = 13, s_2 = 24; L_3 = max(17, 23) = 23, s_3 = 34.
+ *       The last partial sum (fold 3, t = 9, column 0) leaves at the end of
+ *       34 + 9 + 4 - 1 + 0 = 46: 47 cycles (the closed form:
+ *       4 + 3 x max(10, Sr) + 10 + (4 + 1 - 2) = 47).
+ *       Fold 2's tile enters column j from L_2 + j = 13 + j and is in place
+ *       from 13 + j + 4: at cycle 22 every column of fold 2 (only column 0,
  *       Sc 1) holds it in the shadow bank, B[i][4] in PE(i, 0).
  *       At cycle 22 fold 1 streams (step 22 - 14 = 8 of 10; steps count from 0), and its
  *       first input reached PE(i, j) at 14 + i + j <= 22 for every PE, so each

@@ -164,7 +164,7 @@ def main():
         # x = A[t][4 + i]; p holds what the MAC of the cycle before wrote, row t = 22 - 1 - 14 - i - j summed
         # over rows 0..i (rows below fold 1's two pass it on). Fold f's tile goes to bank f mod 2 and a PE
         # shows first the bank of the last input that reached it: fold 2's tile (column 0, in place from
-        # 14 + 0 + 4) is in the other bank of rows 0 and 1 (last input: fold 1), the first of rows 2 and 3
+        # L_2 + 0 + 4 = 13 + 4: fold 0's last input read its bank at 13) is in the other bank of rows 0 and 1 (last input: fold 1), the first of rows 2 and 3
         # (last input: fold 0, bank 0).
         exp = {}
         for i in range(4):
