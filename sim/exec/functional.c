@@ -19,9 +19,11 @@
  *      state during c); a port that takes two values in one cycle is a
  *      write over a value that has not moved on;
  *   2. the observer's snapshot;
- *   3. ws/is: weight chains about to write a register check that no MAC
- *      uses that bank there in c; os: drains move finished results down one
- *      row (older blocks first; a result may only move into a FREE
+ *   3. ws/is: weight chains take their column's top port (one value a
+ *      cycle; a MAC in c still reads the weight a chain writes in c, and
+ *      one after it meets TRANSIT, which step 4 objects to); os: drains
+ *      move finished results down one row (older blocks first; a result
+ *      may only move into a FREE
  *      register, or one whose value moves on in this cycle);
  *   4. MACs and passes, older folds first, bottom row first (in place);
  *      every MAC checks the tags of its operands, and an os MAC that starts
