@@ -106,7 +106,9 @@ void array_timer_init(struct array_timer *tm, const struct array_params *p, int 
 	tm->compat = p->scalesim_compat;
 	tm->dbuf = p->weight_double_buffer;
 	tm->t0 = t0;
-	tm->s_prev = tm->e_prev = t0;
+	tm->e_prev = t0;
+	tm->port_free = t0;
+	tm->bank_free[0] = tm->bank_free[1] = INT64_MIN;
 	tm->pb_end = t0;
 }
 
@@ -161,16 +163,18 @@ static void serial_fold(struct array_timer *tm, const struct array_fold *f, stru
 
 /*
  * The register rules of sim/exec/functional.h. ws/is: fold f's tile shifts in
- * from L_f (the op's start; then pipelined: the previous fold's start, the
- * swap wave; serial: its stream end, the last input) and the fold streams
- * once the tile is in and the previous stream has ended. os: folds stream
+ * from L_f: the op's start, then once the tile before is in (the top ports
+ * are free) and the bank it shifts into has been read for the last time
+ * (e - 1 of the fold that last used it: f-2 pipelined, f-1 serial; the
+ * chain's write lands after that read), and the fold streams once its tile
+ * is in and the previous stream has ended. os: folds stream
  * back to back, but a block's results need the registers the block before
  * drains through: pipelined (out) its last part ends Sr_prev after the
  * previous block's, serial (acc) its first part starts Sr_prev - 1 after.
  */
 static void fold_timed(struct array_timer *tm, const struct array_fold *f, struct array_step *st)
 {
-	int64_t base;
+	int64_t base, tile_in = 0;
 	if (tm->df == DF_OS) {
 		base = tm->e_prev;
 		if (!f->cont && !tm->dbuf)
@@ -182,9 +186,11 @@ static void fold_timed(struct array_timer *tm, const struct array_fold *f, struc
 	} else {
 		/* The tile shifts in Sr cycles, or longer when the stationary buffer's port cannot deliver Sr x Sc elements in that time. */
 		int so = array_top_operand(tm->df), xo = array_left_operand(tm->df);
-		int64_t load = tm->folds == 0 ? tm->t0 : tm->dbuf ? tm->s_prev : tm->e_prev;
+		int bank = tm->dbuf ? (int)(tm->folds & 1) : 0;
+		int64_t load = max64(tm->port_free, tm->bank_free[bank]);
 		int64_t rdy[3] = { max64(load, f->ready[so]) + f->shift, f->ready[xo], f->ready[OPND_C] };
 		int who[3] = { so, xo, OPND_C };
+		tile_in = rdy[0];
 		base = max64(tm->e_prev, load + f->sr);
 		st->start = max64(base, max64(max64(rdy[0], rdy[1]), rdy[2]));
 		wait_on(st, base, st->start, 3, who, rdy);
@@ -193,11 +199,13 @@ static void fold_timed(struct array_timer *tm, const struct array_fold *f, struc
 	charge(st->cat, tm->df == DF_OS ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT, tm->e_prev, base);
 	charge(st->cat, CAT_COMPUTE, st->start, st->start + f->t);
 	charge(st->cat, f->stream_cat, st->start + f->t, st->start + f->stream);
-	if (!f->cont) {
-		tm->s_prev = st->start;
-		tm->folds++;
-	}
 	st->end = tm->e_prev = st->start + f->stream;
+	if (tm->df != DF_OS) {
+		tm->port_free = tile_in;
+		tm->bank_free[tm->dbuf ? (int)(tm->folds & 1) : 0] = st->end - 1;
+	}
+	if (!f->cont)
+		tm->folds++;
 	/* The block's last results leave the bottom edge: ws/is partial sums cross R rows; os results drain R rows once its last row's are in. */
 	tm->block_end = tm->df == DF_OS ? tm->e_prev + f->sr + f->sc - 2 + tm->R : tm->e_prev + tm->R + f->sc - 2;
 	if (f->last) {
@@ -255,11 +263,106 @@ static wide wmin(wide a, wide b)
 }
 
 /*
+ * Pipelined ws/is, the bank rule: fold f+1's tile shifts in from
+ * max(L_f + Sr_f, e_{f-1} - 1) = s_f - d_f, d_f = 1 when fold f waited for
+ * the stream before it (e_{f-1} > L_f + Sr_f), else 0 (d_0 = 0). So two
+ * starts are max(T_f, Sr_{f+1} - d_f) apart, and d_{f+1} = [T_f + d_f >
+ * Sr_{f+1}]: one bit carried along the folds. A dmap is what a run of gaps
+ * does to it, for either bit before: the bit after, and the cycles saved
+ * against max(T_f, Sr_{f+1}).
+ */
+struct dmap {
+	int next[2];
+	wide saved[2];
+};
+
+static struct dmap dmap_id(void)
+{
+	return (struct dmap){ { 0, 1 }, { 0, 0 } };
+}
+
+/* One gap: from a fold streaming T into one of sr rows. */
+static struct dmap dmap_gap(wide T, wide sr)
+{
+	struct dmap g;
+	for (int d = 0; d < 2; d++) {
+		g.next[d] = T + d > sr;
+		g.saved[d] = d && sr > T;
+	}
+	return g;
+}
+
+/* a, then b. */
+static struct dmap dmap_then(struct dmap a, struct dmap b)
+{
+	struct dmap c;
+	for (int d = 0; d < 2; d++) {
+		c.next[d] = b.next[a.next[d]];
+		c.saved[d] = a.saved[d] + b.saved[a.next[d]];
+	}
+	return c;
+}
+
+/* a, n times (n <= 0: none), by squaring: O(log n). */
+static struct dmap dmap_pow(struct dmap a, wide n)
+{
+	struct dmap r = dmap_id();
+	for (; n > 0; n >>= 1) {
+		if (n & 1)
+			r = dmap_then(r, a);
+		a = dmap_then(a, a);
+	}
+	return r;
+}
+
+/* The gaps inside a (column, chunk) block streaming T: into its row blocks 1..nr-1 (R rows, the last rk). */
+static struct dmap dmap_block(const struct array_grid *s, wide T)
+{
+	wide rk = s->rows - (s->nr - 1) * s->R;
+	if (s->nr == 1)
+		return dmap_id();
+	return dmap_then(dmap_pow(dmap_gap(T, s->R), s->nr - 2), dmap_gap(T, rk));
+}
+
+/* A block and the gap after it, into the next block's first fold. */
+static struct dmap dmap_unit(const struct array_grid *s, wide T)
+{
+	wide sr0 = s->nr == 1 ? s->rows : s->R;
+	return dmap_then(dmap_block(s, T), dmap_gap(T, sr0));
+}
+
+/*
+ * The cycles the bank rule saves over the whole grid (*all) and over the
+ * gaps before the one into the last column block's first fold (*before; nc
+ * >= 2), in the fold order of sim/plan/schedule.h: rep outside, then
+ * columns outside chunks (CT) or chunks outside columns (TC), row blocks
+ * inside; chunks stream tt, the last tl.
+ */
+static void bank_saved(const struct array_grid *s, wide rep, wide *all, wide *before)
+{
+	wide nt = s->nchunks, tt = s->chunk, tl = s->t - (nt - 1) * tt, nc = s->nc;
+	struct dmap full = dmap_pow(dmap_unit(s, tt), s->order == ORDER_CT ? nt - 1 : nc * (nt - 1));
+	struct dmap last = dmap_block(s, tl), a, b;
+	if (s->order == ORDER_CT) {
+		struct dmap col = dmap_then(full, dmap_unit(s, tl));
+		a = dmap_then(dmap_then(dmap_pow(col, rep * nc - 1), full), last);
+		b = dmap_then(dmap_then(dmap_pow(col, rep * nc - 2), full), last);
+	} else {
+		struct dmap inst = dmap_then(full, dmap_pow(dmap_unit(s, tl), nc)), head = dmap_then(dmap_pow(inst, rep - 1), full);
+		a = dmap_then(dmap_then(head, dmap_pow(dmap_unit(s, tl), nc - 1)), last);
+		b = dmap_then(dmap_then(head, dmap_pow(dmap_unit(s, tl), nc - 2)), last);
+	}
+	*all = a.saved[0];
+	*before = nc >= 2 ? b.saved[0] : 0;
+}
+
+/*
  * The closed form of a fold grid (see array.h).
  *
  * Pipelined ws/is: the fold chain of the timer over the fold order of
- * sim/plan/schedule.h. *e_last receives when the last fold's stream ends: the streams
- * plus the shifts they do not hide (weight_shift).
+ * sim/plan/schedule.h: each gap max(T_f, Sr_{f+1}), less what the bank rule
+ * saves. *e_last receives when the last fold's stream ends: the streams plus
+ * the shifts they do not hide (weight_shift).
  */
 static wide wsis_pipelined(const struct array_grid *s, wide rep, wide *e_last)
 {
@@ -269,8 +372,9 @@ static wide wsis_pipelined(const struct array_grid *s, wide rep, wide *e_last)
 	wide nfull = rep * s->nc * (nt - 1), nlast = rep * s->nc;
 	/* Within one (column, chunk) block: fold r overlaps the shift of fold r+1. */
 #define INNER(T) (nr >= 2 ? (nr - 2) * wmax((T), R) + wmax((T), rk) : 0)
-	wide sum = nfull * (INNER(tt) + wmax(tt, sr0)) + nlast * INNER(tl) + (nlast - 1) * wmax(tl, sr0);
-	*e_last = sr0 + sum + tl;
+	wide sum = nfull * (INNER(tt) + wmax(tt, sr0)) + nlast * INNER(tl) + (nlast - 1) * wmax(tl, sr0), saved, before;
+	bank_saved(s, rep, &saved, &before);
+	*e_last = sr0 + sum - saved + tl;
 	/*
 	 * The op ends when its last partial sums leave the array. The last column
 	 * block may be narrower than the one before it, whose last sums cross C
@@ -283,28 +387,35 @@ static wide wsis_pipelined(const struct array_grid *s, wide rep, wide *e_last)
 		wide p = wmax(tl, sr0) + INNER(tl);
 		if (s->order == ORDER_CT)
 			p += (nt - 1) * wmax(tt, sr0) + (nt - 1) * INNER(tt);
-		width = wmax(width, s->C - p);
+		width = wmax(width, s->C - (p - (saved - before)));
 	}
 #undef INNER
 	return *e_last + R + width - 2;
 }
 
 /*
- * Serial ws/is: each fold shifts its tile in (Sr) after the previous stream
- * and streams (T); partial sums drain behind. The op ends R + Sc - 2 after
- * the last stream, or later when the block before the last column block,
- * C wide, is still draining: it ended P cycles before, P being the last
- * column block's shifts and streams.
+ * Serial ws/is: each fold shifts its tile in (Sr) from the last cycle of the
+ * previous stream (the one its last input reads the registers the chain
+ * writes) and streams (T): Sr - 1 + T a fold after the first, which takes
+ * Sr + T; partial sums drain behind. The op ends R + Sc - 2 after the last
+ * stream, or later when the block before the last column block, C wide, is
+ * still draining: it ended P cycles before, P being the last column block's
+ * Sr - 1 + T over its folds.
  */
+static wide serial_folds(const struct array_grid *s, wide rep)
+{
+	return rep * s->nc * s->nchunks * s->nr;
+}
+
 static wide wsis_serial(const struct array_grid *s, wide rep)
 {
 	wide R = s->R, nt = s->nchunks, tl = s->t - (nt - 1) * s->chunk;
 	wide width = s->cols - (s->nc - 1) * s->C;
 	if (s->nc >= 2) {
-		wide p = s->order == ORDER_CT ? nt * s->rows + s->nr * s->t : s->rows + s->nr * tl;
+		wide p = s->order == ORDER_CT ? nt * s->rows + s->nr * s->t - nt * s->nr : s->rows + s->nr * tl - s->nr;
 		width = wmax(width, s->C - p);
 	}
-	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t) + R + width - 2;
+	return rep * (s->nc * nt * s->rows + s->nc * s->nr * s->t) - (serial_folds(s, rep) - 1) + R + width - 2;
 }
 
 /*
@@ -378,9 +489,9 @@ int64_t array_grid_shift_cycles(const struct array_grid *s)
 	/* SCALE-Sim: an R-cycle preload per fold, of which a 1x1 array gives up its layer's one cycle. */
 	if (s->compat)
 		return clamp64(rep * ((wide)s->nr * s->nc * s->R - (s->R + s->C == 2)));
-	/* Serial: every shift, Sr summed over the row blocks of each (column, chunk) block. */
+	/* Serial: every shift, Sr summed over the row blocks of each (column, chunk) block, less the cycle each after the first overlaps the stream before. */
 	if (!s->dbuf)
-		return clamp64(rep * s->nc * s->nchunks * s->rows);
+		return clamp64(rep * s->nc * s->nchunks * s->rows - (serial_folds(s, rep) - 1));
 	/* Pipelined: where the last stream ends, less the streams. */
 	wsis_pipelined(s, rep, &e_last);
 	return clamp64(e_last - rep * s->nr * s->nc * s->t);

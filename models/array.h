@@ -13,15 +13,20 @@
  * column on a chain, one row per cycle (Sr cycles), starting at L_f, and the
  * fold streams once its tile is in and the previous stream has ended:
  * s_f = max(e_{f-1}, L_f + Sr_f), e_f = s_f + T_f; its last partial sums
- * leave the bottom R + Sc - 2 cycles after its stream. Pipelined mode (the
- * default, TPU-style: array.weight_double_buffer, a second weight bank per
- * PE) loads the next tile behind the swap wave, L_{f+1} = s_f; without the
- * second bank the tile shifts into the weight registers behind the last
- * input of the fold before, L_{f+1} = e_f (partial sums still moving down
- * do not block it). L_0 = the op's start. So
+ * leave the bottom R + Sc - 2 cycles after its stream. A tile shifts in
+ * once the tile before is in (the top ports are free) and its bank has been
+ * read for the last time, which the chain's first write may share (the
+ * write lands for the next cycle): L_{f+1} = max(L_f + Sr_f, e_g - 1), g the
+ * fold that used the bank last. Pipelined mode (the default, TPU-style:
+ * array.weight_double_buffer, a second weight bank per PE) has g = f - 1:
+ * L_{f+1} = s_f - d_f, d_f = 1 when fold f waited for the stream before it
+ * (e_{f-1} > L_f + Sr_f), else 0; without the second bank the tile shifts
+ * into the weight registers from the last cycle of the stream before,
+ * L_{f+1} = e_f - 1 (partial sums still moving down do not block it).
+ * L_0 = the op's start. So, with d_0 = 0 and d_{f+1} = [T_f + d_f > Sr_{f+1}],
  *
- *   ws/is pipelined: Sr_0 + sum_{f<last} max(T_f, Sr_{f+1}) + T_last + (R + Sc_last - 2)
- *   ws/is serial:    sum_f (Sr_f + T_f) + (R + Sc_last - 2)
+ *   ws/is pipelined: Sr_0 + sum_{f<last} max(T_f, Sr_{f+1} - d_f) + T_last + (R + Sc_last - 2)
+ *   ws/is serial:    sum_f (Sr_f + T_f) - (folds - 1) + (R + Sc_last - 2)
  *
  * os: folds stream back to back; a block's results, once its last row's are
  * in, drain down R rows and out (Sr + Sc - 2 + R after its stream ends).
@@ -192,7 +197,9 @@ struct array_timer {
 	int df;
 	bool compat, dbuf;
 	int64_t t0;                 /* the op starts */
-	int64_t s_prev, e_prev;     /* stream start of the previous fold, stream end of the previous fold or part */
+	int64_t e_prev;             /* stream end of the previous fold or part */
+	int64_t port_free;          /* ws/is: the next tile may shift in from here (the last tile is in) */
+	int64_t bank_free[2];       /* ws/is: a tile may shift into the bank from here (its last reader's e - 1) */
 	int64_t folds;              /* folds started (parts not counted) */
 	int64_t pending_tail;       /* SCALE-Sim os: the drain still owed by the previous fold */
 	int64_t pb_end, pb_sr;      /* os: the previous block's stream end and rows */

@@ -383,7 +383,9 @@ START_TEST(each_rule_objects_alone)
 					if (what == FUNC_EARLY_DRAIN)
 						continue;
 					int64_t L = ev.L[f] - 1;
-					ck_assert_int_eq(L, dbuf ? ev.s[f - 1] - 1 : e_prev);
+					/* the top ports free (L + Sr of the tile before), and the bank read for the last time (e - 1 of f-2, serial f-1) */
+					int64_t g = dbuf ? f - 2 : f - 1, bank = g >= 0 ? ev.s[g] - 1 + t[g] - 1 : INT64_MIN;
+					ck_assert_int_eq(L, max64(ev.L[f - 1] - 1 + sr[f - 1], bank));
 					ck_assert_int_eq(sf, max64(e_prev, L + sr[f]));
 					binds = true;
 				} else {

@@ -9,14 +9,17 @@
  *       blocks N 0..3 (Sc 4), N 4..4 (Sc 1); T = M = 10 in one chunk. Folds,
  *       columns outside rows: 0 (K 0..3, N 0..3), 1 (K 4..5, N 0..3),
  *       2 (K 0..3, N 4), 3 (K 4..5, N 4). Timing (pipelined): L_0 = 0,
- *       s_0 = L_0 + Sr_0 = 4; L_{f+1} = s_f, s_{f+1} = max(s_f + 10,
- *       s_f + Sr_{f+1}) = s_f + 10: s = 4, 14, 24, 34. The last partial sum
- *       (fold 3, t = 9, column 0) leaves at the end of 34 + 9 + 4 - 1 + 0 = 46:
- *       47 cycles (the closed form: 4 + 3 x max(10, Sr) + 10 + (4 + 1 - 2) = 47).
- *       Fold 2's tile enters column j from L_2 + j = 14 + j and is in place
- *       from 14 + j + 4: at cycle 22 every column of fold 2 (only column 0,
+ *       s_0 = L_0 + Sr_0 = 4; L_{f+1} = max(L_f + Sr_f, e_{f-1} - 1) (the
+ *       tile before is in, and fold f-1's last input has read the bank),
+ *       s_{f+1} = max(e_f, L_{f+1} + Sr_{f+1}): L_1 = 4, s_1 = 14;
+ *       L_2 = max(6, 13) = 13, s_2 = 24; L_3 = max(17, 23) = 23, s_3 = 34.
+ *       The last partial sum (fold 3, t = 9, column 0) leaves at the end of
+ *       34 + 9 + 4 - 1 + 0 = 46: 47 cycles (the closed form:
+ *       4 + 3 x max(10, Sr) + 10 + (4 + 1 - 2) = 47).
+ *       Fold 2's tile enters column j from L_2 + j = 13 + j and is in place
+ *       from 13 + j + 4: at cycle 22 every column of fold 2 (only column 0,
  *       Sc 1) holds it in the shadow bank, B[i][4] in PE(i, 0).
- *       At cycle 22 fold 1 streams (step 22 - 14 + 1 = 9 of 10), and its
+ *       At cycle 22 fold 1 streams (step 22 - 14 = 8 of 10; steps count from 0), and its
  *       first input reached PE(i, j) at 14 + i + j <= 22 for every PE, so each
  *       PE's bank in use is fold 1's: B[4 + i][j] for i < 2, j < 4.
  *   is  A^T is K x M = 6 x 10: folds M 0..3 (K 0..3, K 4..5), M 4..7, M 8..9;
@@ -41,6 +44,8 @@
 
 #include "functional.h"
 #include "lab.h"
+#include "plan.h"
+#include "xmath.h"
 #include "tests.h"
 
 /* The text of cell (i, j) on line l (0: w or a, 1: x or b, 2: p or acc, 3: out) of PE row i at cycle c, or NULL. */
@@ -121,8 +126,8 @@ START_TEST(ws_grid_holds_b_by_the_rule)
 		ck_assert_msg(!strcmp(i < 2 ? s : w, want), "cycle 22 PE(%d,0): banks %s [%s], B[%d][4] = %s", i, w, s, i,
 			      want);
 	}
-	ck_assert_ptr_nonnull(strstr(out, "\ncycle 22 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 9 of 10\n"));
-	ck_assert_ptr_nonnull(strstr(out, "\ncycle 16 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 3 of 10; "
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 22 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 8 of 10\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 16 of 47: fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 2 of 10; "
 				     "loading fold 2 (M 0..9, K 0..3, N 4..4)\n"));
 	ck_assert_ptr_null(strstr(out, "\ncycle 15 of"));
 	ck_assert_ptr_null(strstr(out, "\ncycle 23 of"));
@@ -148,7 +153,7 @@ START_TEST(is_grid_holds_a_transposed)
 			snprintf(want, sizeof want, "%.0f", a[(4 + j) * 6 + i]);
 			ck_assert_msg(!strcmp(w, want), "cycle 17 PE(%d,%d): weight %s, A[%d][%d] = %s", i, j, w, 4 + j, i, want);
 		}
-	ck_assert_ptr_nonnull(strstr(out, "\ncycle 17 of 38: fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 4 of 5"));
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 17 of 38: fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 3 of 5"));
 	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 38 cycles, 6 folds, 50 outputs checked, 0 mismatches\n"));
 	free(out);
 	free(err);
@@ -557,6 +562,319 @@ START_TEST(vcd_trace)
 }
 END_TEST
 
+/* ---- the timing the lab shows: each rule from what a register must hold ---- */
+
+/* func_run of an M x K x N GEMM on lab_4x4 in df, pipelined or serial, with opt; its status. */
+static int run_timed(int df, bool dbuf, int64_t m, int64_t k, int64_t n, const struct func_opts *opt,
+		     struct func_result *r, struct err *e)
+{
+	static const char *const dfs[] = { "array.dataflow=ws", "array.dataflow=os", "array.dataflow=is" };
+	const char *sets[] = { dfs[df], dbuf ? "array.weight_double_buffer=true" : "array.weight_double_buffer=false", NULL };
+	struct config c;
+	struct sched s;
+	struct op o = th_gemm(m, k, n, 1);
+	th_config(&c, "lab_4x4", sets);
+	ck_assert_int_eq(plan_gemm(&s, &o, &c, &c.arch, df, true, e), 0);
+	return func_run(&c, &o, &s, opt, r, e);
+}
+
+/*
+ * Serial ws and is: the next tile shifts into the weight registers
+ * themselves. PE (k, j)'s weight is read for the last time by fold f's last
+ * input in cycle e_f - 1 + k + j, and fold f+1's chain first writes it in
+ * cycle L_{f+1} + k + j; a register written in a cycle holds the new value
+ * from the next, so that write may come in the cycle of the last read:
+ * L_{f+1} = e_f - 1, one edge before the last input has passed.
+ *
+ * ws 3x8x4 (is 4x8x3, A^T is 8 x 4 and T = N = 3): two folds of 4 x 4,
+ * T = 3. L_0 = 0, s_0 = L_0 + 4 = 4, e_0 = 7; L_1 = e_0 - 1 = 6,
+ * s_1 = max(e_0, L_1 + 4) = 10, e_1 = 13; the last partial sum (t = 2,
+ * column 3) leaves at the end of 10 + 2 + (4 - 1) + 3 = 18: 19 cycles,
+ * 6 compute, 4 + 3 = 7 weight_shift, 19 - 13 = 6 fill_drain (one edge
+ * later, L_1 = e_0, gave 20). One cycle earlier still, L_1 = 5: fold 1's
+ * chain writes PE (0, 0) in cycle 5, and fold 0's last input reads it in
+ * cycle 6: the registers object there.
+ */
+START_TEST(serial_tile_shifts_in_on_the_last_read)
+{
+	for (int df = DF_WS; df <= DF_IS; df += DF_IS - DF_WS) {
+		struct func_result r;
+		struct err e = { 0 };
+		struct func_opts on_time = { .seed = 3 };
+		struct func_opts early = { .seed = 3, .early = 1, .early_fold = 1, .early_what = FUNC_EARLY_LOAD };
+		int64_t m = df == DF_WS ? 3 : 4, n = df == DF_WS ? 4 : 3;
+		ck_assert_msg(run_timed(df, false, m, 8, n, &on_time, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.mismatches, 0);
+		ck_assert_int_eq(r.cycles, 19);
+		ck_assert_int_eq(r.cat[CAT_COMPUTE], 6);
+		ck_assert_int_eq(r.cat[CAT_WEIGHT_SHIFT], 7);
+		ck_assert_int_eq(r.cat[CAT_FILL_DRAIN], 6);
+		ck_assert_int_lt(run_timed(df, false, m, 8, n, &early, &r, &e), 0);
+		ck_assert_int_eq(e.kind, ERR_SIM);
+		ck_assert_str_eq(e.msg, "functional model: cycle 6, PE (0, 0): fold 0's input met a weight still shifting "
+			       "into bank 0");
+	}
+}
+END_TEST
+
+/*
+ * The lab's 10x6x5 (docs/labs/1-dataflows.md, question 3) without the second
+ * bank. ws folds (Sr, T): (4, 10), (2, 10), (4, 10), (2, 10): s_0 = 4,
+ * e_0 = 14; s_1 = max(14, 13 + 2) = 15, e_1 = 25; s_2 = max(25, 24 + 4) = 28,
+ * e_2 = 38; s_3 = max(38, 37 + 2) = 39, e_3 = 49; the last partial sum
+ * (column 0 of a 1-column fold) leaves at the end of 49 + 4 - 1 - 1 = 51:
+ * 52 cycles. is: (4, 5), (2, 5) for each of M 0..3, 4..7, 8..9: gaps
+ * 4, 1, 3, 1, 3, 1 before the streams, 6 x 5 streaming, and the last fold's
+ * 2 columns drain 4 + 2 - 2: 13 + 30 + 4 = 47 cycles.
+ */
+START_TEST(serial_lab_gemm)
+{
+	static const struct { const char *df; const char *want; } cases[] = {
+		{ "ws", "\nsummary: 52 cycles, 4 folds, 50 outputs checked, 0 mismatches\n" },
+		{ "is", "\nsummary: 47 cycles, 6 folds, 50 outputs checked, 0 mismatches\n" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *argv[] = { "lab", "-c", preset(), "--gemm", "10x6x5", "--dataflow", cases[i].df, "--set",
+				       "array.weight_double_buffer=false", "--cycles", "0..0", NULL };
+		char *out, *err;
+		lab(".", argv, 0, &out, &err);
+		ck_assert_msg(strstr(out, cases[i].want), "%s: %s", cases[i].df, out);
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
+/*
+ * Pipelined ws: fold f+1's tile goes into the bank fold f-1 used, so its
+ * chain needs only that f-1's last input has read it (cycle e_{f-1} - 1 at
+ * PE (0, 0); the write may share the cycle) and that fold f's tile is in
+ * (the top ports): L_{f+1} = max(L_f + Sr_f, e_{f-1} - 1), one cycle before
+ * fold f's swap wave when fold f waited for the stream before it.
+ *
+ * 3x9x8 on 4 x 4: K = 9 is row blocks of 4, 4, 1, N = 8 two column blocks;
+ * six folds (Sr 4, 4, 1, 4, 4, 1), T = 3. L_0 = 0, s_0 = 4, e_0 = 7.
+ * L_1 = L_0 + 4 = 4 (bank 1 unused), s_1 = max(7, 8) = 8, e_1 = 11.
+ * L_2 = max(8, e_0 - 1 = 6) = 8, s_2 = max(11, 9) = 11 (fold 2 waited for
+ * fold 1's stream), e_2 = 14. L_3 = max(8 + 1, e_1 - 1 = 10) = 10 (the swap
+ * wave of fold 2 is at 11), s_3 = max(14, 10 + 4) = 14, e_3 = 17.
+ * L_4 = max(14, 13) = 14, s_4 = 18, e_4 = 21; L_5 = 18, s_5 = max(21, 19)
+ * = 21, e_5 = 24; the last partial sums (4 columns) leave at the end of
+ * 24 - 1 + 3 + 3 = 29: 30 cycles (at the swap wave, L_3 = 11, 31). One cycle
+ * earlier, L_3 = 9: fold 3's chain writes bank 1 at PE (0, 0) in cycle 9,
+ * and fold 1's last input reads it there in cycle 10.
+ */
+START_TEST(pipelined_tile_shifts_in_before_the_swap_wave)
+{
+	struct func_result r;
+	struct err e = { 0 };
+	struct func_opts on_time = { .seed = 3 };
+	struct func_opts early = { .seed = 3, .early = 1, .early_fold = 3, .early_what = FUNC_EARLY_LOAD };
+	ck_assert_msg(run_timed(DF_WS, true, 3, 9, 8, &on_time, &r, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(r.mismatches, 0);
+	ck_assert_int_eq(r.cycles, 30);
+	ck_assert_int_lt(run_timed(DF_WS, true, 3, 9, 8, &early, &r, &e), 0);
+	ck_assert_int_eq(e.kind, ERR_SIM);
+	ck_assert_str_eq(e.msg, "functional model: cycle 10, PE (0, 0): fold 1's input met a weight still shifting into bank 1");
+
+	/* The lab shows it: at cycle 10 fold 1 streams its last step and fold 3 loads. */
+	const char *argv[] = { "lab", "-c", preset(), "--gemm", "3x9x8", "--cycles", "10..10", NULL };
+	char *out, *err;
+	lab(".", argv, 0, &out, &err);
+	ck_assert_ptr_nonnull(strstr(out, "\ncycle 10 of 30: fold 1 of 6 (M 0..2, K 4..7, N 0..3) streaming, step 2 of 3; "
+				     "loading fold 3 (M 0..2, K 0..3, N 4..7)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\nsummary: 30 cycles, 6 folds, 24 outputs checked, 0 mismatches\n"));
+	free(out);
+	free(err);
+}
+END_TEST
+
+/*
+ * os: the drain rules are what the registers need already (the rules do
+ * not change here; the registers object one cycle earlier). A block's
+ * results drain as a column, row i moving when the rows below it do, which
+ * is once the block's last row is in: fold g's results leave row i of
+ * column j in cycle X_j + i, X_j = e_g + Sr_g - 1 + j.
+ *
+ * Pipelined, heights alternating: 5x2x8 on 4 x 4, blocks (Sr 4, 1) for each
+ * of two column blocks, T = K = 2. Fold f+1 writes row i's result into out
+ * in cycle e_{f+1} - 1 + i + j, which fold f's leaves in X_j + i: e_{f+1} >=
+ * e_f + Sr_f, whatever Sr_{f+1} (row 0 binds). e = 2, 6 (2 + 4), 8 (6 + 2),
+ * 12 (8 + 4); the last block leaves 12 + 1 + 4 - 2 + 4 = 19: 19 cycles. One
+ * earlier, e_1 = 5: fold 1 writes out(0, 0) in cycle 4, fold 0's result
+ * leaves it in cycle 5.
+ *
+ * Serial, the next block with fewer rows: 5x2x4, blocks (Sr 4, 1). The drain
+ * runs through acc, and fold 1's first MAC at PE (0, j) in cycle s_1 + j
+ * writes acc(0, j), which fold 0's result leaves in cycle 2 + 3 + j:
+ * s_1 = e_0 + Sr_0 - 1 = 5, though fold 1 uses row 0 only: row 0 is the
+ * first row fold 0 leaves, and the first fold 1 needs. e_1 = 7; the last
+ * results leave 7 + 1 + 4 - 2 + 4 = 14: 14 cycles. One earlier, s_1 = 4:
+ * fold 1's first MAC writes acc(0, 0) in cycle 4, still fold 0's.
+ */
+START_TEST(os_drain_rules_are_tight)
+{
+	static const struct {
+		bool dbuf;
+		int64_t n, cycles, fold;
+		const char *msg;
+	} cases[] = {
+		{ true, 8, 19, 1, "functional model: cycle 4, PE (0, 0): fold 1's result would write over fold 0's value in "
+				  "out that has not moved on" },
+		{ false, 4, 14, 1, "functional model: cycle 4, PE (0, 0): fold 1's MAC would write over fold 0's result in acc" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct func_result r;
+		struct err e = { 0 };
+		struct func_opts on_time = { .seed = 3 };
+		struct func_opts early = { .seed = 3, .early = 1, .early_fold = cases[i].fold, .early_what = FUNC_EARLY_DRAIN };
+		ck_assert_msg(run_timed(DF_OS, cases[i].dbuf, 5, 2, cases[i].n, &on_time, &r, &e) == 0, "%s", e.msg);
+		ck_assert_int_eq(r.mismatches, 0);
+		ck_assert_int_eq(r.cycles, cases[i].cycles);
+		ck_assert_int_lt(run_timed(DF_OS, cases[i].dbuf, 5, 2, cases[i].n, &early, &r, &e), 0);
+		ck_assert_int_eq(e.kind, ERR_SIM);
+		ck_assert_str_eq(e.msg, cases[i].msg);
+	}
+}
+END_TEST
+
+/*
+ * An independent count: each register's last use, kept PE by PE, and each
+ * fold placed at the earliest cycle no register of it is still in use (a
+ * register may be written in the cycle its old value is last read or moves
+ * on), without the rules' formulas. ws/is: a chain writes PE (k, j) of its
+ * bank from L + k + j to L + j + Sr - 1 through column j's top port; MACs
+ * read PE (k, j) at s + t + k + j; inputs enter row i at s + i; partial sums
+ * pass (i, j) at s + t + i + j in all R rows. os: a block accumulates in acc
+ * from s + i + j; its results (pipelined: in out from e - 1 + i + j) drain as
+ * a column from X_j = e + Sr - 1 + j, leaving row r in cycle X_j + r.
+ */
+#define IND_MAX 16
+
+struct ind {
+	int64_t R, C;
+	int64_t read[2][IND_MAX][IND_MAX], port[IND_MAX];   /* ws/is: a bank's last read; a top port's last write */
+	int64_t left[IND_MAX], top[IND_MAX];                /* the edge ports' last inputs */
+	int64_t psum[IND_MAX][IND_MAX];                     /* ws/is: a partial sum's last cycle in (i, j) */
+	int64_t acc[IND_MAX][IND_MAX], out[IND_MAX][IND_MAX]; /* os: the cycle the old value moves on */
+	int64_t cycles;
+};
+
+static void ind_fold(struct ind *d, int df, bool dbuf, int64_t f, const struct tile_ins *in)
+{
+	int64_t sr = in->sr, sc = in->sc, T = in->t, R = d->R, L = 0, s = 0;
+	if (df != DF_OS) {
+		int b = dbuf ? (int)(f & 1) : 0;
+		for (int64_t j = 0; j < sc; j++) {
+			L = max64(L, d->port[j] + 1 - j);
+			for (int64_t k = 0; k < sr; k++)
+				L = max64(L, d->read[b][k][j] - k - j);
+		}
+		s = L + sr;                                     /* the last write to row k is L + j + Sr - 1 */
+		for (int64_t i = 0; i < R; i++)
+			for (int64_t j = 0; j < sc; j++)
+				s = max64(s, max64(i < sr ? d->left[i] + 1 - i : 0, d->psum[i][j] + 1 - i - j));
+		for (int64_t j = 0; j < sc; j++) {
+			d->port[j] = L + j + sr - 1;
+			for (int64_t i = 0; i < R; i++) {
+				if (i < sr)
+					d->read[b][i][j] = s + T - 1 + i + j;
+				d->psum[i][j] = s + T - 1 + i + j;
+			}
+		}
+		for (int64_t i = 0; i < sr; i++)
+			d->left[i] = s + i + T - 1;
+		d->cycles = max64(d->cycles, s + T + R + sc - 2);
+		return;
+	}
+	int64_t (*res)[IND_MAX] = dbuf ? d->out : d->acc;
+	for (int64_t i = 0; i < sr; i++)
+		s = max64(s, d->left[i] + 1 - i);
+	for (int64_t j = 0; j < sc; j++) {
+		s = max64(s, d->top[j] + 1 - j);
+		for (int64_t i = 0; i < R; i++) {
+			if (i < sr)        /* the first MAC writes acc at s + i + j; pipelined, the last writes out at e - 1 + i + j */
+				s = max64(s, dbuf ? max64(d->out[i][j] + 1 - i - j - T, d->acc[i][j] - i - j) : d->acc[i][j] - i - j);
+			else               /* the drain moves into row i at X_j + i - Sr */
+				s = max64(s, res[i][j] - j - i + 1 - T);
+		}
+	}
+	int64_t e = s + T;
+	for (int64_t j = 0; j < sc; j++) {
+		d->top[j] = s + j + T - 1;
+		for (int64_t i = 0; i < R; i++) {
+			res[i][j] = e + sr - 1 + j + i;
+			if (dbuf && i < sr)
+				d->acc[i][j] = e - 1 + i + j;
+		}
+	}
+	for (int64_t i = 0; i < sr; i++)
+		d->left[i] = s + i + T - 1;
+	d->cycles = max64(d->cycles, e + sr - 1 + sc - 1 + R);
+}
+
+/*
+ * 300 random shapes (arrays up to 6 x 6, M, K, N up to 16, one or two
+ * instances) in ws, os and is, pipelined and serial: the independent count,
+ * the registers (func_run) and the closed form agree.
+ */
+START_TEST(timing_equals_independent_count)
+{
+	static const char *const dfs[] = { "array.dataflow=ws", "array.dataflow=os", "array.dataflow=is" };
+	uint64_t st = 0x2545F4914F6CDD1DULL;
+	int checked = 0;
+	for (int i = 0; i < 300; i++) {
+		int64_t R = th_rnd(&st, 1, 6), C = th_rnd(&st, 1, 6);
+		struct op o = th_gemm(th_rnd(&st, 1, 16), th_rnd(&st, 1, 16), th_rnd(&st, 1, 16), th_rnd(&st, 1, 2));
+		for (int mode = 0; mode < 6; mode++) {
+			int df = mode / 2;
+			bool dbuf = mode % 2;
+			char rows[32], cols[32];
+			const char *sets[] = { dfs[df], dbuf ? "array.weight_double_buffer=true" : "array.weight_double_buffer=false",
+					       rows, cols, NULL };
+			struct config c;
+			struct sched pl;
+			struct sched_iter it;
+			struct tile_ins in;
+			struct func_result r;
+			struct func_opts opt = { .seed = (uint64_t)i };
+			struct result a;
+			struct err e = { 0 };
+			struct ind d;
+			int64_t f = 0;
+			snprintf(rows, sizeof rows, "array.rows=%lld", (long long)R);
+			snprintf(cols, sizeof cols, "array.cols=%lld", (long long)C);
+			th_config(&c, "lab_4x4", sets);
+			ck_assert_int_eq(plan_gemm(&pl, &o, &c, &c.arch, df, true, &e), 0);
+			memset(&d, 0, sizeof d);
+			d.R = R, d.C = C;
+			for (int b = 0; b < 2; b++)
+				for (int64_t x = 0; x < IND_MAX * IND_MAX; x++)
+					d.read[b][x / IND_MAX][x % IND_MAX] = d.psum[x / IND_MAX][x % IND_MAX] =
+						d.acc[x / IND_MAX][x % IND_MAX] = d.out[x / IND_MAX][x % IND_MAX] = INT64_MIN / 4;
+			for (int64_t x = 0; x < IND_MAX; x++)
+				d.port[x] = d.left[x] = d.top[x] = INT64_MIN / 4;
+			sched_iter_init(&it, &pl);
+			while (sched_next(&it, &in))
+				if (in.kind == TI_FOLD) {
+					ck_assert(!in.cont);
+					ind_fold(&d, df, dbuf, f++, &in);
+				}
+			ck_assert_msg(func_run(&c, &o, &pl, &opt, &r, &e) == 0, "%s", e.msg);
+			ck_assert_int_eq(r.mismatches, 0);
+			ck_assert_int_eq(th_analytic(&c, &o, df, true, &a, &e), 0);
+			ck_assert_msg(d.cycles == r.cycles && r.cycles == a.cycles,
+				      "case %d: %s %s %lldx%lld M %lld K %lld N %lld x%lld: independent %lld, registers %lld, "
+				      "closed form %lld", i, dfs[df] + 15, dbuf ? "pipelined" : "serial", (long long)R, (long long)C,
+				      (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.repeat, (long long)d.cycles,
+				      (long long)r.cycles, (long long)a.cycles);
+			checked++;
+		}
+	}
+	ck_assert_int_eq(checked, 1800);
+}
+END_TEST
+
 Suite *lab_suite(void)
 {
 	Suite *s = suite_create("lab");
@@ -571,6 +889,11 @@ Suite *lab_suite(void)
 	tcase_add_test(t, html_page);
 	tcase_add_test(t, singular_counts);
 	tcase_add_test(t, vcd_trace);
+	tcase_add_test(t, serial_tile_shifts_in_on_the_last_read);
+	tcase_add_test(t, serial_lab_gemm);
+	tcase_add_test(t, pipelined_tile_shifts_in_before_the_swap_wave);
+	tcase_add_test(t, os_drain_rules_are_tight);
+	tcase_add_test(t, timing_equals_independent_count);
 	suite_add_tcase(s, t);
 	return s;
 }

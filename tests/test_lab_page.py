@@ -159,12 +159,12 @@ def main():
         cases = []
 
         # ws: folds (K 0..3, N 0..3), (K 4..5, N 0..3), (K 0..3, N 4), (K 4..5, N 4); s = 4, 14, 24, 34.
-        # Cycle 22: fold 1 streams (step 22 - 14 + 1 = 9); its first input reached every PE (14 + i + j <= 22),
+        # Cycle 22: fold 1 streams (step 22 - 14 = 8; steps, like folds and cycles, count from 0); its first input reached every PE (14 + i + j <= 22),
         # so the bank in use holds B[4 + i][j] (i < 2). Input row t meets PE(i, j) at 14 + t + i + j:
         # x = A[t][4 + i]; p holds what the MAC of the cycle before wrote, row t = 22 - 1 - 14 - i - j summed
         # over rows 0..i (rows below fold 1's two pass it on). Fold f's tile goes to bank f mod 2 and a PE
         # shows first the bank of the last input that reached it: fold 2's tile (column 0, in place from
-        # 14 + 0 + 4) is in the other bank of rows 0 and 1 (last input: fold 1), the first of rows 2 and 3
+        # L_2 + 0 + 4 = 13 + 4: fold 0's last input read its bank at 13) is in the other bank of rows 0 and 1 (last input: fold 1), the first of rows 2 and 3
         # (last input: fold 0, bank 0).
         exp = {}
         for i in range(4):
@@ -176,10 +176,10 @@ def main():
                 if 0 <= t < 10:
                     exp[(i, j, "p")] = sum(A[t][4 + r] * B[4 + r][j] for r in range(min(i, 1) + 1))
             exp[(i, 0, "s" if i < 2 else "w")] = B[i][4]
-        cases.append(("ws", 22, "fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 9 of 10", exp))
+        cases.append(("ws", 22, "fold 1 of 4 (M 0..9, K 4..5, N 0..3) streaming, step 8 of 10", exp))
 
         # os: folds M 0..3, 4..7, 8..9 (N 0..3), then the same for N 4; T = K = 6; s = 0, 6, 12, ...
-        # Cycle 10: fold 1 (M 4..7, N 0..3) streams, step 5; element t of row i meets column j at
+        # Cycle 10: fold 1 (M 4..7, N 0..3) streams, step 10 - 6 = 4; element t of row i meets column j at
         # 6 + t + i + j: a = A[4 + i][t], b = B[t][j] where that wave has arrived (i + j <= 4), and
         # fold 0's wave (t = 10 - i - j) elsewhere. acc holds the t MACs before this cycle's.
         exp = {}
@@ -191,10 +191,10 @@ def main():
                     exp[(i, j, "b")] = B[t][j]
                 if 0 < t < 6:
                     exp[(i, j, "acc")] = sum(A[4 * f + i][u] * B[u][j] for u in range(t))
-        cases.append(("os", 10, "fold 1 of 6 (M 4..7, K 0..5, N 0..3) streaming, step 5 of 6", exp))
+        cases.append(("os", 10, "fold 1 of 6 (M 4..7, K 0..5, N 0..3) streaming, step 4 of 6", exp))
 
         # is: folds (M 0..3: K 0..3, K 4..5), (M 4..7: ...), (M 8..9: ...); T = N = 5; s = 4, 9, 14, 19, 24, 29.
-        # Cycle 17: fold 2 (K 0..3, M 4..7) streams, step 4; PEs its first input reached (i + j <= 3) hold
+        # Cycle 17: fold 2 (K 0..3, M 4..7) streams, step 17 - 14 = 3; PEs its first input reached (i + j <= 3) hold
         # A[4 + j][i]; column t of B meets PE(i, j) at 14 + t + i + j: x = B[i][t]; p, from the cycle
         # before, column t = 17 - 1 - 14 - i - j summed over rows 0..i.
         exp = {}
@@ -205,7 +205,7 @@ def main():
                 t = 17 - 1 - 14 - i - j
                 if t >= 0:
                     exp[(i, j, "p")] = sum(B[r][t] * A[4 + j][r] for r in range(i + 1))
-        cases.append(("is", 17, "fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 4 of 5", exp))
+        cases.append(("is", 17, "fold 2 of 6 (M 4..7, K 0..3, N 0..4) streaming, step 3 of 5", exp))
 
         for df, cycle, fold, exp in cases:
             shown = browse(page, cycle, profile)
@@ -229,10 +229,10 @@ def main():
             check(js["A"] == A and js["B"] == B and js["C"] == C, "%s: json operands or reference differ" % df)
 
         # Step, back, the scrub bar, play (2.1 s of virtual time at the default 400 ms a cycle: 5 cycles), pause.
-        # Cycle 30 in ws: fold 2 (K 0..3, N 4) started at 24, step 7.
+        # Cycle 30 in ws: fold 2 (K 0..3, N 4) started at 24, step 30 - 24 = 6.
         got = controls(tmp, profile)
         want = ["cycle 2 of 0..46", "cycle 4 of 0..46", "cycle 3 of 0..46",
-                "cycle 30 of 0..46: fold 2 of 4 (M 0..9, K 0..3, N 4..4) streaming, step 7 of 10", "pause",
+                "cycle 30 of 0..46: fold 2 of 4 (M 0..9, K 0..3, N 4..4) streaming, step 6 of 10", "pause",
                 "play at cycle 35 of 0..46"]
         check(got == want, "controls: %r, expected %r" % (got, want))
 

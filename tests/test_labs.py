@@ -107,7 +107,8 @@ def fold_cycles(df, M, K, N, dbuf):
             e = start + T
             end = max(end, e + sr + sc - 2 + R)
         else:
-            load = 0 if f == 0 else (s if dbuf else e)
+            # Serial: the chain writes a weight register in the cycle the last input reads it (e - 1).
+            load = 0 if f == 0 else (s if dbuf else e - 1)
             start = max(e, load + sr)
             s, e = start, start + T
             end = max(end, e + R + sc - 2)
@@ -147,7 +148,7 @@ def lab1():
     check("lab 1 is categories", [runs["is", True]["cycles_by_category"][k] for k in ("compute", "weight_shift", "fill_drain")],
           [30, 4, 4])
     check("lab 1 serial shifts", [runs["ws", False]["cycles_by_category"]["weight_shift"],
-                                  runs["is", False]["cycles_by_category"]["weight_shift"]], [12, 18])
+                                  runs["is", False]["cycles_by_category"]["weight_shift"]], [4 + 1 + 3 + 1, 4 + 1 + 3 + 1 + 3 + 1])
     lab1_registers(c, i, j)
     return arithmetic(doc)
 

@@ -19,9 +19,11 @@
  *      state during c); a port that takes two values in one cycle is a
  *      write over a value that has not moved on;
  *   2. the observer's snapshot;
- *   3. ws/is: weight chains about to write a register check that no MAC
- *      uses that bank there in c; os: drains move finished results down one
- *      row (older blocks first; a result may only move into a FREE
+ *   3. ws/is: weight chains take their column's top port (one value a
+ *      cycle; a MAC in c still reads the weight a chain writes in c, and
+ *      one after it meets TRANSIT, which step 4 objects to); os: drains
+ *      move finished results down one row (older blocks first; a result
+ *      may only move into a FREE
  *      register, or one whose value moves on in this cycle);
  *   4. MACs and passes, older folds first, bottom row first (in place);
  *      every MAC checks the tags of its operands, and an os MAC that starts
@@ -81,7 +83,9 @@ struct fm {
 	struct ff next;
 	bool have_next;
 	int64_t nf;                     /* folds pulled */
-	int64_t prev_s, prev_e;         /* the previous fold's stream */
+	int64_t prev_e;                 /* the previous fold's stream end */
+	int64_t port_free;              /* ws/is: the top ports take the next chain from here (L + Sr of the last) */
+	int64_t bank_free[2];           /* ws/is: a chain may write the bank from here (its last reader's e - 1) */
 	int64_t pb_e, pb_sr;            /* os: the previous block's stream end and rows */
 	int32_t blk_tag;
 	int64_t early, early_fold;
@@ -262,7 +266,7 @@ static bool pull(struct fm *m, struct ff *f)
 	if (!m->os) {
 		f->tag = (int32_t)(f->idx & TAG_MASK);
 		f->bank = m->dbuf ? (int)(f->idx & 1) : 0;
-		f->L = f->idx == 0 ? 0 : (m->dbuf ? m->prev_s : m->prev_e) - el;
+		f->L = f->idx == 0 ? 0 : max64(m->port_free, m->bank_free[f->bank]) - el;
 		f->s = max64(f->idx == 0 ? 0 : m->prev_e, f->L + sr) - es;
 		f->e = f->s + in.t;
 		f->start = min64(f->L, f->s);
@@ -297,7 +301,10 @@ static bool pull(struct fm *m, struct ff *f)
 	m->r->cat[CAT_COMPUTE] += in.t;
 	if (f->s > (f->idx ? m->prev_e : 0))
 		m->r->cat[m->os ? CAT_FILL_DRAIN : CAT_WEIGHT_SHIFT] += f->s - (f->idx ? m->prev_e : 0);
-	m->prev_s = f->s;
+	if (!m->os) {
+		m->port_free = f->L + sr;
+		m->bank_free[f->bank] = f->e - 1;
+	}
 	m->prev_e = f->e;
 	return true;
 }
@@ -411,20 +418,21 @@ static bool chain_cols(const struct ff *f, int64_t c, int64_t *j0, int64_t *j1)
 	return *j0 <= *j1;
 }
 
+/*
+ * A chain may write a weight in the cycle a MAC last reads it (the MAC sees
+ * the value during the cycle, the write lands for the next); a MAC after the
+ * write meets TRANSIT or the new fold's tag, and its own check objects.
+ * What is checked here is the column's top port: one value a cycle.
+ */
 static int chain_check(struct fm *m, const struct ff *f, int64_t c)
 {
-	int64_t j0, j1, C = m->C;
+	int64_t j0, j1;
 	if (!chain_cols(f, c, &j0, &j1))
 		return 0;
 	for (int64_t j = j0; j <= j1; j++) {
-		int64_t k = c - f->L - j;         /* the row the chain reaches in this cycle */
-		int32_t xt = m->xt[k * C + j];
 		if (m->fed_top[j] == c)
 			return violation(m, c, 0, j, "fold %lld's weight written over one that has not moved on", (long long)f->idx);
 		m->fed_top[j] = c;
-		if (xt >= 0 && (m->dbuf ? (xt & 1) : 0) == f->bank)
-			return violation(m, c, k, j, "fold %lld's weight shifts into bank %d while fold %lld's input uses it",
-					 (long long)f->idx, f->bank, (long long)full_fold(m, xt));
 	}
 	return 0;
 }
@@ -502,6 +510,9 @@ static int mac_culprit(struct fm *m, const struct ff *f, int64_t c, int64_t i, i
 		if (i < f->in.sr && m->xt[q] != f->tag)
 			return violation(m, c, i, j, "fold %lld's MAC met %s input", (long long)f->idx,
 					 tag_text(m, m->xt[q], a, sizeof a));
+		if (i < f->in.sr && m->wt[f->bank][q] == TRANSIT)
+			return violation(m, c, i, j, "fold %lld's input met a weight still shifting into bank %d", (long long)f->idx,
+					 f->bank);
 		if (i < f->in.sr && m->wt[f->bank][q] != f->tag)
 			return violation(m, c, i, j, "fold %lld's input met %s weight in bank %d", (long long)f->idx,
 					 tag_text(m, m->wt[f->bank][q], a, sizeof a), f->bank);
@@ -865,6 +876,7 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 	m->early_what = opt->early_what;
 	m->view_fold = -1;
 	m->last_out = -1;
+	m->bank_free[0] = m->bank_free[1] = INT64_MIN;
 	if (s->compat)
 		return err_at(e, config_origin(cfg, "array.scalesim_compat"), "array.scalesim_compat",
 			      "expected false for --model functional (it times folds by the register rules, not SCALE-Sim's), "

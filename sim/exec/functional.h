@@ -30,11 +30,17 @@
  *          shifts from cycle L_f + i + j to L_f + j + Sr_f - 1 (the chain
  *          follows a wave down the column) and the tile is in place from
  *          L_f + j + Sr_f. Pipelined (array.weight_double_buffer), the chain
- *          is the bank fold f uses, and L_{f+1} = s_f: the next tile follows
- *          the swap wave of fold f. Serial, the chain is the weight register
- *          itself and L_{f+1} = e_f: the next tile follows the last input of
- *          fold f (partial sums still moving down do not block it).
- *          L_0 = t0. s_f = max(e_{f-1}, L_f + Sr_f). Input row t of the fold
+ *          is the bank fold f uses, bank f mod 2; serial, the weight
+ *          register itself. A chain needs the column's top port (free once
+ *          the tile before is in: L_{f-1} + Sr_{f-1}) and its bank: fold g,
+ *          the last to use it (f - 2 pipelined, f - 1 serial), reads PE
+ *          (k, j) for the last time in cycle e_g - 1 + k + j and the chain
+ *          first writes it in cycle L_f + k + j, which may be that cycle
+ *          (the write lands for the next). So L_f = max(L_{f-1} + Sr_{f-1},
+ *          e_g - 1): pipelined s_{f-1}, or s_{f-1} - 1 when fold f-1 waited
+ *          for e_{f-2}; serial e_{f-1} - 1 (partial sums still moving down
+ *          do not block it). L_0 = t0. s_f = max(e_{f-1}, L_f + Sr_f).
+ *          Input row t of the fold
  *          enters array row i at s_f + t + i and meets column j at
  *          s_f + t + i + j; its partial sum crosses all R rows and leaves
  *          the bottom of column j at the end of cycle s_f + t + R - 1 + j.

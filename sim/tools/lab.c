@@ -408,7 +408,7 @@ static void print_header_line(struct printer *p, const struct func_view *v)
 	fprintf(p->out, "fold %" PRId64 " of %" PRId64 " (%s) %s", ph.fold, p->g->folds,
 		fi ? block_text(b, sizeof b, fi) : "?", phase_names[ph.kind]);
 	if (ph.kind == PH_STREAMING)
-		fprintf(p->out, ", step %" PRId64 " of %" PRId64, ph.t + 1, ph.T);
+		fprintf(p->out, ", step %" PRId64 " of %" PRId64, ph.t, ph.T);   /* 0..T-1, as folds and cycles count */
 	if (ph.also >= 0) {
 		const struct tile_ins *li = cursor_get(&p->next, ph.also);
 		fprintf(p->out, "; loading fold %" PRId64 " (%s)", ph.also, li ? block_text(b, sizeof b, li) : "?");
