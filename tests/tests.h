@@ -47,6 +47,7 @@ Suite *reuse_suite(void);
 Suite *sweepplot_suite(void);
 Suite *cli_suite(void);
 Suite *trace_suite(void);
+Suite *trace_read_suite(void);
 Suite *fsx_suite(void);
 Suite *roofline_suite(void);
 Suite *plan_suite(void);
