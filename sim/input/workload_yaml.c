@@ -357,7 +357,7 @@ static int load_inputs(struct loader *ld, struct layer *l, const char *at, const
  */
 static int file_head(struct workload *w, struct layer_file *f, struct err *e)
 {
-	for (size_t j = w->nfiles - 1; j-- > 0 && j + 3 > w->nfiles;)
+	for (size_t j = w->nfiles - 1; j-- > 0 && j + 4 > w->nfiles;)
 		if (!strcmp(w->files[j].path, f->path)) {
 			f->head = w->files[j].head;
 			return 0;
