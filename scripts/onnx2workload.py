@@ -29,24 +29,20 @@ that does not become a layer of its own:
   dataflow      a layer whose operands `inputs` cannot name (below)
   unsupported   everything else (LSTM, Resize, ai.onnx.ml ops, ...)
 
-A node of a domain other than ONNX's own (ai.onnx, ai.onnx.ml, ...; of
-others only com.microsoft's Gelu and FastGelu are known) is an op its
-exporter defined, whose work and output shape nothing here can know: it is
-refused, named, with exit status 2, even with --allow-unsupported.
+A node of a custom domain (not ONNX's own; of others only com.microsoft's
+Gelu and FastGelu are known) has work no one here can know: it is refused,
+named, with exit status 2, even with --allow-unsupported.
 
 The first dimension of the model's first input is the batch: every tensor's
 total is divided by it, so that layer shapes are per sample, as the workload
-format has them; `--batch N` gives a symbolic first dimension its value and
-sets the YAML's batch (default: the model's). A symbolic first dimension
-without --batch (or --dim for its symbol) is refused: the batch is the
-user's to say. Any other symbolic dimension needs `--dim NAME=N`.
+format has them; `--batch N` gives a symbolic first dimension its value (one
+without --batch or --dim is refused) and sets the YAML's batch (default: the
+model's). Any other symbolic dimension needs `--dim NAME=N`.
 
-What is written is what tpusim takes: each key within tpusim's bounds (the
-constants below are limit.h's, which tests/test_onnx.py checks), and the
-whole workload checked by `tpusim lower` before it is written (the tpusim
-of $TPUSIM, else build/tpusim beside this script, else the one on PATH;
-with none, a note says it was not checked). The file is written atomically,
-0666 less the umask, as any program's open makes a file.
+The YAML is checked by `tpusim lower` before it is written (the tpusim of
+$TPUSIM, else build/tpusim beside this script, else on PATH), so that what
+tpusim refuses is refused here; the bounds below are limit.h's (the test
+checks them). It is written atomically, 0666 less the umask.
 
 A layer lists `inputs` (the layers whose outputs it reads) when every operand
 it reads is the whole output of an earlier layer. When one is a network input
@@ -980,11 +976,7 @@ def find_tpusim():
 
 
 def check_with_tpusim(model_path, path, shown):
-    """
-    Runs `tpusim lower` on the workload at path, which the user will know as
-    shown: a workload tpusim refuses is bad input with tpusim's own reason
-    (its limits live in tpusim alone). Without a tpusim, a note says so.
-    """
+    """`tpusim lower` on path (shown as shown): what tpusim refuses is bad input, with tpusim's reason."""
     tpusim = find_tpusim()
     if not tpusim:
         print(f"{PROG}: note: no tpusim found (set TPUSIM): the workload is not checked against its limits",
@@ -1001,11 +993,7 @@ def check_with_tpusim(model_path, path, shown):
 
 
 def write_checked(model_path, out, text):
-    """
-    Writes text to out (standard output when None) once tpusim has taken it:
-    a temporary file beside out, checked, given the mode any new file gets
-    (0666 less the umask) and renamed over out; nothing is left on an error.
-    """
+    """text to out (None: standard output) once tpusim took it, from a temporary file beside out; nothing left on error."""
     d = os.path.dirname(os.path.abspath(out)) if out else None
     tmpdir = None
     try:
