@@ -274,12 +274,13 @@ static void one_op(struct tbytes *t, const char *head, int64_t gap)
 
 /*
  * Two lanes (cores=2), two ops in one pass. Op 0: lane 0 busy [0, 4), lane
- * 1 [0, 2). Tiled, both begin op 1 at 4, when the last has ended op 0, and
- * take 3 cycles: the pass is 7 cycles, 4 + 3 of them weights. Untiled, lane
+ * 1 [0, 2). Tiled, both begin op 1 at 4 + gap, gap 0 being when the last
+ * has ended op 0, and take 3 cycles: the pass is 7 cycles, 4 + 3 of them
+ * weights (with a gap of 1, 8 cycles of which 7 are an op's). Untiled, lane
  * 1 begins op 1 at 2, while lane 0 is still in op 0, and takes 6: op 0's 4
  * and op 1's 6 are 10 cycles in a pass of 8.
  */
-static void two_ops(struct tbytes *t, bool tiled)
+static void two_ops(struct tbytes *t, bool tiled, int64_t gap)
 {
 	const int64_t z = 0, one = 1, w = CAT_WEIGHTS, c = TC_WAIT_B;
 	memset(t, 0, sizeof *t);
@@ -294,7 +295,7 @@ static void two_ops(struct tbytes *t, bool tiled)
 	if (tiled) {
 		tb_rec(t, 'E', 2, (int64_t)2, z);                /* lane 0 at 4 */
 		tb_name(t, 0, 1, "b");
-		tb_rec(t, 'O', 4, z, z, one, one);
+		tb_rec(t, 'O', 4, gap, z, one, one);
 		tb_rec(t, 'O', 4, z, one, one, one);
 		tb_rec(t, 'W', 5, z, z, (int64_t)3, w, c);
 		tb_rec(t, 'W', 5, z, one, (int64_t)3, w, c);
@@ -349,7 +350,7 @@ START_TEST(records_that_do_not_tile_their_pass_are_refused)
 	ck_assert_msg(trace_read(path, &ts, NULL, NULL, &e) == 0, "%s", e.msg);
 	ck_assert(ts.cycles == 3 && ts.cat[CAT_WEIGHTS] == 3 && ts.ops == 1);
 	trace_summary_release(&ts);
-	two_ops(&t, true);
+	two_ops(&t, true, 0);
 	put_bytes(path, t.b, t.n);
 	ck_assert_msg(trace_read(path, &ts, NULL, NULL, &e) == 0, "%s", e.msg);
 	ck_assert(ts.cycles == 7 && ts.cat[CAT_WEIGHTS] == 7 && ts.ops == 2);
@@ -362,10 +363,17 @@ START_TEST(records_that_do_not_tile_their_pass_are_refused)
 	ck_assert_str_eq(msg, want);
 	free(msg);
 	/* lane 1 in op 1 while lane 0 is still in op 0 */
-	two_ops(&t, false);
+	two_ops(&t, false, 0);
 	ck_assert_ptr_nonnull(msg = read_error(path, t.b, t.n));
 	snprintf(want, sizeof want, "%s: byte %zu: expected lane 1 to begin op 1 when every lane has ended op 0, found lane 0 "
 		 "still in it at cycle 2 (a corrupt trace: its records do not tile the pass)", path, tb_find(&t, 'O', 2));
+	ck_assert_str_eq(msg, want);
+	free(msg);
+	/* a gap of a cycle between the last lane's end of op 0 and op 1 */
+	two_ops(&t, true, 1);
+	ck_assert_ptr_nonnull(msg = read_error(path, t.b, t.n));
+	snprintf(want, sizeof want, "%s: byte %zu: expected lane 0 to begin op 1 at cycle 4, where the last lane ended op 0, "
+		 "found cycle 5 (a corrupt trace: its records do not tile the pass)", path, tb_find(&t, 'O', 2));
 	ck_assert_str_eq(msg, want);
 	free(msg);
 	/* the command line: exit status 2, the message, nothing on standard output */
