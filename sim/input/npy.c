@@ -21,6 +21,9 @@ struct dtype_row {
 	int size;
 };
 
+/* No operand of a layer has more rows, columns or values than a layer's dimension may be. */
+#define NPY_MAX ((int64_t)WORKLOAD_DIM_MAX)
+
 static const struct dtype_row dtypes[] = {
 	{ "<i1", 1 }, { "|i1", 1 }, { "<i4", 4 }, { "<f2", 2 }, { "<f4", 4 }, { "<f8", 8 }, { NULL, 0 }
 };
@@ -104,7 +107,7 @@ static bool word(struct lex *x, const char *w)
 	return true;
 }
 
-/* A dimension: a decimal integer in [1, 2^40] as Python writes it (no leading zero), in 1.0 and 2.0 maybe "L" after it. */
+/* A dimension: a decimal integer in [1, NPY_MAX] as Python writes it (no leading zero), in 1.0 and 2.0 maybe "L" after it. */
 static bool dim(struct lex *x, int64_t *v)
 {
 	int64_t r = 0;
@@ -113,7 +116,7 @@ static bool dim(struct lex *x, int64_t *v)
 		return false;
 	for (; x->p < x->end && *x->p >= '0' && *x->p <= '9'; x->p++) {
 		r = r * 10 + (*x->p - '0');
-		if (r > (int64_t)1 << 40)
+		if (r > NPY_MAX)
 			return false;
 	}
 	if (x->p < x->end && ident_char(*x->p)) {
@@ -200,7 +203,7 @@ static int parse_dict(const char *h, size_t n, int major, struct npy_head *out, 
 						value_text(ht, sizeof ht, &x, v, false));
 			seen[1] = true;
 		} else if (!strcmp(k, "shape")) {
-			if (!shape(&x, &out->rows, &out->cols) || out->rows > ((int64_t)1 << 40) / out->cols)
+			if (!shape(&x, &out->rows, &out->cols) || out->rows > NPY_MAX / out->cols)
 				return said(what, wsize, "shape %s", value_text(ht, sizeof ht, &x, v, true));
 			seen[2] = true;
 		} else {
@@ -231,8 +234,9 @@ static int open_regular(const char *path, struct pos at, const char *key, off_t 
 	if (fd < 0)
 		return err_at(e, at, key, "expected a readable .npy file, found \"%s\" (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
 			      strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		const char *why = fstat(fd, &st) != 0 ? strerror(errno) : S_ISDIR(st.st_mode) ? "a directory" :
+	int rc = fstat(fd, &st);
+	if (rc != 0 || !S_ISREG(st.st_mode)) {
+		const char *why = rc != 0 ? strerror(errno) : S_ISDIR(st.st_mode) ? "a directory" :
 				  S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file";
 		close(fd);
 		return err_at(e, at, key, "expected a .npy file, found \"%s\" (%s)", err_quote(q, sizeof q, path, LIMIT_PATH),
