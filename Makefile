@@ -180,7 +180,7 @@ plots: $(BIN) | $(call DEPS,plots)
 # crashes to build/fuzz/artifacts/<target>/.
 # Every crash found becomes an input in tests/fuzz/regress/<target>/, run by
 # fuzz-short (tests/fuzz/FINDINGS.md).
-FUZZ_TARGETS := config workload csv request
+FUZZ_TARGETS := config workload csv request npy
 FUZZ_BUILD   := build/fuzz
 FUZZ_CC      := clang
 FUZZ_CXX     := clang++

@@ -27,13 +27,22 @@ that does not become a layer of its own:
   counted as    an op with no layer type of its own, converted to the type of
                 the same vector work (Sub as add, Div as mul, Sigmoid as silu)
   dataflow      a layer whose operands `inputs` cannot name (below)
-  unsupported   everything else (LSTM, Resize, ops of other domains, ...)
+  unsupported   everything else (LSTM, Resize, ai.onnx.ml ops, ...)
+
+A node of a custom domain (not ONNX's own; of others only com.microsoft's
+Gelu and FastGelu are known) has work no one here can know: it is refused,
+named, with exit status 2, even with --allow-unsupported.
 
 The first dimension of the model's first input is the batch: every tensor's
 total is divided by it, so that layer shapes are per sample, as the workload
-format has them; `--batch N` gives a symbolic first dimension its value and
-sets the YAML's batch (default: the model's). Any other symbolic dimension
-needs `--dim NAME=N`.
+format has them; `--batch N` gives a symbolic first dimension its value (one
+without --batch or --dim is refused) and sets the YAML's batch (default: the
+model's). Any other symbolic dimension needs `--dim NAME=N`.
+
+The YAML is checked by `tpusim lower` before it is written (the tpusim of
+$TPUSIM, else build/tpusim beside this script, else on PATH), so that what
+tpusim refuses is refused here; the bounds below are limit.h's (the test
+checks them). It is written atomically, 0666 less the umask.
 
 A layer lists `inputs` (the layers whose outputs it reads) when every operand
 it reads is the whole output of an earlier layer. When one is a network input
@@ -52,6 +61,8 @@ import argparse
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import warnings
@@ -91,6 +102,7 @@ ARITY = {"Conv": (2, 3), "Gemm": (2, 3), "MatMul": (2, 2), "MaxPool": (1, 1), "A
          **{op: (2, 2) for op in BINARY}, **{op: (1, None) for op in UNARY},
          **{op: (1, None) for op in SHAPE_ONLY | DATA_MOVEMENT}}
 OTHER_DOMAIN_OK = {("com.microsoft", "Gelu"), ("com.microsoft", "FastGelu")}
+ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training")   # the domains the ONNX standard defines
 
 
 class BadInput(Exception):
@@ -248,8 +260,12 @@ def set_dims(model, path, batch, dims):
             if sym and sym in dims:
                 d.dim_value = dims[sym]
                 used.add(sym)
+            elif di == 0 and batch:
+                d.dim_value = batch
             elif di == 0:
-                d.dim_value = batch or 1
+                give = f"--batch N, or --dim {sym}=N" if sym else "--batch N"
+                raise BadInput(f"{path}: graph.input '{inp.name}'.shape[0]: expected a fixed size, found "
+                               f"{'the symbol ' + repr(sym) if sym else 'no size'} (the batch: give {give})")
             else:
                 hint = f" (give --dim {sym}=N)" if sym else ""
                 raise BadInput(f"{path}: graph.input '{inp.name}'.shape[{di}]: expected a fixed size, found "
@@ -265,6 +281,17 @@ def set_dims(model, path, batch, dims):
         raise BadInput(f"{path}: --dim {unused[0]}: expected the name of a symbolic input dimension, found none "
                        f"of that name")
     return model_batch
+
+
+def check_domains(model, path):
+    """A node of a domain the ONNX standard does not define, but the few known ones: refused, named."""
+    known = ", ".join(sorted({f"{dom} " + ", ".join(sorted(op for d2, op in OTHER_DOMAIN_OK if d2 == dom))
+                              for dom, _ in OTHER_DOMAIN_OK}))
+    for i, node in enumerate(model.graph.node):
+        if node.domain not in ONNX_DOMAINS and (node.domain, node.op_type) not in OTHER_DOMAIN_OK:
+            raise BadInput(f"{path}: graph.node[{i}] ({node.domain}:{node.op_type} '{node_label(node, i)}'): expected "
+                           f"an op of ONNX's own domains (or {known}), found one of domain '{node.domain}', whose "
+                           f"work tpusim cannot know")
 
 
 POSITIVE_ATTRS = ("strides", "dilations", "kernel_shape", "group")
@@ -940,19 +967,68 @@ def render(conv, model, path, yaml_batch):
     return "\n".join(printable(l) for l in lines) + "\n"
 
 
-def write_atomic(out, text):
-    d = os.path.dirname(os.path.abspath(out))
+def find_tpusim():
+    """The tpusim that checks what is written: $TPUSIM, else build/tpusim beside this script, else tpusim on PATH."""
+    if os.environ.get("TPUSIM"):
+        return os.environ["TPUSIM"]
+    built = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "tpusim")
+    return built if os.access(built, os.X_OK) else shutil.which("tpusim")
+
+
+def check_with_tpusim(model_path, path, shown):
+    """`tpusim lower` on path (shown as shown): what tpusim refuses is bad input, with tpusim's reason."""
+    tpusim = find_tpusim()
+    if not tpusim:
+        print(f"{PROG}: note: no tpusim found (set TPUSIM): the workload is not checked against its limits",
+              file=sys.stderr)
+        return
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".onnx2workload.", dir=d)
+        r = subprocess.run([tpusim, "lower", "-w", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True, errors="replace")
+    except OSError as e:
+        raise BadInput(f"{tpusim}: expected a tpusim to check the workload with, found {e.strerror.lower()}")
+    if r.returncode != 0:
+        why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[0].replace(path, shown)
+        raise BadInput(f"{model_path}: expected a workload that tpusim takes, found one it refuses: {why}")
+
+
+def write_checked(model_path, out, text):
+    """text to out (None: standard output) once tpusim took it, from a temporary file beside out; nothing left on error."""
+    d = os.path.dirname(os.path.abspath(out)) if out else None
+    tmpdir = None
+    try:
+        if out is None:
+            tmpdir = tempfile.TemporaryDirectory(prefix="onnx2workload.")
+            d = tmpdir.name
+        fd, tmp = tempfile.mkstemp(prefix=".onnx2workload.", suffix=".yaml", dir=d)
     except OSError as e:
         raise BadInput(f"{out}: expected a writable path, found {e.strerror.lower()}")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    except OSError as e:
-        os.unlink(tmp)
-        raise BadInput(f"{out}: expected a writable path, found {e.strerror.lower()}")
+        try:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o666 & ~mask)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise BadInput(f"{out or tmp}: expected a writable path, found {e.strerror.lower()}")
+        check_with_tpusim(model_path, tmp, out or "<standard output>")
+        if out is None:
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except (OSError, ValueError) as e:
+                raise BadInput(f"standard output: expected to write the workload, found {e}")
+            return
+        try:
+            os.replace(tmp, out)
+        except OSError as e:
+            raise BadInput(f"{out}: expected a writable path, found {e.strerror.lower()}")
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if tmpdir is not None:
+            tmpdir.cleanup()
 
 
 def print_report(conv, path, quiet):
@@ -994,6 +1070,7 @@ def main(argv):
     args = ap.parse_args(argv)
     try:
         model = load_model(args.model)
+        check_domains(model, args.model)
         mb = set_dims(model, args.model, args.batch, dict(args.dim))
         model = infer(model, args.model)
         conv = Converter(model, args.model, mb, not args.no_fuse)
@@ -1008,14 +1085,7 @@ def main(argv):
         if not conv.layers:
             raise BadInput(f"{args.model}: expected a node that becomes a layer, found none")
         text = render(conv, model, args.model, args.batch or mb)
-        if args.output:
-            write_atomic(args.output, text)
-        else:
-            try:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            except (OSError, ValueError) as e:
-                raise BadInput(f"standard output: expected to write the workload, found {e}")
+        write_checked(args.model, args.output, text)
     except BadInput as e:
         print(printable(f"{PROG}: {e}"), file=sys.stderr)
         return 2

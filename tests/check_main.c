@@ -24,6 +24,8 @@ int main(void)
 	srunner_add_suite(sr, functional_suite());
 	srunner_add_suite(sr, vcd_suite());
 	srunner_add_suite(sr, trace_suite());
+	srunner_add_suite(sr, trace_read_suite());
+	srunner_add_suite(sr, npy_suite());
 	srunner_add_suite(sr, fsx_suite());
 	srunner_add_suite(sr, limits_suite());
 	srunner_add_suite(sr, memory_suite());

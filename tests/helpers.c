@@ -14,6 +14,7 @@
 
 #include "analytic.h"
 #include "api.h"
+#include "npy.h"
 #include "run.h"
 #include "plan.h"
 #include "schedule.h"
@@ -472,4 +473,20 @@ int64_t th_sim_folds(const struct sim *s, const char *what)
 	int64_t folds, cycles;
 	ck_assert_msg(run_estimate(&s->cfg, &s->ops, &s->opts, &folds, &cycles, &e) == 0, "%s: %s", what, e.msg);
 	return folds;
+}
+
+double *th_npy(const char *path, int64_t *rows, int64_t *cols, struct err *e)
+{
+	struct npy_head h;
+	double *v;
+	if (npy_head(path, (struct pos){ path, 0, 0 }, NULL, &h, e) < 0)
+		return NULL;
+	ck_assert_ptr_nonnull(v = malloc((size_t)(h.rows * h.cols) * sizeof *v));
+	if (npy_read(path, (struct pos){ path, 0, 0 }, NULL, &h, v, e) < 0) {
+		free(v);
+		return NULL;
+	}
+	*rows = h.rows;
+	*cols = h.cols;
+	return v;
 }

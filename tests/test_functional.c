@@ -1,7 +1,8 @@
 /*
  * test_functional.c - the register-level executor: hand cases, the property
  * test against the fold timer and the closed form, the registers objecting
- * to an early start, error bounds, .npy files and the command line.
+ * to an early start, error bounds and the command line (the .npy reader is
+ * test_npy.c's).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -736,106 +737,6 @@ START_TEST(observer_sees_every_cycle)
 }
 END_TEST
 
-/* ---- .npy files ---- */
-
-static char *write_bytes(const char *dir, const char *name, const void *bytes, size_t n)
-{
-	char path[4200];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fwrite(bytes, 1, n, f), n);
-	fclose(f);
-	return strdup(path);
-}
-
-/* A v1.0 header for descr and shape, padded to 64 bytes, followed by n data bytes. */
-static size_t npy_bytes(unsigned char *buf, const char *dict, const void *data, size_t n)
-{
-	size_t len = strlen(dict);
-	memcpy(buf, "\x93NUMPY\x01\x00", 8);
-	size_t hl = 64 - 10;
-	while (hl < len + 1)
-		hl += 64;
-	buf[8] = (unsigned char)(hl & 0xff);
-	buf[9] = (unsigned char)(hl >> 8);
-	memset(buf + 10, ' ', hl);
-	memcpy(buf + 10, dict, len);
-	buf[10 + hl - 1] = '\n';
-	memcpy(buf + 10 + hl, data, n);
-	return 10 + hl + n;
-}
-
-START_TEST(npy_round_trip_and_errors)
-{
-	char *dir = th_tmpdir(), path[4200], *p;
-	struct err e = { 0 };
-	struct pos at = { "w.yaml", 3, 12 };
-	double v[6] = { 1, -2, 3, 4, 2147483647, -2147483648.0 }, *got;
-	int64_t r, c;
-	unsigned char buf[512];
-	snprintf(path, sizeof path, "%s/c.npy", dir);
-	ck_assert_int_eq(npy_write(path, v, 2, 3, true, &e), 0);
-	ck_assert_int_eq(npy_read(path, at, "layers[0].a_npy", &got, &r, &c, &e), 0);
-	ck_assert_int_eq(r, 2);
-	ck_assert_int_eq(c, 3);
-	for (int i = 0; i < 6; i++)
-		ck_assert_double_eq(got[i], v[i]);
-	free(got);
-	v[4] = 0.5, v[5] = -1e30;
-	ck_assert_int_eq(npy_write(path, v, 3, 2, false, &e), 0);
-	ck_assert_int_eq(npy_read(path, at, NULL, &got, &r, &c, &e), 0);
-	ck_assert(r == 3 && c == 2 && got[4] == 0.5 && got[5] == (double)(float)-1e30);
-	free(got);
-	/* every type numpy writes for these: int8 (|i1), float16 (1.5 = 0x3e00, -2 = 0xc000) */
-	const int8_t i8[2] = { -128, 127 };
-	p = write_bytes(dir, "i8.npy", buf, npy_bytes(buf, "{'descr': '|i1', 'fortran_order': False, 'shape': (1, 2), }", i8, 2));
-	ck_assert_int_eq(npy_read(p, at, NULL, &got, &r, &c, &e), 0);
-	ck_assert(got[0] == -128 && got[1] == 127);
-	free(got);
-	free(p);
-	const unsigned char f2[4] = { 0x00, 0x3e, 0x00, 0xc0 };
-	p = write_bytes(dir, "f2.npy", buf, npy_bytes(buf, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 1), }", f2, 4));
-	ck_assert_int_eq(npy_read(p, at, NULL, &got, &r, &c, &e), 0);
-	ck_assert(got[0] == 1.5 && got[1] == -2 && r == 2 && c == 1);
-	free(got);
-	free(p);
-	/* errors, placed where the file was named */
-	struct { const char *dict; size_t n; const char *found; } bad[] = {
-		{ "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }", 16, "dtype '<i8'" },
-		{ "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 2), }", 8, "dtype '>f4'" },
-		{ "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }", 8, "Fortran order" },
-		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8, "shape (2,)" },
-		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", 8, "data that is not 1 x 3 values of <f4" },
-		/* header bytes shown escaped, on one line */
-		{ "{'descr': '<i\n\x93', 'fortran_order': False, 'shape': (1, 2), }", 8, "dtype '<i\\x0a\\x93'" },
-		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1,\n\x93\x01), }", 8, "shape (1,\\x0a\\x93\\x01)" },
-	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		unsigned char zeros[16] = { 0 };
-		char want[600];
-		p = write_bytes(dir, "bad.npy", buf, npy_bytes(buf, bad[i].dict, zeros, bad[i].n));
-		ck_assert_int_eq(npy_read(p, at, "layers[0].a_npy", &got, &r, &c, &e), -1);
-		snprintf(want, sizeof want, "w.yaml:3:12: layers[0].a_npy: expected a .npy file of int8, int32, float16, "
-			 "float32 or float64 values in C order with shape (rows, cols), found %s in \"%s\"", bad[i].found, p);
-		ck_assert_str_eq(e.msg, want);
-		free(p);
-	}
-	p = write_bytes(dir, "nomagic.npy", "hello world!", 12);
-	ck_assert_int_eq(npy_read(p, at, NULL, &got, &r, &c, &e), -1);
-	ck_assert(strstr(e.msg, "found no .npy magic in"));
-	free(p);
-	snprintf(path, sizeof path, "%s/missing.npy", dir);
-	ck_assert_int_eq(npy_read(path, at, "layers[0].b_npy", &got, &r, &c, &e), -1);
-	char want[600];
-	snprintf(want, sizeof want, "w.yaml:3:12: layers[0].b_npy: expected a readable .npy file, found \"%s\" (No such "
-		 "file or directory)", path);
-	ck_assert_str_eq(e.msg, want);
-	th_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
 /* ---- the command line ---- */
 
 /* The value of signal `name` in scope `scope` at time t (ps) in VCD text, as text after its last change at or before t. */
@@ -929,7 +830,7 @@ START_TEST(cli_end_to_end)
 	double *c;
 	int64_t r, cc;
 	snprintf(cpath, sizeof cpath, "%s/mm.npy", save);
-	ck_assert_int_eq(npy_read(cpath, (struct pos){ cpath, 0, 0 }, NULL, &c, &r, &cc, &e), 0);
+	ck_assert_msg((c = th_npy(cpath, &r, &cc, &e)), "%s", e.msg);
 	ck_assert(r == 10 && cc == 5);
 	for (int i = 0; i < 10; i++)
 		for (int j = 0; j < 5; j++) {
@@ -1023,7 +924,7 @@ START_TEST(cli_save_outputs)
 		snprintf(p, sizeof p, "%s/%s.npy", save, files[l]);
 		ck_assert_int_eq(stat(p, &st), 0);
 		ck_assert_int_eq(st.st_mode & 0777, 0640);
-		ck_assert_msg(npy_read(p, (struct pos){ p, 0, 0 }, NULL, &c, &r, &cc, &e) == 0, "%s", e.msg);
+		ck_assert_msg((c = th_npy(p, &r, &cc, &e)), "%s", e.msg);
 		ck_assert(r == 2 && cc == 2);
 		for (int i = 0; i < 2; i++)
 			for (int j = 0; j < 2; j++) {
@@ -1092,7 +993,9 @@ START_TEST(cli_refusals)
 	ck_assert_str_eq(err, want);
 	free(out);
 	free(err);
-	/* another model would not read the file */
+	/* another model would not read the file (of the right shape now) */
+	double v60[60] = { 0 };
+	ck_assert_int_eq(npy_write(p, v60, 10, 6, true, &e), 0);
 	const char *argv2[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", wl, NULL };
 	ck_assert_int_eq(th_cli(".", argv2, &out, &err), 2);
 	snprintf(want, sizeof want, "%s:3:56: layers[0].a_npy: expected --model functional (only the functional model reads "
@@ -1182,7 +1085,6 @@ Suite *functional_suite(void)
 	tcase_add_test(t, unrepresentable_operands);
 	tcase_add_test(t, observer_stops);
 	tcase_add_test(t, observer_sees_every_cycle);
-	tcase_add_test(t, npy_round_trip_and_errors);
 	tcase_add_test(t, cli_end_to_end);
 	tcase_add_test(t, cli_failed_run_leaves_no_vcd);
 	tcase_add_test(t, cli_save_outputs);

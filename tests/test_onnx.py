@@ -301,6 +301,125 @@ def compare(what, d, onnx_model, hand_yaml, want_macs, *args):
         return f.read(), r
 
 
+def custom_domain(d):
+    """
+    A node of another domain than ONNX's (an op its exporter made up): its
+    work and its output's shape are unknown, so it is refused, named (exit
+    status 2, one line, nothing written), even when every later node would
+    convert, and the node after it is not blamed.
+    """
+    n = helper.make_node
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16])
+    m = model([n("MatMul", ["x", "w"], ["h"], name="proj"),
+               n("Swizzle", ["h"], ["s"], name="my_swizzle", domain="example.ops"),
+               n("Relu", ["s"], ["y"], name="relu")],
+              "custom", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16])], [init("w", 16, 16)])
+    m.opset_import.append(helper.make_opsetid("example.ops", 1))
+    src, out = os.path.join(d, "custom.onnx"), os.path.join(d, "custom.yaml")
+    onnx.save(m, src)
+    for extra in ([], ["--allow-unsupported"]):
+        r = convert(src, "-o", out, *extra)
+        what = "custom domain" + (" " + extra[0] if extra else "")
+        check(f"{what}: exit status", r.returncode, 2)
+        check(f"{what}: no file written", os.path.exists(out), False)
+        check(f"{what}: the message", r.stderr,
+              f"onnx2workload: {src}: graph.node[1] (example.ops:Swizzle 'my_swizzle'): expected an op of ONNX's own "
+              f"domains (or com.microsoft FastGelu, Gelu), found one of domain 'example.ops', whose work tpusim cannot "
+              f"know\n")
+
+
+def symbolic_batch(d):
+    """
+    A first input dimension without a value is the batch, which the workload
+    needs: without --batch (or --dim for its symbol) it is refused, saying
+    which option gives it; with either, the workload has that batch.
+    """
+    n = helper.make_node
+    src = os.path.join(d, "sym.onnx")
+    onnx.save(model([n("MatMul", ["x", "w"], ["y"], name="proj")], "sym",
+                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8, 16])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8, 16])], [init("w", 16, 16)]), src)
+    out = os.path.join(d, "sym.yaml")
+    r = convert(src, "-o", out)
+    check("symbolic batch: exit status", r.returncode, 2)
+    check("symbolic batch: no file written", os.path.exists(out), False)
+    check("symbolic batch: the message", r.stderr,
+          f"onnx2workload: {src}: graph.input 'x'.shape[0]: expected a fixed size, found the symbol 'N' (the batch: "
+          f"give --batch N, or --dim N=N)\n")
+    for args in (["--batch", "4"], ["--dim", "N=4"]):
+        r = convert(src, "-o", out, *args)
+        check(f"symbolic batch {args}: exit status ({r.stderr.strip()})", r.returncode, 0)
+        if r.returncode == 0:
+            with open(out) as f:
+                check(f"symbolic batch {args}: the workload's batch", "\nbatch: 4\n" in f.read(), True)
+            # 4 samples x 8 tokens x 16 x 16
+            check(f"symbolic batch {args}: MACs", total_macs(lower_csv(out)), 4 * 8 * 16 * 16)
+            os.unlink(out)
+
+
+def file_mode(d):
+    """The workload is an ordinary file: 0666 less the umask, as any program's open would make it."""
+    src = os.path.join(d, "cnn.onnx")
+    for mask, want in ((0o022, 0o644), (0o027, 0o640)):
+        out = os.path.join(d, f"mode{mask:o}.yaml")
+        old = os.umask(mask)
+        try:
+            r = convert(src, "-o", out)
+        finally:
+            os.umask(old)
+        check(f"umask {mask:o}: exit status", r.returncode, 0)
+        if r.returncode == 0:
+            check(f"umask {mask:o}: mode", oct(os.stat(out).st_mode & 0o777), oct(want))
+
+
+def limit(name):
+    """A number #defined in sim/base/limit.h, tpusim's own limits."""
+    path = os.path.join(os.path.dirname(SCRIPT), "..", "sim", "base", "limit.h")
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 3 and p[0] == "#define" and p[1] == name:
+                return int(float(p[2]))
+    raise KeyError(name)
+
+
+def sizes_tpusim_takes(d):
+    """
+    The importer's bounds are tpusim's (limit.h), and what it writes tpusim
+    takes: a relu of 2^40 elements (the most one key takes) per sample reads,
+    writes and computes 3 x 2^40 x batch elements in all, which tpusim takes
+    up to 2^58: written with --batch 2^16 (3 x 2^56) and lowered by tpusim,
+    refused with --batch 2^17 (3 x 2^57), where tpusim would refuse it, with
+    tpusim's reason, exit status 2 and nothing written.
+    """
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("onnx2workload", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for py, c in (("DIM_MAX", "WORKLOAD_DIM_MAX"), ("COUNT_MAX", "WORKLOAD_COUNT_MAX"), ("BATCH_MAX", "LIMIT_BATCH"),
+                  ("NAME_MAX", "CFG_STR_MAX")):
+        check(f"the importer's {py} is limit.h's {c}", getattr(mod, py) + (1 if py == "NAME_MAX" else 0), limit(c))
+    n = helper.make_node
+    src = os.path.join(d, "big.onnx")
+    onnx.save(model([n("Relu", ["x"], ["y"], name="act")], "big",
+                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 1 << 40])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 1 << 40])], []), src)
+    out = os.path.join(d, "big.yaml")
+    r = convert(src, "-o", out, "--batch", str(1 << 16))
+    check(f"batch 2^16: exit status ({r.stderr.strip()})", r.returncode, 0)
+    if r.returncode == 0:
+        rows = lower_csv(out)
+        check("batch 2^16: tpusim lowers it", [r["vector_out_elements"] for r in rows], [str(1 << 56)])
+        os.unlink(out)
+    r = convert(src, "-o", out, "--batch", str(1 << 17))
+    check("batch 2^17: exit status", r.returncode, 2)
+    check("batch 2^17: no file written", os.path.exists(out), False)
+    check("batch 2^17: tpusim's reason", r.stderr.startswith(
+        f"onnx2workload: {src}: expected a workload that tpusim takes, found one it refuses: {out}:6:5: layers[0]: "
+        f"expected a workload whose total work fits in 58 bits"), True)
+    check("batch 2^17: one line", r.stderr.count("\n"), 1)
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         # (a) CNN: every op and tensor as written by hand.
@@ -356,18 +475,15 @@ def main():
         n = helper.make_node
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16])
         bad = model([n("MatMul", ["x", "w"], ["h"], name="proj"),
-                     n("LSTM", ["h", "W", "R"], ["y"], name="lstm1", hidden_size=32),
-                     n("Swizzle", ["y"], ["z"], name="my_swizzle", domain="example.ops")],
-                    "bad", [x], [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+                     n("LSTM", ["h", "W", "R"], ["y"], name="lstm1", hidden_size=32)],
+                    "bad", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                     [init("w", 16, 16), init("W", 1, 128, 16), init("R", 1, 128, 32)])
-        bad.opset_import.append(helper.make_opsetid("example.ops", 1))
         src, out = os.path.join(d, "bad.onnx"), os.path.join(d, "bad.yaml")
         onnx.save(bad, src)
         r = convert(src, "-o", out)
         check("unsupported: exit status", r.returncode, 1)
         check("unsupported: no file written", os.path.exists(out), False)
-        for line in ("unsupported   LSTM", "lstm1", "unsupported   example.ops:Swizzle", "my_swizzle",
-                     "2 unsupported nodes"):
+        for line in ("unsupported   LSTM", "lstm1", "1 unsupported node"):
             check(f"unsupported: stderr names '{line}'", line in r.stderr, True)
         r = convert(src, "-o", out, "--allow-unsupported")
         check("--allow-unsupported: exit status", r.returncode, 0)
@@ -426,6 +542,11 @@ def main():
         check("missing file: the message", r.stderr.strip(),
               f"onnx2workload: {os.path.join(d, 'missing.onnx')}: expected a readable ONNX file, found no such file "
               f"or directory")
+
+        custom_domain(d)
+        symbolic_batch(d)
+        file_mode(d)
+        sizes_tpusim_takes(d)
 
     for f in failures:
         print("FAIL", f)

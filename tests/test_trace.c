@@ -7,8 +7,8 @@
  * must change no result. A small GEMM's records are checked against cycles
  * worked out by hand. The DRAM trace, read back with gzip(1), must hold the
  * bursts of every off-chip request of the event trace, worked out here from
- * each request's address and bytes, and so the report's HBM bytes. A trace
- * cut short or with bytes changed is refused with the offset.
+ * each request's address and bytes, and so the report's HBM bytes. Traces
+ * that are not the writer's are test_trace_read.c's.
  */
 #include <errno.h>
 #include <glob.h>
@@ -462,196 +462,6 @@ START_TEST(dram_trace_bytes_are_the_reports)
 }
 END_TEST
 
-/* The whole file at path (owned), and its length. */
-static unsigned char *bytes_of(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *b;
-	long n;
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	ck_assert_ptr_nonnull(b = malloc((size_t)n + 1));
-	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
-
-static void put_bytes(const char *path, const unsigned char *b, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(b, 1, n, f), n);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-/* trace_read of b[0 .. n) written to path: its error message (owned), or NULL when it was read. */
-static char *read_error(const char *path, const unsigned char *b, size_t n)
-{
-	struct trace_summary ts;
-	struct err e = { 0 };
-	put_bytes(path, b, n);
-	if (trace_read(path, &ts, NULL, NULL, &e) == 0) {
-		trace_summary_release(&ts);
-		return NULL;
-	}
-	ck_assert_int_eq(err_status(&e), 2);
-	return strdup(e.msg);
-}
-
-/* A trace written through zlib is a gzip file that gzip(1) reads, holding the bytes written without .gz. */
-START_TEST(gz_is_gzip_of_the_plain_trace)
-{
-	char *dir = th_tmpdir(), gz[4200], plain[4200], cmd[9000], *out, *err;
-	const char *a1[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "--trace", gz, NULL };
-	const char *a2[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "--trace", plain, NULL };
-	size_t n;
-	unsigned char *b;
-	snprintf(gz, sizeof gz, "%s/t.gz", dir);
-	snprintf(plain, sizeof plain, "%s/t.trace", dir);
-	ck_assert_int_eq(th_cli(".", a1, &out, &err), 0);
-	free(out);
-	free(err);
-	ck_assert_int_eq(th_cli(".", a2, &out, &err), 0);
-	snprintf(cmd, sizeof cmd, "gzip -t '%s' && gzip -dc '%s' | cmp -s - '%s'", gz, gz, plain);
-	ck_assert_int_eq(system(cmd), 0);
-	/* The header line, as trace.h documents it, then the first pass: P, its cycle 0, op 0, one op. */
-	b = bytes_of(plain, &n);
-	static const char head[] = "tpusim-trace 1 config=lab_4x4 workload=mlp batch=16 model=cycle dataflow=ws ideal_memory=0 "
-				   "rows=4 cols=4 cores=1 arrays_per_core=1 dtype=int8 clock_ghz=1 hbm_gbps=8 "
-				   "hbm_burst_bytes=8 scalesim_compat=0 prefetch_across_ops=0\n";
-	ck_assert_uint_gt(n, sizeof head + 4);
-	ck_assert(!memcmp(b, head, sizeof head - 1));
-	ck_assert(!memcmp(b + sizeof head - 1, "P\0\0\1", 4));
-	free(b);
-	free(out);
-	free(err);
-	th_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
-/*
- * A real trace cut short anywhere, or with a byte changed: an input error
- * (exit status 2) that names the offset. Cut inside the gzip stream, the
- * offset is the file's length; cut in the trace's own bytes (an uncompressed
- * trace), the length too; a wrong version, kind or trailing byte where it is.
- */
-START_TEST(corrupt_traces_are_refused_with_the_offset)
-{
-	char *dir = th_tmpdir(), gz[4200], plain[4200], bad[4200], want[200], *out, *err, *msg;
-	const char *a1[] = { "run", "-c", "configs/edge_32x32.yaml", "-w", "configs/workloads/mlp.yaml", "--trace", gz, NULL };
-	const char *a2[] = { "run", "-c", "configs/edge_32x32.yaml", "-w", "configs/workloads/mlp.yaml", "--trace", plain,
-			     NULL };
-	size_t n, pn, head;
-	unsigned char *b, *p;
-	uint64_t seed = 11;
-	snprintf(gz, sizeof gz, "%s/t.gz", dir);
-	snprintf(plain, sizeof plain, "%s/t.trace", dir);
-	snprintf(bad, sizeof bad, "%s/bad.gz", dir);
-	ck_assert_int_eq(th_cli(".", a1, &out, &err), 0);
-	free(out);
-	free(err);
-	ck_assert_int_eq(th_cli(".", a2, &out, &err), 0);
-	free(out);
-	free(err);
-	b = bytes_of(gz, &n);
-	p = bytes_of(plain, &pn);
-	ck_assert_ptr_null(read_error(bad, b, n));
-
-	/* The gzip file cut short: at 2 bytes and more it is gzip, and ends before its stream does. */
-	const size_t cuts[] = { 2, 10, 11, 100, 1000, n / 2, n - 8, n - 4, n - 1 };
-	for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
-		if (cuts[i] >= n)
-			continue;
-		ck_assert_ptr_nonnull(msg = read_error(bad, b, cuts[i]));
-		snprintf(want, sizeof want, ": compressed byte %zu: expected more of the gzip stream, found the end of the file "
-			 "(the trace is truncated)", cuts[i]);
-		ck_assert_msg(strstr(msg, want), "cut at %zu: %s", cuts[i], msg);
-		free(msg);
-	}
-	/* An empty file, and one byte of it, are not gzip: no header line. */
-	for (size_t c = 0; c < 2; c++) {
-		ck_assert_ptr_nonnull(msg = read_error(bad, b, c));
-		ck_assert_msg(strstr(msg, ": byte 0: expected a tpusim event trace"), "%s", msg);
-		free(msg);
-	}
-	/* The check value (CRC-32, the trailer's first 4 bytes) changed: zlib finds it at the end. */
-	b[n - 6] ^= 0x40;
-	ck_assert_ptr_nonnull(msg = read_error(bad, b, n));
-	ck_assert_msg(strstr(msg, ": compressed byte ") && strstr(msg, "expected a gzip stream, found corrupt data (incorrect "
-								    "data check)"), "%s", msg);
-	free(msg);
-	b[n - 6] ^= 0x40;
-	/* Bytes changed anywhere in the compressed data: refused (or, rarely, still a well-formed trace), never a crash. */
-	int refused = 0;
-	for (int i = 0; i < 200; i++) {
-		size_t k = (size_t)th_rnd(&seed, 10, (int64_t)n - 9);
-		unsigned char old = b[k];
-		b[k] ^= (unsigned char)th_rnd(&seed, 1, 255);
-		if ((msg = read_error(bad, b, n))) {
-			ck_assert_msg(strstr(msg, "byte "), "%s", msg);
-			refused++;
-			free(msg);
-		}
-		b[k] = old;
-	}
-	ck_assert_int_ge(refused, 190);
-
-	/* The trace's own bytes, uncompressed: every cut past the header line, with its length named. */
-	head = (size_t)((unsigned char *)memchr(p, '\n', pn) - p) + 1;
-	for (size_t c = head; c < pn; c += (c < head + 300 || c > pn - 300) ? 1 : 7) {
-		ck_assert_ptr_nonnull(msg = read_error(bad, p, c));
-		char w1[200], w2[200];
-		snprintf(w1, sizeof w1, "(it is truncated at byte %zu)", c);
-		snprintf(w2, sizeof w2, ": byte %zu: expected more records, found the end of the trace (it is truncated: no end "
-			 "record)", c);
-		ck_assert_msg(strstr(msg, w1) || strstr(msg, w2), "cut at %zu: %s", c, msg);
-		free(msg);
-	}
-	/* The header line cut: no header. */
-	ck_assert_ptr_nonnull(msg = read_error(bad, p, head - 1));
-	ck_assert_msg(strstr(msg, ": byte 0: expected a header line of at most 4095 bytes, found the end of the trace"), "%s",
-		      msg);
-	free(msg);
-	/* Another version: "tpusim-trace 2" at byte 13. */
-	p[13] = '2';
-	ck_assert_ptr_nonnull(msg = read_error(bad, p, pn));
-	ck_assert_msg(strstr(msg, ": byte 13: expected format version 1, found 2"), "%s", msg);
-	free(msg);
-	p[13] = '1';
-	/* A record kind that does not exist, at the first record. */
-	p[head] = 'X';
-	ck_assert_ptr_nonnull(msg = read_error(bad, p, pn));
-	snprintf(want, sizeof want, ": byte %zu: expected a record kind (one of P N O E L F S W V Z), found byte 0x58", head);
-	ck_assert_msg(strstr(msg, want), "%s", msg);
-	free(msg);
-	p[head] = 'P';
-	/* Bytes after the end record. */
-	p = realloc(p, pn + 1);
-	p[pn] = 'P';
-	ck_assert_ptr_nonnull(msg = read_error(bad, p, pn + 1));
-	snprintf(want, sizeof want, ": byte %zu: expected the end of the trace after its end record, found more bytes", pn);
-	ck_assert_msg(strstr(msg, want), "%s", msg);
-	free(msg);
-
-	/* The command line: exit status 2 and the message on stderr. */
-	put_bytes(bad, b, n / 2);
-	const char *targv[] = { "trace", bad, NULL };
-	ck_assert_int_eq(th_cli(".", targv, &out, &err), 2);
-	snprintf(want, sizeof want, ": compressed byte %zu: expected more of the gzip stream", n / 2);
-	ck_assert_msg(strstr(err, want) && !*out, "%s", err);
-	free(out);
-	free(err);
-	free(b);
-	free(p);
-	th_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
 /* Options that cannot work are refused before the run starts (exit status 2), and leave no file. */
 START_TEST(bad_options_leave_no_file)
 {
@@ -827,8 +637,6 @@ Suite *trace_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
 	tcase_set_timeout(t, 120);
-	tcase_add_test(t, gz_is_gzip_of_the_plain_trace);
-	tcase_add_test(t, corrupt_traces_are_refused_with_the_offset);
 	tcase_add_test(t, bad_options_leave_no_file);
 	tcase_add_test(t, failed_run_leaves_no_trace);
 	tcase_add_test(t, failed_run_keeps_what_is_not_its_own);

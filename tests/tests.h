@@ -47,6 +47,8 @@ Suite *reuse_suite(void);
 Suite *sweepplot_suite(void);
 Suite *cli_suite(void);
 Suite *trace_suite(void);
+Suite *trace_read_suite(void);
+Suite *npy_suite(void);
 Suite *fsx_suite(void);
 Suite *roofline_suite(void);
 Suite *plan_suite(void);
@@ -108,6 +110,9 @@ int64_t th_rnd(uint64_t *state, int64_t lo, int64_t hi);
 
 /* The whole file at path, NUL-terminated (owned), or fails the test. */
 char *th_slurp(const char *path);
+
+/* The values of the .npy file at path (owned, row-major) and its shape, or NULL with e set (npy.h). */
+double *th_npy(const char *path, int64_t *rows, int64_t *cols, struct err *e);
 
 /*
  * The cycle model's work for the loaded simulation s (run_estimate: fold

@@ -84,7 +84,7 @@
 #define YDOC_MAX_BYTES (64u << 20)      /* a config, workload or request file: bigger ones are not that */
 #define YDOC_MAX_DEPTH 64               /* nesting of YAML or JSON collections */
 #define CSV_LINE_MAX 4094               /* characters of a SCALE-Sim topology line, without its end */
-#define NPY_HEADER_MAX 65536            /* a .npy file's header (format 2 allows 4 GiB; numpy writes < 100 B) */
+#define NPY_HEADER_MAX 10000            /* a .npy file's header dict, in bytes: numpy reads at most 10000 (numpy/lib/format.py, _MAX_HEADER_SIZE) */
 
 /* ---- workloads and their ops ---- */
 

@@ -49,6 +49,7 @@
 #include "err.h"
 #include "layer_types.h"
 #include "limit.h"
+#include "npy.h"
 
 /* The layer types, in the order of their rows in layer_types.h. */
 #define LAYER_ENUM_ROW(id, ...) L_##id,
@@ -110,14 +111,18 @@ struct key_block;
 
 /*
  * A matmul operand given as values (keys a_npy and b_npy: a .npy file, its
- * path relative to the workload file's directory unless absolute). Only the
- * functional model reads them (run.h).
+ * path relative to the workload file's directory unless absolute). Every
+ * file's header is read and checked when the workload is loaded (npy.h),
+ * its shape against the layer's GEMM when it is lowered (lower.h); only the
+ * functional model reads the values (run.h).
  */
 struct layer_file {
 	size_t layer;                      /* index into layers */
 	int operand;                       /* 0: A (M x K), 1: B (K x N) */
 	char *path;                        /* owned; resolved against the workload's directory */
 	struct pos at;                     /* where the key's value was given */
+	char key[WORKLOAD_PATH_MAX + 8];   /* the key as messages name it: "layers[0].a_npy" */
+	struct npy_head head;              /* what its header says */
 };
 
 struct workload {

@@ -34,6 +34,7 @@ struct ctx {
 	int32_t *layer_out;             /* owned: each lowered layer's output tensor */
 	int32_t in[LAYER_MAX_INPUTS];   /* the layer's activation inputs once found; TENSOR_NONE before */
 	int vec;                        /* the layer type's vector op (layer_types.h), or -1 */
+	size_t file;                    /* the next of the workload's operand files to check */
 };
 
 /* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
@@ -397,6 +398,16 @@ static int lower_matmul(struct ctx *c, int64_t batch)
 		rep = batch;               /* independent products per sample */
 	if (gemm(c, "", m, l->k, n, rep, aw, bw) < 0)
 		return -1;
+	/* The layer's operand files (workload.h), in layer order: each the shape of its operand (one sample's when rep is the batch). */
+	for (; c->file < c->w->nfiles && c->w->files[c->file].layer == c->idx; c->file++) {
+		const struct layer_file *f = &c->w->files[c->file];
+		int64_t r = f->operand ? l->k : m, k = f->operand ? n : l->k;
+		char q[LIMIT_QUOTE_BUF];
+		if (f->head.rows != r || f->head.cols != k)
+			return err_at(c->e, f->at, f->key, "expected a %lld x %lld array (%s of the layer's GEMM), found %lld x "
+				      "%lld in \"%s\"", (long long)r, (long long)k, f->operand ? "K x N" : "M x K",
+				      (long long)f->head.rows, (long long)f->head.cols, err_quote(q, sizeof q, f->path, LIMIT_PATH));
+	}
 	/* Activation operands in order A, B; a weight is "w", or "wa" and "wb" when both are. */
 	int32_t a, b, out = TENSOR_NONE;
 	int j = 0;
@@ -560,7 +571,7 @@ static const struct {
 
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
-	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1 };
+	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1, 0 };
 	int rc = 0;
 	if (w->n > LOWER_MAX_OPS)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",

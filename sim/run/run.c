@@ -110,6 +110,14 @@ static int file_values(const struct layer_file *f, int dtype, const double *v, i
 	return 0;
 }
 
+/* f's values into v (its header's rows x cols, as lowering checked them against the op), each checked for the dtype. */
+static int file_operand(const struct frun *fr, const struct layer_file *f, double *v, struct err *e)
+{
+	if (npy_read(f->path, f->at, f->key, &f->head, v, e) < 0)
+		return -1;
+	return file_values(f, fr->cfg->arch.array.dtype, v, f->head.rows, f->head.cols, f->key, e);
+}
+
 /* The operands of GEMM op number i: its layer's .npy files, else random from the seed. a: M x K, b: K x N. */
 static int op_operands(const struct frun *fr, const struct op *op, size_t i, double *a, double *b, struct err *e)
 {
@@ -119,28 +127,23 @@ static int op_operands(const struct frun *fr, const struct op *op, size_t i, dou
 	func_random(dt, seed + 1, b, op->k * op->n);
 	for (size_t k = 0; k < fr->w->nfiles; k++) {
 		const struct layer_file *f = &fr->w->files[k];
-		char key[64], q[LIMIT_QUOTE_BUF];
-		double *v;
-		int64_t rows, cols, want_r = f->operand ? op->k : op->m, want_c = f->operand ? op->n : op->k;
-		if (f->layer != op->layer)
-			continue;
-		char lp[WORKLOAD_PATH_MAX];
-		snprintf(key, sizeof key, "%s.%c_npy", workload_layer_path(&fr->w->layers[f->layer], lp, sizeof lp),
-			 f->operand ? 'b' : 'a');
-		if (npy_read(f->path, f->at, key, &v, &rows, &cols, e) < 0)
+		if (f->layer == op->layer && file_operand(fr, f, f->operand ? b : a, e) < 0)
 			return -1;
-		if (rows != want_r || cols != want_c) {
-			free(v);
-			return err_at(e, f->at, key, "expected a %lld x %lld array (%s of the layer's GEMM), found %lld x %lld in "
-				      "\"%s\"", (long long)want_r, (long long)want_c, f->operand ? "K x N" : "M x K",
-				      (long long)rows, (long long)cols, err_quote(q, sizeof q, f->path, LIMIT_PATH));
-		}
-		if (file_values(f, dt, v, rows, cols, key, e) < 0) {
-			free(v);
+	}
+	return 0;
+}
+
+/*
+ * Every operand file's values read and checked before the first op runs, so
+ * that a bad value in the last layer's file is not found after the work of
+ * the layers before it. a and b hold the largest operands.
+ */
+static int check_files(const struct frun *fr, double *a, double *b, struct err *e)
+{
+	for (size_t k = 0; k < fr->w->nfiles; k++) {
+		const struct layer_file *f = &fr->w->files[k];
+		if (file_operand(fr, f, f->operand ? b : a, e) < 0)
 			return -1;
-		}
-		memcpy(f->operand ? b : a, v, (size_t)(rows * cols) * sizeof *v);
-		free(v);
 	}
 	return 0;
 }
@@ -280,6 +283,8 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 		goto nomem;
 	if ((amax && !(a = malloc((size_t)amax * sizeof *a))) || (bmax && !(b = malloc((size_t)bmax * sizeof *b))))
 		goto nomem;
+	if (check_files(&fr, a, b, e) < 0)
+		goto out;
 	if (o->vcd) {
 		char path[LIMIT_PATH_BUF];
 		int64_t bytes;
@@ -556,11 +561,7 @@ static int check_opts(const struct workload *w, const struct run_opts *o, struct
 				 o->trace ? "--trace" : "--dram-trace", run_model_names[o->model]);
 	if (w->nfiles && o->model != MODEL_FUNCTIONAL) {
 		const struct layer_file *f = &w->files[0];
-		char key[64];
-		char lp[WORKLOAD_PATH_MAX];
-		snprintf(key, sizeof key, "%s.%c_npy", workload_layer_path(&w->layers[f->layer], lp, sizeof lp),
-			 f->operand ? 'b' : 'a');
-		return err_at(e, f->at, key, "expected --model functional (only the functional model reads operand "
+		return err_at(e, f->at, f->key, "expected --model functional (only the functional model reads operand "
 			      "values), found the %s model", run_model_names[o->model]);
 	}
 	return 0;

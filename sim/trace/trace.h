@@ -94,7 +94,9 @@
  *
  * What the records add up to. The compute of a lane's op is its folds' t, and
  * every other cycle of it is a W or a V: from its O to its E the lane's
- * records tile its time exactly once. An op's cycles are those of its slowest
+ * records tile its time exactly once. Every lane begins a pass's first op
+ * where the pass begins and each next op where the last lane ended the one
+ * before, so the ops tile the pass. An op's cycles are those of its slowest
  * lane (E - O; the lowest lane among equals), and its categories that lane's.
  * A pass ends at its last E or store done (S plus wait), whichever is later:
  * the stores still draining after the arrays are done are charged to the

@@ -38,6 +38,7 @@ struct reader {
 	struct cell *cells;             /* ops x lanes */
 	int64_t *op_layer;              /* per op: its layer (from N), -1 not named */
 	int64_t *op_rd, *op_wr;         /* per op: HBM bytes */
+	int64_t *op_open, *op_done;     /* per op: lanes that have not ended it, and its latest E */
 	int64_t *lane_op;               /* per lane: the op it is in (O seen, E not yet), -1 none */
 	struct trace_last *last;              /* per lane: what the ~ fields are differences from */
 	int64_t last_layer;             /* the layer of the last op named */
@@ -143,7 +144,7 @@ static int check_max(struct reader *d, const char *what, int64_t v, int64_t max)
 /* The header line: magic, version, and the key=value words. */
 static int read_head(struct reader *d)
 {
-	char line[TRACE_MAX_HEAD], *p, *save = NULL;
+	char line[TRACE_MAX_HEAD], *p, *save = NULL, q[LIMIT_QUOTE_BUF];
 	size_t n = 0;
 	int c;
 	int64_t cores = -1, apc = -1;
@@ -164,7 +165,7 @@ static int read_head(struct reader *d)
 	long v = strtol(p, &end, 10);
 	if (end == p || (*end && *end != ' ') || v < 0) {
 		d->at = (int64_t)(p - line);
-		return bad(d, "expected the format version, a number, found \"%.20s\"", p);
+		return bad(d, "expected the format version, a number, found \"%s\"", err_quote(q, sizeof q, p, 20));
 	}
 	if (v != TRACE_VERSION) {
 		d->at = (int64_t)(p - line);
@@ -180,7 +181,7 @@ static int read_head(struct reader *d)
 		size_t k = 0;
 		d->at = (int64_t)(w - line);
 		if (!eq || eq == w)
-			return bad(d, "expected key=value in the header line, found \"%.40s\"", w);
+			return bad(d, "expected key=value in the header line, found \"%s\"", err_quote(q, sizeof q, w, 40));
 		for (const char *x = eq + 1; *x; x++) {
 			unsigned hx;
 			if (*x == '%' && sscanf(x + 1, "%2x", &hx) == 1 && x[1] && x[2]) {
@@ -197,7 +198,8 @@ static int read_head(struct reader *d)
 			char *e2;
 			long long x = strtoll(val, &e2, 10);
 			if (e2 == val || *e2 || x < 1 || x > TRACE_MAX_LANES)
-				return bad(d, "expected %s to be an integer in [1, %d], found \"%.20s\"", w, TRACE_MAX_LANES, val);
+				return bad(d, "expected %s to be an integer in [1, %d], found \"%s\"", w, TRACE_MAX_LANES,
+					   err_quote(q, sizeof q, val, 20));
 			*(w[0] == 'c' ? &cores : &apc) = x;
 		} else if (!strcmp(w, "clock_ghz")) {
 			s->clock_ghz = strtod(val, NULL);
@@ -214,8 +216,8 @@ static int read_head(struct reader *d)
 	if (!(d->lane_op = malloc((size_t)s->lanes * sizeof *d->lane_op)) ||
 	    !(d->last = calloc((size_t)s->lanes, sizeof *d->last)))
 		return err_nomem(d->in.e, "trace");
-	for (int q = 0; q < s->lanes; q++)
-		d->lane_op[q] = -1;
+	for (int i = 0; i < s->lanes; i++)
+		d->lane_op[i] = -1;
 	return 0;
 }
 
@@ -355,14 +357,19 @@ static int pass_begin(struct reader *d, int64_t first, int64_t ops)
 	free(d->op_layer);
 	free(d->op_rd);
 	free(d->op_wr);
+	free(d->op_open);
+	free(d->op_done);
 	d->cells = calloc((size_t)ops * (size_t)lanes, sizeof *d->cells);
 	d->op_layer = malloc((size_t)ops * sizeof *d->op_layer);
 	d->op_rd = calloc((size_t)ops, sizeof *d->op_rd);
 	d->op_wr = calloc((size_t)ops, sizeof *d->op_wr);
-	if (!d->cells || !d->op_layer || !d->op_rd || !d->op_wr)
+	d->op_open = malloc((size_t)ops * sizeof *d->op_open);
+	d->op_done = calloc((size_t)ops, sizeof *d->op_done);
+	if (!d->cells || !d->op_layer || !d->op_rd || !d->op_wr || !d->op_open || !d->op_done)
 		return err_nomem(d->in.e, "trace");
 	for (int64_t k = 0; k < ops; k++) {
 		d->op_layer[k] = -1;
+		d->op_open[k] = lanes;
 		for (int q = 0; q < lanes; q++) {
 			struct cell *c = &d->cells[(size_t)k * (size_t)lanes + (size_t)q];
 			c->start = c->end = -1;
@@ -375,6 +382,36 @@ static int pass_begin(struct reader *d, int64_t first, int64_t ops)
 	d->pass_start = d->pass_end = d->cycle;
 	d->s->passes++;
 	d->s->ops += ops;
+	return 0;
+}
+
+#define UNTILED " (a corrupt trace: its records do not tile the pass)"
+
+/*
+ * Lane begins op at this cycle: where the pass begins (its first op), or
+ * where the last lane ended the op before. Every array starts an op when
+ * all are done with the last (the engine's passes), so a pass's ops follow
+ * one another without gap or overlap, and their categories sum to its cycles.
+ */
+static int tiles(struct reader *d, int64_t lane, int64_t op)
+{
+	int64_t k = op - d->first;
+	if (k == 0) {
+		if (d->cycle != d->pass_start)
+			return bad(d, "expected lane %" PRId64 " to begin op %" PRId64 " at cycle %" PRId64 ", where its pass "
+				   "begins, found cycle %" PRId64 UNTILED, lane, op, d->pass_start, d->cycle);
+		return 0;
+	}
+	if (d->op_open[k - 1] > 0) {
+		int q = 0;
+		while (cell_of(d, op - 1, q)->end >= 0)
+			q++;
+		return bad(d, "expected lane %" PRId64 " to begin op %" PRId64 " when every lane has ended op %" PRId64
+			   ", found lane %d still in it at cycle %" PRId64 UNTILED, lane, op, op - 1, q, d->cycle);
+	}
+	if (d->cycle != d->op_done[k - 1])
+		return bad(d, "expected lane %" PRId64 " to begin op %" PRId64 " at cycle %" PRId64 ", where the last lane "
+			   "ended op %" PRId64 ", found cycle %" PRId64 UNTILED, lane, op, d->op_done[k - 1], op - 1, d->cycle);
 	return 0;
 }
 
@@ -464,6 +501,8 @@ static int read_record(struct reader *d, int kind, bool *done)
 		if (op > d->first && cell_of(d, op - 1, lane)->end < 0)
 			return bad(d, "expected lane %" PRId64 " to end op %" PRId64 " before beginning op %" PRId64
 				   ", found it did not", lane, op - 1, op);
+		if (tiles(d, lane, op) < 0)
+			return -1;
 		cl->start = cl->cursor = d->cycle;
 		d->lane_op[lane] = op;
 		r.part = a;
@@ -478,6 +517,8 @@ static int read_record(struct reader *d, int kind, bool *done)
 				   cl->cursor);
 		cl->end = d->cycle;
 		d->lane_op[lane] = -1;
+		d->op_open[op - d->first]--;
+		d->op_done[op - d->first] = d->cycle;
 		if (d->cycle > d->pass_end)
 			d->pass_end = d->cycle;
 		break;
@@ -630,6 +671,8 @@ out:
 	free(d->op_layer);
 	free(d->op_rd);
 	free(d->op_wr);
+	free(d->op_open);
+	free(d->op_done);
 	free(d->lane_op);
 	free(d->last);
 	free(d);
@@ -649,10 +692,12 @@ void trace_summary_release(struct trace_summary *s)
 
 void trace_summary_print(FILE *f, const char *path, const struct trace_summary *s)
 {
+	/* the decoded header may hold any byte: quoted, every byte of it (at most 4 characters each) */
+	char head[4 * TRACE_MAX_HEAD + 8];
 	char q[LIMIT_QUOTE_BUF];
 	double c = (double)s->cycles;
 	fprintf(f, "%s: tpusim event trace, format version %d\n%s\n", err_quote(q, sizeof q, path, LIMIT_PATH), s->version,
-		s->head);
+		err_quote(head, sizeof head, s->head, TRACE_MAX_HEAD));
 	fprintf(f, "%lld records: %lld passes, %lld ops, %lld loads, %lld folds, %lld stores, %lld stall charges, %lld "
 		"vector chunks\n", (long long)s->records, (long long)s->passes, (long long)s->ops, (long long)s->loads,
 		(long long)s->folds, (long long)s->stores, (long long)s->charges, (long long)s->vector_chunks);
