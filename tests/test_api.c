@@ -221,6 +221,9 @@ static const struct {
 	  "request:1:89: seed: expected an integer in [0, 2^64), found \"-1\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"seed\": \"7\"}",
 	  "request:1:89: seed: expected an integer in [0, 2^64), found \"7\"" },
+	/* A key for a model the request does not run (the default: cycle), as the command line refuses --seed. */
+	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"seed\": 7}",
+	  "request:1:89: seed: expected model \"functional\" (only it draws operands), found model \"cycle\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"reuse\": 1}",
 	  "request:1:90: reuse: expected true or false, found \"1\"" },
 	/* The command line's own run options are not request keys. */

@@ -173,6 +173,8 @@ class Binding(unittest.TestCase):
             ({"set": {"array.rows": [8]}},
              "tpusim.run(set=...): array.rows: expected a number, boolean or string, found a sequence"),
             ({"configs": []}, "tpusim.run(configs=...): expected at least one config file, found none"),
+            ({"seed": 7},
+             'tpusim.run(seed=...): expected model "functional" (only it draws operands), found model "analytic"'),
         ]
         for kw, want in cases:
             with self.subTest(kw=kw):

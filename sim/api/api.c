@@ -235,6 +235,18 @@ static int request_fill(const struct ydoc *d, struct sim_request *rq, struct err
 		if (req_value(r->vals[i], o, rq, e) < 0)
 			return -1;
 	}
+	/* A key given for a model it does not apply to, as the command line refuses its option. */
+	for (size_t i = 0; i < r->n; i++) {
+		const struct run_option *o = run_option_find(r->keys[i]->str, OPT_IN_REQUEST);
+		struct pos at = r->vals[i]->pos;
+		char want[100];
+		if (run_option_applies(o, rq->model))
+			continue;
+		at.file = request_name;
+		optval_expected(&run_options[RO_MODEL].val, true, o->models, want, sizeof want);
+		return err_at(e, at, o->key, "expected model %s (%s), found model \"%s\"", want, o->models_why,
+			      run_model_names[rq->model]);
+	}
 	if (!rq->nconfigs)
 		return err_input(e, "%s: configs: expected at least one config file, found none", request_name);
 	if (!rq->workload)

@@ -59,6 +59,11 @@ const struct run_option run_options[RO_COUNT] = {
 			     "the DRAM trace's format: dramsim3 (default) or ramulator2" },
 };
 
+bool run_option_applies(const struct run_option *o, int model)
+{
+	return !o->models || (o->models >> model & 1);
+}
+
 const struct run_option *run_option_find(const char *key, unsigned in)
 {
 	for (int i = 0; i < RO_COUNT; i++)

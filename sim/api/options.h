@@ -69,6 +69,9 @@ enum {
 
 extern const struct run_option run_options[RO_COUNT];
 
+/* Whether option o applies to model (an index of run_model_names): its models, or every model. */
+bool run_option_applies(const struct run_option *o, int model);
+
 /* The row whose key is key among those given in `in` (OPT_IN_*), or NULL. */
 const struct run_option *run_option_find(const char *key, unsigned in);
 

@@ -477,7 +477,7 @@ static int model_options(const struct cli_args *a, struct err *e)
 	for (size_t i = 0; chooses && i < NOPTS; i++) {
 		const struct run_option *r = opts[i].run;
 		char want[100];
-		if (!r || !r->models || !a->at[i] || !(opts[i].cmds & bit) || (r->models >> a->rq.model & 1))
+		if (!r || !a->at[i] || !(opts[i].cmds & bit) || run_option_applies(r, a->rq.model))
 			continue;
 		optval_expected(&run_options[RO_MODEL].val, false, r->models, want, sizeof want);
 		return err_input(e, "%s: expected --model %s (%s), found --model %s", r->flag, want, r->models_why,
