@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "fsx.h"
 #include "options.h"
 #include "report.h"
+#include "stop.h"
 #include "tpusim.h"
 #include "ydoc.h"
 
@@ -265,13 +267,14 @@ static int run_json(const char *request, char **result)
 		free(s);
 		return ERR_NOMEM;
 	}
+	stop_clear();
 	if (sim_request_parse(request, rq, &d, &e) < 0 || sim_load(s, rq, "request", &e) < 0) {
 		rc = err_status(&e);
 		*result = strdup(e.msg);
 		goto out;
 	}
 	if (sim_run(s, &e) < 0) {
-		rc = err_status(&e);
+		rc = stop_requested() ? stop_status() : err_status(&e);
 		*result = strdup(e.msg);
 	} else {
 		*result = sim_summary_json(s);
@@ -303,6 +306,11 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 	uselocale(caller);
 	freelocale(c);
 	return rc;
+}
+
+TPUSIM_API void tpusim_interrupt(void)
+{
+	stop_request(SIGINT);
 }
 
 TPUSIM_API void tpusim_free(char *result)
