@@ -30,11 +30,9 @@ static const char request_name[] = "request";
  */
 static int check_writable(const char *path, const char *opt, struct err *e)
 {
-	char q[LIMIT_QUOTE_BUF];
 	if (fsx_writable(path) == 0)
 		return 0;
-	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, err_quote(q, sizeof q, path, LIMIT_PATH),
-			 strerror(errno));
+	return fsx_open_error(e, opt, path, errno);
 }
 
 /*

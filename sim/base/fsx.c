@@ -311,6 +311,13 @@ int fsx_write_error(struct err *e, const char *what, const char *path, int err)
 		       strerror(err ? err : EIO));
 }
 
+int fsx_open_error(struct err *e, const char *what, const char *path, int err)
+{
+	char q[LIMIT_QUOTE_BUF];
+	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", what, err_quote(q, sizeof q, path, LIMIT_PATH),
+			 strerror(err ? err : EIO));
+}
+
 /* ---- hashing ---- */
 
 uint64_t fsx_fnv(uint64_t h, const void *data, size_t n)

@@ -104,6 +104,13 @@ int fsx_writable(const char *path);
  */
 int fsx_write_error(struct err *e, const char *what, const char *path, int err);
 
+/*
+ * The error of an output that cannot be created or opened (err: its errno):
+ * "<what>: expected a writable path, found \"<path>\" (<strerror(err)>)",
+ * bad input, exit status 2 (above). Returns -1.
+ */
+int fsx_open_error(struct err *e, const char *what, const char *path, int err);
+
 /* ---- hashing ---- */
 
 /*
