@@ -8,7 +8,9 @@
 run() returns summary.json as a dict (the same text `tpusim run -o DIR`
 writes); a bad input or a failed simulation raises tpusim.Error, whose
 message is tpusim's one error line and whose .status is the CLI's exit
-status (2 bad input, 1 simulation error, 3 out of memory). Standard library only (ctypes).
+status (2 bad input, 1 simulation error, 3 out of memory). Ctrl-C stops a
+long run: it raises KeyboardInterrupt soon after (between folds), and the
+next call is unaffected. Standard library only (ctypes).
 
 The library is found at $TPUSIM_LIB, else build/libtpusim.so beside this
 script's folder, else by the system's loader (libtpusim.so).
@@ -16,6 +18,7 @@ script's folder, else by the system's loader (libtpusim.so).
 import ctypes
 import json
 import os
+import threading
 
 __all__ = ["run", "version", "Error"]
 
@@ -55,6 +58,8 @@ def _load():
     lib.tpusim_free.restype = None
     lib.tpusim_version.argtypes = []
     lib.tpusim_version.restype = ctypes.c_char_p
+    lib.tpusim_interrupt.argtypes = []
+    lib.tpusim_interrupt.restype = None
     _lib = lib
     return lib
 
@@ -64,13 +69,39 @@ def version():
     return _load().tpusim_version().decode()
 
 
+def _call(lib, request, out):
+    """lib.tpusim_run_json(request, &out), interruptible by Ctrl-C.
+
+    Python delivers KeyboardInterrupt to the main thread between bytecodes,
+    never inside a C call: so the main thread waits for the call, made in a
+    worker thread, in short joins. On KeyboardInterrupt it asks the library
+    to stop (tpusim_interrupt, again each join until the call has returned:
+    the call clears the request when it starts), then raises it."""
+    if threading.current_thread() is not threading.main_thread():
+        return lib.tpusim_run_json(request, ctypes.byref(out))
+    status = []
+    worker = threading.Thread(target=lambda: status.append(lib.tpusim_run_json(request, ctypes.byref(out))),
+                              name="tpusim.run", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    except KeyboardInterrupt:
+        while worker.is_alive():
+            lib.tpusim_interrupt()
+            worker.join(0.05)
+        lib.tpusim_free(out)
+        raise
+    return status[0]
+
+
 def run_json(request):
     """Runs a request given as JSON text; returns (status, text): summary.json or the error line."""
     if not isinstance(request, str):
         raise TypeError("tpusim.run_json: expected the request as a str, found %s" % type(request).__name__)
     lib = _load()
     out = ctypes.c_void_p()
-    status = lib.tpusim_run_json(request.encode(), ctypes.byref(out))
+    status = _call(lib, request.encode(), out)
     if not out.value:
         raise MemoryError("tpusim: out of memory")
     try:

@@ -5,9 +5,12 @@ closed-form cycles, and a bad input raises tpusim.Error with the error line.
 Run by `make test` with TPUSIM (the CLI) and TPUSIM_LIB (the library) set."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
@@ -112,6 +115,39 @@ class Binding(unittest.TestCase):
             self.assertEqual(p.returncode, 2)
             self.assertIn("w.yaml:3:55: layers[0].a_npy: expected values representable in bf16 (array.dtype), "
                           "found 0.10000000149011612 at [0][0]", p.stderr)
+
+    def test_ctrl_c(self):
+        # A run of minutes (llm7b_prefill on lab_4x4: 599,801,728 folds) in a child; SIGINT a second in.
+        child = textwrap.dedent('''
+            import sys, time
+            sys.path.insert(0, "scripts")
+            import tpusim
+            print("start", flush=True)
+            t0 = time.monotonic()
+            try:
+                tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/llm7b_prefill.yaml")
+                print("finished")
+            except KeyboardInterrupt:
+                print("interrupted after %.1f s" % (time.monotonic() - t0))
+            r = tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml", model="analytic")
+            print("next", r["model"])
+            ''')
+        p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline(), "start\n")
+            time.sleep(1.0)
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            self.fail("tpusim.run() went on for 10 s after SIGINT")
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 2, out)
+        self.assertRegex(lines[0], r"^interrupted after \d+\.\d s$")
+        self.assertLess(float(lines[0].split()[2]), 5.0)
+        self.assertEqual(lines[1], "next analytic")
+        self.assertEqual(p.returncode, 0)
 
     def test_error_line(self):
         with self.assertRaises(tpusim.Error) as cm:
