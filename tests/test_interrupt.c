@@ -404,7 +404,8 @@ END_TEST
  * Every output that fails once open (here EFBIG: a file size limit of 8 KiB,
  * SIGXFSZ ignored) is exit status 1 with one message, "<opt>: expected to
  * write \"<path>\", found File too large", and the command leaves nothing:
- * no partial file, no directory it made.
+ * no partial file, no directory it made. ENOSPC (a VCD linked to /dev/full)
+ * is named as itself.
  */
 START_TEST(failed_write_one_class)
 {
@@ -437,6 +438,25 @@ START_TEST(failed_write_one_class)
 		left = th_listing(dir, true, ' ');
 		ck_assert_msg(!strcmp(left, ""), "%s: left \"%s\"", fails[i], left);
 		free(left);
+		free(err);
+		th_rmdir(dir);
+		free(dir);
+	}
+	/* ENOSPC, where the VCD is a link to /dev/full: the same form (not "Input/output error"), and the link stays. */
+	const char *const full[][12] = {
+		{ "lab", "-c", lab, "--gemm", "16x16x16", "--vcd", "f", NULL },
+		{ "run", "-c", lab, "-w", mlp, "--vcd", "f", NULL },
+	};
+	for (int i = 0; i < 2; i++) {
+		char *dir = th_tmpdir(), path[PATH_MAX], *err;
+		struct stat st;
+		struct child c;
+		snprintf(path, sizeof path, "%s/f.vcd", dir);
+		ck_assert_int_eq(symlink("/dev/full", path), 0);
+		start(&c, dir, full[i], 0);
+		ck_assert_int_eq(finish(&c, 60, &err), 1);
+		ck_assert_str_eq(err, "--vcd: expected to write \"f.vcd\", found No space left on device\n");
+		ck_assert(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
 		free(err);
 		th_rmdir(dir);
 		free(dir);
