@@ -148,6 +148,10 @@ class Binding(unittest.TestCase):
         self.assertLess(float(lines[0].split()[2]), 5.0)
         self.assertEqual(lines[1], "next analytic")
         self.assertEqual(p.returncode, 0)
+        # An interrupt with no call running is forgotten by the next call.
+        tpusim._load().tpusim_interrupt()
+        r = tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml", model="analytic")
+        self.assertEqual(r["model"], "analytic")
 
     def test_error_line(self):
         with self.assertRaises(tpusim.Error) as cm:
