@@ -464,6 +464,37 @@ START_TEST(failed_write_one_class)
 }
 END_TEST
 
+/*
+ * A run that fails after its pictures and results are written (here -o DIR,
+ * whose DIR/.tpusim is a file, is found only when the reports are
+ * committed): they go, with the directories the run made for them.
+ */
+START_TEST(late_failure_leaves_nothing)
+{
+	char lab[PATH_MAX], mlp[PATH_MAX], *dir = th_tmpdir(), *err, *left, path[PATH_MAX];
+	struct child c;
+	cfg(lab, sizeof lab, "lab_4x4.yaml");
+	cfg(mlp, sizeof mlp, "workloads/mlp.yaml");
+	const char *argv[] = { "run", "-c", lab, "-w", mlp, "--model", "functional", "--save-outputs", "s/o", "--plot", "p/q",
+			       "-o", "ro", NULL };
+	snprintf(path, sizeof path, "%s/ro", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	free(th_write(path, ".tpusim", "a file\n"));
+	start(&c, dir, argv, 0);
+	ck_assert_int_eq(finish(&c, 60, &err), 2);
+	ck_assert_str_eq(err, "ro/.tpusim: expected a directory of tpusim's reports, found Not a directory\n");
+	left = th_listing(dir, true, ' ');
+	ck_assert_str_eq(left, "ro ");
+	free(left);
+	left = th_listing(path, true, ' ');
+	ck_assert_str_eq(left, ".tpusim ");
+	free(left);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *interrupt_suite(void)
 {
 	Suite *s = suite_create("interrupt");
@@ -474,6 +505,7 @@ Suite *interrupt_suite(void)
 	tcase_add_test(t, links_and_fifos_written_through);
 	tcase_add_test(t, trace_size_capped);
 	tcase_add_test(t, failed_write_one_class);
+	tcase_add_test(t, late_failure_leaves_nothing);
 	suite_add_tcase(s, t);
 	return s;
 }
