@@ -84,6 +84,8 @@ static int finish(struct child *c, double secs, char **err)
 	if (got == 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, &status, 0);
+		unlink(c->out);
+		unlink(c->err);
 		ck_abort_msg("tpusim still ran after %.0f s", secs);
 	}
 	ck_assert_int_eq(got, c->pid);
