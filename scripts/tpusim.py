@@ -12,7 +12,9 @@ status (2 bad input, 1 simulation error, 3 out of memory). A bad argument
 is named as it was given, `tpusim.run(dataflow=...): expected "ws", "os" or
 "is", found "xs"`; errors in the files it names keep their file:line:col.
 Any number of threads may call run(); the calls run one at a time (see
-tpusim.h), each with its own answer. Standard library only (ctypes).
+tpusim.h), each with its own answer. Ctrl-C stops a long run: it raises
+KeyboardInterrupt soon after (between folds), and the next call is
+unaffected. Standard library only (ctypes).
 
 The library is found at $TPUSIM_LIB, else build/libtpusim.so beside this
 script's folder (a checkout's scripts/), else PREFIX/lib/libtpusim.so for
@@ -75,6 +77,8 @@ def _open():
     lib.tpusim_free.restype = None
     lib.tpusim_version.argtypes = []
     lib.tpusim_version.restype = ctypes.c_char_p
+    lib.tpusim_interrupt.argtypes = []
+    lib.tpusim_interrupt.restype = None
     return lib
 
 
@@ -83,13 +87,46 @@ def version():
     return _load().tpusim_version().decode()
 
 
+def _call(lib, request, out):
+    """lib.tpusim_run_json(request, &out), interruptible by Ctrl-C.
+
+    Python delivers KeyboardInterrupt to the main thread between bytecodes,
+    never inside a C call: so the main thread waits for the call, made in a
+    worker thread, in short waits. On KeyboardInterrupt it asks the library
+    to stop (tpusim_interrupt, again each wait until the call has returned:
+    the call clears the request when it starts), then raises it. The call's
+    end is an Event the worker sets, not Thread.join: a KeyboardInterrupt
+    inside join can leave the thread marked as ended while it still runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return lib.tpusim_run_json(request, ctypes.byref(out))
+    status, done = [], threading.Event()
+
+    def call():
+        try:
+            status.append(lib.tpusim_run_json(request, ctypes.byref(out)))
+        finally:
+            done.set()
+
+    threading.Thread(target=call, name="tpusim.run", daemon=True).start()
+    try:
+        while not done.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        while not done.is_set():
+            lib.tpusim_interrupt()
+            done.wait(0.05)
+        lib.tpusim_free(out)
+        raise
+    return status[0]
+
+
 def run_json(request):
     """Runs a request given as JSON text; returns (status, text): summary.json or the error line."""
     if not isinstance(request, str):
         raise TypeError("tpusim.run_json: expected the request as a str, found %s" % type(request).__name__)
     lib = _load()
     out = ctypes.c_void_p()
-    status = lib.tpusim_run_json(request.encode(), ctypes.byref(out))
+    status = _call(lib, request.encode(), out)
     if not out.value:
         raise MemoryError("tpusim: out of memory")
     try:

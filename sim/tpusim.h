@@ -43,11 +43,20 @@ extern "C" {
 /*
  * Runs the request. Returns the CLI's exit status: 0 ok, 1 simulation error,
  * 2 bad input (including a malformed request), 3 out of memory (inside SystemC too: its
- * std::bad_alloc is caught, never thrown to the caller). *result receives owned text:
+ * std::bad_alloc is caught, never thrown to the caller), 130 interrupted (tpusim_interrupt). *result receives owned text:
  * summary.json on 0, the CLI's one error line (no newline) otherwise; free it
  * with tpusim_free. *result is NULL only when memory ran out.
  */
 TPUSIM_API int tpusim_run_json(const char *request, char **result);
+
+/*
+ * Asks the call running now (in any thread) to stop: it fails soon after
+ * (between folds) with status 130, as the CLI on SIGINT, and "interrupted by
+ * SIGINT"; what it made is removed as after any failure. Async-signal-safe
+ * (one atomic store): a SIGINT handler may call it. Each call clears the
+ * request when it starts, so an interrupt with no call running is forgotten.
+ */
+TPUSIM_API void tpusim_interrupt(void);
 
 /* Frees a result; NULL is a no-op. */
 TPUSIM_API void tpusim_free(char *result);

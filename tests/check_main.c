@@ -37,6 +37,7 @@ int main(void)
 	srunner_add_suite(sr, nomem_suite());
 	srunner_add_suite(sr, monotone_suite());
 	srunner_add_suite(sr, output_suite());
+	srunner_add_suite(sr, interrupt_suite());
 	srunner_add_suite(sr, determinism_suite());
 	srunner_add_suite(sr, lab_suite());
 	srunner_add_suite(sr, sweep_suite());

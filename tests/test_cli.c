@@ -449,7 +449,7 @@ START_TEST(outputs_refused_before_run)
 		{ { "lab", "-c", "c.yaml", "--gemm", "4x4x4", "--html", "f/p.html" },
 		  "--html: expected a writable path, found \"f/p.html\" (Not a directory)" },
 		{ { "lab", "-c", "c.yaml", "--gemm", "4x4x4", "--vcd", "f/t" },
-		  "f/t.vcd: expected a writable trace file, found Not a directory" },
+		  "--vcd: expected a writable path, found \"f/t.vcd\" (Not a directory)" },
 		{ { "sweep", "s.yaml", "-o", "f/sw" },
 		  "-o: expected a directory that can be created and written, found \"f/sw\" (Not a directory)" },
 		/* Parents made for outputs are removed again when the command fails later. */

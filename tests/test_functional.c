@@ -1039,9 +1039,9 @@ START_TEST(cli_refusals)
 	const char *argv6[] = { "run", "-c", "configs/lab_4x4.yaml", "-w", big, "--model", "functional", "--set",
 				"array.rows=16", "--set", "array.cols=16", "--vcd", vb, NULL };
 	ck_assert_int_eq(th_cli(".", argv6, &out, &err), 2);
-	ck_assert_str_eq(err, "--vcd: expected per-PE signals of at most 1073741824 bytes (1 GiB), found an estimated "
+	ck_assert_str_eq(err, "--vcd: expected a file of at most 1073741824 bytes (sim.max_trace_bytes), found an estimated "
 			 "1346267296 bytes (65582 cycles of GEMMs x (16 x 16 PEs x 5 signals + 3) x 16 bytes); use a "
-			 "smaller GEMM, or tpusim lab\n");
+			 "smaller GEMM, or tpusim lab, or raise sim.max_trace_bytes (--set sim.max_trace_bytes=1346267296)\n");
 	ck_assert_str_eq(out, "");
 	snprintf(vb, sizeof vb, "%s/t.vcd", dir);
 	ck_assert_int_ne(access(vb, F_OK), 0);

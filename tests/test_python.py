@@ -9,11 +9,14 @@ Run by `make test` with TPUSIM (the CLI) and TPUSIM_LIB (the library) set."""
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import textwrap
 import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
@@ -144,6 +147,46 @@ class Binding(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         macs = 16 * (784 * 512 + 512 * 256 + 256 * 10)     # mlp: 784-512-256-10 at batch 16
         self.assertEqual(json.loads(p.stdout), [0, macs, macs])
+
+    def test_ctrl_c(self):
+        # A run of minutes (llm7b_prefill on lab_4x4: 599,801,728 folds) in a child; SIGINT a second in.
+        # The child takes SIGINT as an interactive Python does, whatever this
+        # process inherited (a job started in the background ignores SIGINT).
+        child = textwrap.dedent('''
+            import signal, sys, time
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.path.insert(0, "scripts")
+            import tpusim
+            print("start", flush=True)
+            t0 = time.monotonic()
+            try:
+                tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/llm7b_prefill.yaml")
+                print("finished")
+            except KeyboardInterrupt:
+                print("interrupted after %.1f s" % (time.monotonic() - t0))
+            r = tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml", model="analytic")
+            print("next", r["model"])
+            ''')
+        p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline(), "start\n")
+            time.sleep(1.0)
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            self.fail("tpusim.run() went on for 10 s after SIGINT")
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 2, out)
+        self.assertRegex(lines[0], r"^interrupted after \d+\.\d s$")
+        self.assertLess(float(lines[0].split()[2]), 5.0)
+        self.assertEqual(lines[1], "next analytic")
+        self.assertEqual(p.returncode, 0)
+        # An interrupt with no call running is forgotten by the next call.
+        tpusim._load().tpusim_interrupt()
+        r = tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml", model="analytic")
+        self.assertEqual(r["model"], "analytic")
 
     def test_error_line(self):
         with self.assertRaises(tpusim.Error) as cm:

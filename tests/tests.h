@@ -35,6 +35,7 @@ Suite *api_suite(void);
 Suite *monotone_suite(void);
 Suite *limits_suite(void);
 Suite *output_suite(void);
+Suite *interrupt_suite(void);
 Suite *determinism_suite(void);
 Suite *apps_suite(void);
 Suite *chip_suite(void);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "fsx.h"
 #include "options.h"
 #include "report.h"
+#include "stop.h"
 #include "tpusim.h"
 #include "ydoc.h"
 
@@ -29,11 +31,9 @@ static const char request_name[] = "request";
  */
 static int check_writable(const char *path, const char *opt, struct err *e)
 {
-	char q[LIMIT_QUOTE_BUF];
 	if (fsx_writable(path) == 0)
 		return 0;
-	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, err_quote(q, sizeof q, path, LIMIT_PATH),
-			 strerror(errno));
+	return fsx_open_error(e, opt, path, errno);
 }
 
 /*
@@ -278,13 +278,14 @@ static int run_json(const char *request, char **result)
 		free(s);
 		return ERR_NOMEM;
 	}
+	stop_clear();
 	if (sim_request_parse(request, rq, &d, &e) < 0 || sim_load(s, rq, "request", &e) < 0) {
 		rc = err_status(&e);
 		*result = strdup(e.msg);
 		goto out;
 	}
 	if (sim_run(s, &e) < 0) {
-		rc = err_status(&e);
+		rc = stop_requested() ? stop_status() : err_status(&e);
 		*result = strdup(e.msg);
 	} else {
 		*result = sim_summary_json(s);
@@ -328,6 +329,11 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 	uselocale(caller);
 	freelocale(c);
 	return rc;
+}
+
+TPUSIM_API void tpusim_interrupt(void)
+{
+	stop_request(SIGINT);
 }
 
 TPUSIM_API void tpusim_free(char *result)

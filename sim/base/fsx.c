@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "limit.h"
+#include "stop.h"
 
 bool fsx_removable(FILE *f, const char *path)
 {
@@ -68,7 +69,8 @@ int fsx_read(const char *path, size_t max, char **text, size_t *len)
 			cap *= 2;
 		}
 		ssize_t got = read(fd, buf + n, cap - 1 - n);
-		if (got < 0 && errno == EINTR)
+		/* A signal: read on, unless it asked to stop (stop.h); a FIFO's writer may never come. */
+		if (got < 0 && errno == EINTR && !stop_requested())
 			continue;
 		if (got < 0) {
 			free(buf);
@@ -133,10 +135,60 @@ static int drop_tmp(const char *tmp, int er)
 	return -1;
 }
 
-/* The one fsync policy: tmp's data reaches the disk, then tmp (fd, closed here) replaces path. */
+bool fsx_replaceable(const char *path)
+{
+	struct stat b;
+	return lstat(path, &b) != 0 ? errno == ENOENT : S_ISREG(b.st_mode);
+}
+
+/* Copies tmp (open as fd) into path, which is not replaceable: through the link, into the FIFO or the device. */
+static int write_through(int fd, const char *tmp, const char *path)
+{
+	char buf[65536];
+	int out, er = 0;
+	if (lseek(fd, 0, SEEK_SET) != 0 || (out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		er = errno;
+		close(fd);
+		return drop_tmp(tmp, er);
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf, sizeof buf), off = 0;
+		if (got < 0 && errno == EINTR && !stop_requested())
+			continue;
+		if (got <= 0) {
+			er = got < 0 ? errno : 0;
+			break;
+		}
+		while (off < got && !er) {
+			ssize_t w = write(out, buf + off, (size_t)(got - off));
+			if (w < 0 && errno == EINTR && !stop_requested())
+				continue;
+			if (w <= 0)
+				er = w < 0 ? errno : EIO;
+			else
+				off += w;
+		}
+		if (er)
+			break;
+	}
+	if (close(out) != 0 && !er)
+		er = errno;
+	close(fd);
+	if (er)
+		return drop_tmp(tmp, er);
+	unlink(tmp);
+	return 0;
+}
+
+/*
+ * The one fsync policy: tmp's data reaches the disk, then tmp (fd, closed
+ * here) replaces path; a path that is not replaceable is written through.
+ */
 static int sync_rename(int fd, const char *tmp, const char *path)
 {
 	int er;
+	if (!fsx_replaceable(path))
+		return write_through(fd, tmp, path);
 	if (fsync(fd) != 0) {
 		er = errno;
 		close(fd);
@@ -149,7 +201,7 @@ static int sync_rename(int fd, const char *tmp, const char *path)
 
 int fsx_commit(const char *tmp, const char *path)
 {
-	int fd = open(tmp, O_WRONLY | O_CLOEXEC);
+	int fd = open(tmp, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return drop_tmp(tmp, errno);
 	return sync_rename(fd, tmp, path);
@@ -162,7 +214,7 @@ int fsx_write_atomic(const char *path, const void *data, size_t len)
 	int fd, er;
 	if (fsx_tmp_name(tmp, sizeof tmp, path) != 0)
 		return -1;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+	if ((fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return -1;
 	for (size_t off = 0; off < len;) {
 		ssize_t w = write(fd, p + off, len - off);
@@ -234,7 +286,12 @@ int fsx_mkdirs(const char *path, bool *made)
 
 int fsx_writable(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
+	struct stat st;
+	int fd;
+	/* A FIFO or a device is not opened: its reader would see the stream end, and the real open could then wait for good. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return access(path, W_OK);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		close(fd);
 		unlink(path);
@@ -252,6 +309,13 @@ int fsx_write_error(struct err *e, const char *what, const char *path, int err)
 	char q[LIMIT_QUOTE_BUF];
 	return err_sim(e, "%s: expected to write \"%s\", found %s", what, err_quote(q, sizeof q, path, LIMIT_PATH),
 		       strerror(err ? err : EIO));
+}
+
+int fsx_open_error(struct err *e, const char *what, const char *path, int err)
+{
+	char q[LIMIT_QUOTE_BUF];
+	return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", what, err_quote(q, sizeof q, path, LIMIT_PATH),
+			 strerror(err ? err : EIO));
 }
 
 /* ---- hashing ---- */

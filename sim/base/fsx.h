@@ -11,6 +11,12 @@
  * fsync'ed (after a crash the rename may be lost; the old state is whole).
  * fsx_clean_tmp removes the temporary files a killed writer of this host left.
  *
+ * A path that is not a regular file of its own -- a symbolic link, a FIFO, a
+ * device (fsx_replaceable) -- is never replaced: the finished temporary file
+ * is written through it (into the link's target, the FIFO's reader, the
+ * device) and removed, as the traces write through, so --html /dev/null
+ * stays /dev/null. That write is not atomic.
+ *
  * A failed write. A path that cannot be created or opened (a missing
  * directory, no permission, a directory in the way) is bad input: exit 2,
  * checked before the run where it can be. A write that fails once the file is
@@ -42,6 +48,9 @@ bool fsx_removable(FILE *f, const char *path);
 
 /* Whether path is a regular file itself (lstat: not a link, a device or a pipe). */
 bool fsx_regular(const char *path);
+
+/* Whether an atomic write may rename over path: nothing is there, or a regular file itself (the rule above). */
+bool fsx_replaceable(const char *path);
 
 /* ---- reading ---- */
 
@@ -81,9 +90,10 @@ int fsx_mkdirs(const char *path, bool *made);
 
 /*
  * Whether a file can be written at path, before anything is: one that is not
- * there is created (non-blocking: a FIFO does not hang) and removed again,
- * one that is there is opened for writing without being changed. Returns 0,
- * or -1 with errno.
+ * there is created (non-blocking) and removed again, a regular file that is
+ * there is opened for writing without being changed; a FIFO or a device is
+ * only checked for permission (access W_OK), never opened, so that its
+ * reader sees one stream, the run's. Returns 0, or -1 with errno.
  */
 int fsx_writable(const char *path);
 
@@ -93,6 +103,13 @@ int fsx_writable(const char *path);
  * (above). what names the option or the output ("--trace", "-o"). Returns -1.
  */
 int fsx_write_error(struct err *e, const char *what, const char *path, int err);
+
+/*
+ * The error of an output that cannot be created or opened (err: its errno):
+ * "<what>: expected a writable path, found \"<path>\" (<strerror(err)>)",
+ * bad input, exit status 2 (above). Returns -1.
+ */
+int fsx_open_error(struct err *e, const char *what, const char *path, int err);
 
 /* ---- hashing ---- */
 

@@ -131,11 +131,10 @@
 /* ---- outputs ---- */
 
 /*
- * The functional model's VCD: one array of at most 16 x 16 PEs, and a run
- * estimated at most 1 GiB of file (about 52,000 cycles of a 16 x 16 array).
+ * The functional model's VCD: one array of at most 16 x 16 PEs (its size,
+ * as every trace's, is capped by sim.max_trace_bytes: run_check_trace_bytes).
  */
 #define FUNC_VCD_MAX_PES 16
-#define FUNC_VCD_MAX_BYTES (INT64_C(1) << 30)
 
 /*
  * The event trace (trace.h). Its header line and an N record's names are

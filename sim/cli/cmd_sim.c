@@ -252,28 +252,55 @@ static struct saved *save_names(const struct run *r, struct err *e)
 	return v;
 }
 
+/* What a run wrote before a later step failed: removed then (undo_written), so that a failed run leaves nothing. */
+struct written {
+	const char *save;               /* --save-outputs DIR: names[0 .. saved) are its files */
+	struct saved *names;            /* owned */
+	size_t saved;
+	bool save_made;                 /* DIR was made by this run */
+	const char *plots[2];           /* --plot's pictures, once drawn */
+	const char *plot;               /* --plot DIR, when this run made it */
+};
+
+static void undo_written(struct written *w)
+{
+	char path[LIMIT_PATH_BUF];
+	for (size_t i = 0; i < w->saved; i++)
+		if (snprintf(path, sizeof path, "%s/%s.npy", w->save, w->names[i].name) < (int)sizeof path && fsx_regular(path))
+			unlink(path);
+	if (w->save_made)
+		rmdir(w->save);
+	for (int i = 0; i < 2; i++)
+		if (w->plots[i] && fsx_regular(w->plots[i]))
+			unlink(w->plots[i]);
+	if (w->plot)
+		rmdir(w->plot);
+}
+
 /*
  * --save-outputs DIR: every GEMM op's result as DIR/<file>.npy (save_names;
  * int32 for int8 operands, else float32), each file written atomically; DIR
- * is made when missing. *written: the files written.
+ * is made when missing. w records what was written (all of it on failure).
  */
-static int save_outputs(const char *dir, const struct run *r, size_t *written, struct err *e)
+static int save_outputs(const char *dir, const struct run *r, struct written *w, struct err *e)
 {
 	char path[LIMIT_PATH_BUF];
-	struct saved *names;
-	*written = 0;
-	if (dir_usable("--save-outputs", dir, false, e) < 0 || !(names = save_names(r, e)))
+	struct stat st;
+	w->save = dir;
+	w->save_made = stat(dir, &st) != 0;
+	if (dir_usable("--save-outputs", dir, false, e) < 0) {
+		w->save_made = false;
+		return -1;
+	}
+	if (!(w->names = save_names(r, e)))
 		return -1;
 	for (size_t i = 0; i < r->noutputs; i++) {
 		const struct run_output *o = &r->outputs[i];
-		snprintf(path, sizeof path, "%s/%s.npy", dir, names[i].name);
-		if (npy_write(path, o->c, o->m, o->n, o->ints, e) < 0) {
-			free(names);
+		snprintf(path, sizeof path, "%s/%s.npy", dir, w->names[i].name);
+		if (npy_write(path, o->c, o->m, o->n, o->ints, e) < 0)
 			return -1;
-		}
-		++*written;
+		w->saved++;
 	}
-	free(names);
 	return 0;
 }
 
@@ -281,7 +308,8 @@ int cmd_run(const struct cli_args *a, struct err *e)
 {
 	struct sim *s;
 	char p1[LIMIT_PATH_BUF], p2[LIMIT_PATH_BUF];
-	size_t nsaved = 0;
+	struct written w = { 0 };
+	struct stat st;
 	int rc = -1;
 
 	if (cli_given(a, "--dram-trace-format") && !a->rq.dram_trace)
@@ -301,13 +329,18 @@ int cmd_run(const struct cli_args *a, struct err *e)
 		goto out;
 	struct report_ctx ctx = { &s->cfg, &s->w, &s->run, &s->opts, &s->ops };
 	if (a->plot) {
+		bool made = stat(a->plot, &st) != 0;
 		if (plot_dir(a->plot, false, p1, p2, sizeof p1, e) < 0)
 			goto out;
-		if (plot_cycles(p1, &s->cfg, &s->w, &s->run, e) < 0 ||
-		    plot_roofline(p2, &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
+		w.plot = made ? a->plot : NULL;
+		if (plot_cycles(p1, &s->cfg, &s->w, &s->run, e) < 0)
 			goto out;
+		w.plots[0] = p1;
+		if (plot_roofline(p2, &s->cfg, &s->w, &s->run, &s->opts, e) < 0)
+			goto out;
+		w.plots[1] = p2;
 	}
-	if (a->save && save_outputs(a->save, &s->run, &nsaved, e) < 0)
+	if (a->save && save_outputs(a->save, &s->run, &w, e) < 0)
 		goto out;
 	if (a->out && report_write(a->out, &ctx, e) < 0)
 		goto out;
@@ -320,7 +353,7 @@ int cmd_run(const struct cli_args *a, struct err *e)
 	if (a->plot)
 		printf("wrote %s and %s\n", cli_shown(0, p1), cli_shown(1, p2));
 	if (a->save)
-		printf("wrote %zu result%s in %s\n", nsaved, nsaved == 1 ? "" : "s", cli_shown(0, a->save));
+		printf("wrote %zu result%s in %s\n", w.saved, w.saved == 1 ? "" : "s", cli_shown(0, a->save));
 	if (a->timing) {
 		struct timespec t1;
 		struct rusage ru;
@@ -332,6 +365,9 @@ int cmd_run(const struct cli_args *a, struct err *e)
 	}
 	rc = 0;
 out:
+	if (rc < 0)
+		undo_written(&w);
+	free(w.names);
 	sim_release(s);
 	free(s);
 	return rc;

@@ -2,7 +2,8 @@
  * main.c - the tpusim command line: parses it (cli.c), runs the command and
  * turns its error into a message and an exit status. The only place that
  * prints errors and exits: 0 ok, 1 simulation error, 2 bad input, 3 out of
- * memory, 4 sweep --merge with points missing.
+ * memory, 4 sweep --merge with points missing, 128 + the signal for a command
+ * that SIGINT or SIGTERM stopped (stop.h: it fails, so its cleanup runs).
  *
  * The commands, their options and help are in cli.c; the run options they
  * share with the library's request and the sweep's axes in options.c; each
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "stop.h"
 #include "tpusim.h"
 
 static int fail(const struct err *e)
@@ -48,10 +50,22 @@ int main(int argc, char **argv)
 	}
 	if (cli_parse(argc, argv, &a, &e) < 0)
 		return fail(&e);
+	/*
+	 * The commands that make outputs stop cleanly. A sweep's workers keep the
+	 * default action: a point killed is a point still to do, not a failed one.
+	 */
+	if (a.cmd->outputs)
+		stop_install();
 	rc = a.cmd->outputs && cli_prepare_outputs(&a, &e) < 0 ? -1 : a.cmd->run(&a, &e);
 	if (rc < 0) {
 		cmd_sim_undo(&a);
 		cli_unmake_parents();
+		/* Whatever failed once a signal came (a write cut by EINTR too), the signal is why. */
+		if (stop_requested()) {
+			stop_error(&e);
+			fail(&e);
+			return stop_status();
+		}
 		return fail(&e);
 	}
 	return flush_stdout() ? 1 : rc;

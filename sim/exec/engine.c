@@ -10,6 +10,7 @@
 #include "engine_int.h"
 #include "limit.h"
 #include "place.h"
+#include "stop.h"
 #include "vector.h"
 #include "xmath.h"
 
@@ -341,6 +342,19 @@ static void count_sram(struct opstate *os, const struct tile_ins *f)
 	}
 }
 
+/*
+ * Between folds and chunks: a stop asked for (stop.h) ends the kernel's run
+ * at the end of this delta cycle (once: SystemC warns of a second sc_stop);
+ * run_lanes then fails the pass.
+ */
+static void stop_point(engine *en)
+{
+	if (!en->stopping && stop_requested()) {
+		en->stopping = true;
+		scw_stop(en->kernel);
+	}
+}
+
 /* The folds of GEMM op os, from now; returns when its last results have left the array. */
 static void gemm_body(struct pass *p, struct opstate *os)
 {
@@ -403,6 +417,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 		if (en->want)
 			er_fold(p, os, nfold, &ins, prev_end, &st, &f, pc, np, &tm_end);
 		nfold++;
+		stop_point(en);
 		if (en->ticks && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
 			etrace_folds(en->tr, p->i0 + (size_t)(os - p->st), nfold);
 		scw_wait_until(st.end);
@@ -494,6 +509,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 		os->r->sram_read_bytes[SRAM_INPUTS] += share(o->in_elems, i, n) * eb;
 		cat[CAT_VECTOR] += cyc;
 		er_vec(p, os, i, n, cyc);
+		stop_point(en);
 		scw_wait(cyc);
 		er_trace(p, ET_VEC_END, scw_now(), os, 0, i, NULL);
 		int64_t out = share(o->out_elems, i, n) * eb;
@@ -792,7 +808,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		scw_spawn(en->kernel, n && ops->v[i0].kind == OP_VEC ? "vector" : "matrix", matrix_thread, p);
 		scw_spawn(en->kernel, "store", store_thread, p);
 	}
-	if (scw_run(en->kernel, e) < 0)
+	if (scw_run(en->kernel, e) < 0 || stop_check(e) < 0)
 		goto out;
 	for (int q = 0; q < lanes; q++) {
 		alive += lane[q]->alive;

@@ -76,6 +76,28 @@ void engine_free(engine *en);                /* NULL is a no-op */
 int engine_trace(engine *en, const char *path, struct err *e);
 
 /*
+ * The size of engine_trace's VCD, estimated for a run of `folds` folds and
+ * vector chunks (run_plan_folds) on a chip of `arrays` arrays: a header of
+ * ENGINE_VCD_HEAD_BYTES an array, and ENGINE_VCD_FOLD_BYTES a fold, about
+ * the most a fold's loads, stream, store and stalls write (measured: 157 to
+ * 247 bytes a fold over lab_4x4 mlp and resnet50, tpu_v1 mlp, edge_32x32
+ * mobilenet_v2, tpu_v4 bert_base, gemmini tpuv1_lstm0). Saturates at
+ * INT64_MAX.
+ */
+#define ENGINE_VCD_HEAD_BYTES 2048
+#define ENGINE_VCD_FOLD_BYTES 256
+int64_t engine_vcd_bytes(int64_t arrays, int64_t folds);
+
+/*
+ * The size of engine_trace_dram's file, estimated from the run's HBM bytes
+ * (the closed form's) in bursts of burst_bytes: a line of
+ * ENGINE_DRAM_LINE_BYTES a burst (a dramsim3 line is "0x<address> READ
+ * <cycle>": 21 to 27 bytes measured on the same runs). Saturates at INT64_MAX.
+ */
+#define ENGINE_DRAM_LINE_BYTES 32
+int64_t engine_dram_bytes(int64_t hbm_bytes, int64_t burst_bytes);
+
+/*
  * The same for an event trace at path with header h (engine_events.c), and
  * a DRAM trace at path in format (engine_dram.c; trace.h: every off-chip
  * request, in bursts of hbm.burst_bytes, at the cycle it is issued). Any of

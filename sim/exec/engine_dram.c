@@ -72,3 +72,9 @@ int engine_trace_dram(engine *en, const char *path, int format, struct err *e)
 	}
 	return engine_observe(en, &t->obs, e);
 }
+
+int64_t engine_dram_bytes(int64_t hbm_bytes, int64_t burst_bytes)
+{
+	int64_t bursts = hbm_bytes / burst_bytes + (hbm_bytes % burst_bytes != 0);
+	return bursts > INT64_MAX / ENGINE_DRAM_LINE_BYTES ? INT64_MAX : bursts * ENGINE_DRAM_LINE_BYTES;
+}

@@ -37,6 +37,7 @@ struct engine {
 	uint32_t want;              /* the kinds of event some observer takes (etrace_wants); 0 without one */
 	bool ticks;                 /* some observer takes fold ticks */
 	bool tr_failed;             /* a pass failed: the trace is of a failed run */
+	bool stopping;              /* a stop was asked for (stop.h): the kernel is stopped once */
 };
 
 /* ---- a pass: ops on the load, matrix and store threads ---- */

@@ -348,3 +348,11 @@ int engine_trace(engine *en, const char *path, struct err *e)
 	}
 	return engine_observe(en, &t->obs, e);
 }
+
+int64_t engine_vcd_bytes(int64_t arrays, int64_t folds)
+{
+	int64_t head = arrays * ENGINE_VCD_HEAD_BYTES;
+	if (folds > (INT64_MAX - head) / ENGINE_VCD_FOLD_BYTES)
+		return INT64_MAX;
+	return head + folds * ENGINE_VCD_FOLD_BYTES;
+}

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stop.h"
 #include "xmath.h"
 
 #define TAG_MASK 0x3fffffff
@@ -959,8 +960,9 @@ int func_run(const struct config *cfg, const struct op *o, const struct sched *s
 	m.have_next = pull(&m, &m.next);
 	c = m.have_next ? min64(0, m.next.start) : 0;
 	for (;; c++) {
+		/* A fold's start: where a stop asked for (stop.h) ends the run. */
 		while (m.have_next && m.next.start <= c) {
-			if (ring_push(&m, &m.next) < 0)
+			if (stop_check(e) < 0 || ring_push(&m, &m.next) < 0)
 				goto out;
 			m.have_next = pull(&m, &m.next);
 		}

@@ -208,7 +208,7 @@ int func_run(const struct config *cfg, const struct op *o, const struct sched *s
  * func_vcd_bytes counts FUNC_VCD_CHANGE_BYTES for each, about the most the
  * file holds per possible change (16 x 16, 128^3: ws int8 113 MB, os int8
  * 163 MB, 15.4 bytes per possible change; fp32 less), and callers refuse a
- * run estimated above FUNC_VCD_MAX_BYTES (1 GiB: about 52,000 cycles of a
+ * run estimated above sim.max_trace_bytes (1 GiB: about 52,000 cycles of a
  * 16 x 16 array) before running.
  */
 typedef struct func_vcd func_vcd;

@@ -12,6 +12,7 @@
 #include "npy.h"
 #include "opcache.h"
 #include "plan.h"
+#include "stop.h"
 #include "xmath.h"
 
 const char *const run_model_names[] = { "analytic", "cycle", "functional", NULL };
@@ -22,6 +23,9 @@ const struct cfg_key sim_keys[] = {
 	{ "max_pe_updates", CFG_INT, offsetof(struct sim_params, max_pe_updates), "PE cycles", "100000000000", 1, 0x1p62,
 	  NULL, "most PE register updates (cycles x rows x cols over the GEMMs) the functional model runs in one run; "
 	  "more is refused before it starts" },
+	{ "max_trace_bytes", CFG_INT, offsetof(struct sim_params, max_trace_bytes), "bytes", "1073741824", 1, 0x1p62, NULL,
+	  "most bytes a --vcd or --dram-trace file of one run is estimated to take (the cycle and functional models' and "
+	  "the lab's); more is refused before the run starts" },
 	CFG_END
 };
 
@@ -79,6 +83,44 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 	*folds = run_plan_folds(&p);
 	*cycles = p.cycles;
 	plan_release(&p);
+	return 0;
+}
+
+int run_check_trace_bytes(const struct config *cfg, const char *opt, int64_t bytes, const char *how, const char *hint,
+			  struct err *e)
+{
+	char found[32];
+	int64_t max = cfg->arch.sim.max_trace_bytes;
+	if (bytes <= max)
+		return 0;
+	return err_input(e, "%s: expected a file of at most %lld bytes (sim.max_trace_bytes), found an estimated %s bytes "
+			 "(%s); %s, or raise sim.max_trace_bytes (--set sim.max_trace_bytes=%s)", opt, (long long)max,
+			 shown(found, sizeof found, bytes), how, hint, bytes == INT64_MAX ? "N" : found);
+}
+
+/*
+ * The cycle model's traces, estimated from the plan before the engine starts
+ * (engine_vcd_bytes, engine_dram_bytes): refused past sim.max_trace_bytes.
+ */
+static int check_engine_traces(const struct plan *p, const struct run_opts *o, int64_t folds, struct err *e)
+{
+	char how[160];
+	if (o->vcd) {
+		snprintf(how, sizeof how, "%lld folds and vector chunks x %d bytes", (long long)folds, ENGINE_VCD_FOLD_BYTES);
+		if (run_check_trace_bytes(p->cfg, "--vcd", engine_vcd_bytes(p->arrays, folds), how,
+					  "use a smaller workload or array", e) < 0)
+			return -1;
+	}
+	if (o->dram_trace) {
+		int64_t bytes = 0, b = p->cfg->arch.hbm.burst_bytes;
+		for (size_t i = 0; i < p->ops.n; i++)
+			bytes = sat_add(bytes, sat_add(p->v[i].bound.read_bytes, p->v[i].bound.write_bytes));
+		snprintf(how, sizeof how, "%lld HBM bytes by the closed form / %lld-byte bursts x %d bytes a line",
+			 (long long)bytes, (long long)b, ENGINE_DRAM_LINE_BYTES);
+		if (run_check_trace_bytes(p->cfg, "--dram-trace", engine_dram_bytes(bytes, b), how,
+					  "use a smaller workload", e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -286,24 +328,23 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 	if (check_files(&fr, a, b, e) < 0)
 		goto out;
 	if (o->vcd) {
-		char path[LIMIT_PATH_BUF];
-		int64_t bytes;
+		char path[LIMIT_PATH_BUF], how[160];
+		/* the GEMMs' cycles: only they change the signals */
+		snprintf(how, sizeof how, "%lld cycles of GEMMs x (%lld x %lld PEs x %d signals + 3) x %d bytes",
+			 (long long)(updates / pes), (long long)cfg->arch.array.rows, (long long)cfg->arch.array.cols,
+			 FUNC_VCD_SIGNALS, FUNC_VCD_CHANGE_BYTES);
+		if (run_check_trace_bytes(cfg, "--vcd", func_vcd_bytes(cfg, updates / pes), how,
+					  "use a smaller GEMM, or tpusim lab", e) < 0)
+			goto out;
 		snprintf(path, sizeof path, "%s.vcd", o->vcd);
 		if (!(fr.vcd = func_vcd_open(cfg, o->dataflow, path, e)))
 			goto out;
-		/* the GEMMs' cycles: only they change the signals */
-		if ((bytes = func_vcd_bytes(cfg, updates / pes)) > FUNC_VCD_MAX_BYTES) {
-			err_input(e, "--vcd: expected per-PE signals of at most %lld bytes (1 GiB), found an estimated %s bytes (%lld "
-				  "cycles of GEMMs x (%lld x %lld PEs x %d signals + 3) x %d bytes); use a smaller GEMM, or "
-				  "tpusim lab", (long long)FUNC_VCD_MAX_BYTES, shown(found, sizeof found, bytes),
-				  (long long)(updates / pes), (long long)cfg->arch.array.rows, (long long)cfg->arch.array.cols,
-				  FUNC_VCD_SIGNALS, FUNC_VCD_CHANGE_BYTES);
-			goto out;
-		}
 	}
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *op = &ops->v[i];
 		struct result r;
+		if (stop_check(e) < 0)
+			goto out;
 		if (op->kind != OP_GEMM) {
 			if (analytic_plan_op(p, i, &r, e) < 0)
 				goto out;
@@ -450,6 +491,8 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 	for (size_t i0 = 0; i0 < ops->n; i0 += most) {
 		size_t n = ops->n - i0 < most ? ops->n - i0 : most;
 		tk.i0 = i0;
+		if (stop_check(e) < 0)
+			goto out;
 		if (!chip && reused(ru, &ops->v[i0], &key, &res[0])) {
 			if (add_result(w, &ops->v[i0], &res[0], out, e) < 0)
 				goto out;
@@ -508,7 +551,10 @@ static int run_model(const struct plan *p, const struct workload *w, const struc
 	 * the limits, before simulating anything. The analytic model's work is
 	 * O(1) an op.
 	 */
-	if (run_check_limits(cfg, w->file, o->model, o->model == MODEL_CYCLE ? run_plan_folds(p) : 0, p->cycles, e) < 0)
+	int64_t folds = o->model == MODEL_CYCLE ? run_plan_folds(p) : 0;
+	if (run_check_limits(cfg, w->file, o->model, folds, p->cycles, e) < 0)
+		goto fail;
+	if (o->model == MODEL_CYCLE && check_engine_traces(p, o, folds, e) < 0)
 		goto fail;
 	if (o->model == MODEL_CYCLE) {
 		if (!(en = engine_new(cfg, o->ideal_memory, e)))
@@ -530,6 +576,8 @@ static int run_model(const struct plan *p, const struct workload *w, const struc
 		const struct op *op = &ops->v[i];
 		struct result r;
 		struct opkey key;
+		if (stop_check(e) < 0)
+			goto fail;
 		if (!reused(&ru, op, &key, &r)) {
 			if (analytic_plan_op(p, i, &r, e) < 0)
 				goto fail;

@@ -147,4 +147,15 @@ int run_estimate(const struct config *cfg, const struct oplist *ops, const struc
 int run_check_limits(const struct config *cfg, const char *file, int model, int64_t folds, int64_t cycles,
 		     struct err *e);
 
+/*
+ * The one cap of a trace's size (sim.max_trace_bytes), for every --vcd and
+ * --dram-trace, checked before the run with the writer's own estimate
+ * (engine_vcd_bytes, engine_dram_bytes, func_vcd_bytes): "<opt>: expected a
+ * file of at most N bytes (sim.max_trace_bytes), found an estimated M bytes
+ * (<how>); <hint>, or raise sim.max_trace_bytes (--set
+ * sim.max_trace_bytes=M)". Returns 0 or -1 with e set (ERR_INPUT).
+ */
+int run_check_trace_bytes(const struct config *cfg, const char *opt, int64_t bytes, const char *how, const char *hint,
+			  struct err *e);
+
 #endif

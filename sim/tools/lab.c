@@ -26,6 +26,7 @@
 #include "limit.h"
 #include "lower.h"
 #include "plan.h"
+#include "run.h"
 #include "schedule.h"
 
 /* ---- parsing ---- */
@@ -675,8 +676,7 @@ int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o
 	struct gemm g;
 	struct func_result r;
 	func_vcd *fv = NULL;
-	char path[LIMIT_PATH_BUF];
-	int64_t bytes;
+	char path[LIMIT_PATH_BUF], how[200];
 	int rc = -1;
 
 	if (strlen(base) > LIMIT_OUT_PATH)
@@ -686,14 +686,12 @@ int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o
 		return -1;
 	if (gemm_plan(&g, cfg, o->df, e) < 0)
 		goto out;
-	bytes = func_vcd_bytes(cfg, analytic_gemm_cycles(&g.s));
-	if (bytes > FUNC_VCD_MAX_BYTES) {
-		err_input(e, "--vcd: expected at most %lld MB of trace, found up to %" PRId64 " MB (GEMM %" PRId64 "x%" PRId64
-			  "x%" PRId64 ": %" PRId64 " cycles on %" PRId64 " x %" PRId64 " PEs); try a smaller --gemm",
-			  (long long)(FUNC_VCD_MAX_BYTES >> 20), bytes >> 20, o->m, o->k, o->n, analytic_gemm_cycles(&g.s),
-			  ap->rows, ap->cols);
+	snprintf(how, sizeof how, "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 ": %" PRId64 " cycles x (%" PRId64 " x %" PRId64
+		 " PEs x %d signals + 3) x %d bytes", o->m, o->k, o->n, analytic_gemm_cycles(&g.s), ap->rows, ap->cols,
+		 FUNC_VCD_SIGNALS, FUNC_VCD_CHANGE_BYTES);
+	if (run_check_trace_bytes(cfg, "--vcd", func_vcd_bytes(cfg, analytic_gemm_cycles(&g.s)), how, "try a smaller --gemm",
+				  e) < 0)
 		goto out;
-	}
 	/* The lab runs one array, whatever the chip around it. */
 	if (!(one = malloc(sizeof *one))) {
 		err_nomem(e, "--vcd");

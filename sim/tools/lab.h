@@ -106,7 +106,7 @@ int lab_html(const char *path, const struct config *cfg, const struct lab_opts *
  * times from the op's cycle 0, the last at the run's cycles (in ps: cycles x
  * 1000 / clock_ghz). s receives the counts. Refused before the run (an input
  * error naming --vcd) when func_vcd_bytes of the closed form's cycles passes
- * FUNC_VCD_MAX_BYTES. Returns 0, or -1 with e set (nothing left at the path).
+ * sim.max_trace_bytes (run_check_trace_bytes). Returns 0, or -1 with e set (nothing left at the path).
  */
 int lab_vcd(const char *base, const struct config *cfg, const struct lab_opts *o, struct lab_summary *s, struct err *e);
 

@@ -47,15 +47,13 @@ static int64_t last_cycle(const vcd *v)
 vcd *vcd_open(const char *path, double clock_ghz, struct err *e)
 {
 	vcd *v = calloc(1, sizeof *v);
-	char q[600];
 	if (!v || !(v->path = strdup(path))) {
 		free(v);
 		err_nomem(e, "vcd");
 		return NULL;
 	}
 	if (!(v->f = fopen(path, "w"))) {
-		err_input(e, "%s: expected a writable trace file, found %s", err_quote(q, sizeof q, path, 400),
-			  strerror(errno));
+		fsx_open_error(e, "--vcd", path, errno);
 		free(v->path);
 		free(v);
 		return NULL;
@@ -162,6 +160,9 @@ static void at(vcd *v, int64_t cycle)
 	}
 	int64_t t = (int64_t)llroundl((long double)cycle * 1000.0L / (long double)v->clock_ghz);
 	if (t > v->now) {
+		/* Once a cycle: the errno of the write that failed (EFBIG, ENOSPC) is still the last one. */
+		if (!v->err && ferror(v->f))
+			v->err = errno ? errno : EIO;
 		fprintf(v->f, "#%lld\n", (long long)t);
 		v->now = t;
 	}
