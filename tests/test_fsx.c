@@ -100,6 +100,45 @@ START_TEST(atomic_write_and_its_temporary_name)
 END_TEST
 
 /* A temporary file of a writer that died is removed; a live writer's, and other files, stay. */
+/*
+ * A path that is not a regular file of its own: an output the user named is
+ * written through it (the link's target gets the text, the link stays); a
+ * command's own file (fsx_write_own) replaces it, so a FIFO in a sweep's
+ * points/ does not hold the write for good (no reader ever comes).
+ */
+START_TEST(own_files_replace_what_outputs_write_through)
+{
+	char *dir = th_tmpdir(), target[4096], link[4096], fifo[4096];
+	struct stat st;
+	snprintf(target, sizeof target, "%s/target", dir);
+	snprintf(link, sizeof link, "%s/link", dir);
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	free(th_write(dir, "target", "old\n"));
+	ck_assert_int_eq(symlink(target, link), 0);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	ck_assert_int_eq(fsx_write_atomic(link, "new\n", 4), 0);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	char *got = th_slurp(target);
+	ck_assert_str_eq(got, "new\n");
+	free(got);
+	ck_assert_int_eq(fsx_write_own(fifo, "point\n", 6), 0);
+	ck_assert_int_eq(lstat(fifo, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	got = th_slurp(fifo);
+	ck_assert_str_eq(got, "point\n");
+	free(got);
+	ck_assert_int_eq(fsx_write_own(link, "own\n", 4), 0);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	got = th_slurp(target);
+	ck_assert_str_eq(got, "new\n");
+	free(got);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(clean_tmp_removes_the_dead_writers_files)
 {
 	char *dir = th_tmpdir(), path[LIMIT_PATH_BUF], dead[LIMIT_PATH_BUF], live[LIMIT_PATH_BUF], *list, *p;
@@ -251,6 +290,7 @@ Suite *fsx_suite(void)
 	tcase_add_test(t, fnv_vectors);
 	tcase_add_test(t, read_at_the_bound);
 	tcase_add_test(t, atomic_write_and_its_temporary_name);
+	tcase_add_test(t, own_files_replace_what_outputs_write_through);
 	tcase_add_test(t, clean_tmp_removes_the_dead_writers_files);
 	tcase_add_test(t, mkdirs_and_writable);
 	tcase_add_test(t, failed_writes_are_exit_1);

@@ -182,12 +182,13 @@ static int write_through(int fd, const char *tmp, const char *path)
 
 /*
  * The one fsync policy: tmp's data reaches the disk, then tmp (fd, closed
- * here) replaces path; a path that is not replaceable is written through.
+ * here) replaces path; a path that is not replaceable is written through,
+ * unless own (a file of the command's own directory: always replaced).
  */
-static int sync_rename(int fd, const char *tmp, const char *path)
+static int sync_rename(int fd, const char *tmp, const char *path, bool own)
 {
 	int er;
-	if (!fsx_replaceable(path))
+	if (!own && !fsx_replaceable(path))
 		return write_through(fd, tmp, path);
 	if (fsync(fd) != 0) {
 		er = errno;
@@ -204,10 +205,10 @@ int fsx_commit(const char *tmp, const char *path)
 	int fd = open(tmp, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return drop_tmp(tmp, errno);
-	return sync_rename(fd, tmp, path);
+	return sync_rename(fd, tmp, path, false);
 }
 
-int fsx_write_atomic(const char *path, const void *data, size_t len)
+static int write_atomic(const char *path, const void *data, size_t len, bool own)
 {
 	char tmp[LIMIT_PATH_BUF];
 	const char *p = data;
@@ -227,7 +228,17 @@ int fsx_write_atomic(const char *path, const void *data, size_t len)
 		}
 		off += (size_t)w;
 	}
-	return sync_rename(fd, tmp, path);
+	return sync_rename(fd, tmp, path, own);
+}
+
+int fsx_write_atomic(const char *path, const void *data, size_t len)
+{
+	return write_atomic(path, data, len, false);
+}
+
+int fsx_write_own(const char *path, const void *data, size_t len)
+{
+	return write_atomic(path, data, len, true);
 }
 
 void fsx_clean_tmp(const char *dir)

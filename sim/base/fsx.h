@@ -78,6 +78,14 @@ int fsx_commit(const char *tmp, const char *path);
 /* Writes len bytes at data to path atomically (above), mode 0644. Returns 0, or -1 with errno (nothing changed at path). */
 int fsx_write_atomic(const char *path, const void *data, size_t len);
 
+/*
+ * As fsx_write_atomic, but path is always replaced, whatever is there: for
+ * the files a command keeps in a directory of its own (a sweep's point
+ * files), where a link or a FIFO is nothing the user named as an output
+ * (and a FIFO without a reader would hold the write for good).
+ */
+int fsx_write_own(const char *path, const void *data, size_t len);
+
 /* Removes from dir the temporary files of this host's writers that no longer run (a writer killed mid-write). */
 void fsx_clean_tmp(const char *dir);
 

@@ -54,7 +54,7 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 	free(s);
 	if ((*json = text != NULL)) {
 		point_path(sw, p, dir, "json", path, sizeof path);
-		rc = fsx_write_atomic(path, text, strlen(text)) < 0 ? -1 : SWEEP_OK;
+		rc = fsx_write_own(path, text, strlen(text)) < 0 ? -1 : SWEEP_OK;
 		int er = errno;
 		free(text);
 		errno = er;
@@ -66,7 +66,7 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 	size_t n = strlen(e.msg);
 	e.msg[n < ERR_MSG_MAX - 1 ? n : ERR_MSG_MAX - 2] = '\n';
 	point_path(sw, p, dir, "err", path, sizeof path);
-	return fsx_write_atomic(path, e.msg, strlen(e.msg)) < 0 ? -1 : SWEEP_FAILED;
+	return fsx_write_own(path, e.msg, strlen(e.msg)) < 0 ? -1 : SWEEP_FAILED;
 }
 
 /*
@@ -263,7 +263,7 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 				snprintf(msg, sizeof msg, "sweep: the worker running this point was killed by signal %d (%s)\n",
 					 killed[w], strsignal(killed[w]));
 				point_path(sw, p, dir, "err", path, sizeof path);
-				if (fsx_write_atomic(path, msg, strlen(msg)) < 0) {
+				if (fsx_write_own(path, msg, strlen(msg)) < 0) {
 					fsx_write_error(e, "-o", path, errno);
 					break;
 				}
