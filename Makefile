@@ -231,15 +231,20 @@ $(BUILD)/obj/sim/tools/lab.o $(FUZZ_BUILD)/obj/sim/tools/lab.o: $(GEN)/lab_page.
 # finds them by name (-c tpu_v1, -w resnet50) from its own path,
 # PREFIX/bin/../share/tpusim/configs (sim/input/preset.h); tpusim.py goes where
 # Debian's python3 looks for modules of PREFIX=/usr/local (PYDIR), and finds the
-# library from its own path, PYDIR/../../libtpusim.so; the importers go to bin.
+# library from its own path, PYDIR/../../libtpusim.so; the importers go to bin, and
+# the modules they import to share/tpusim/python, where an importer looks from its own
+# path (PREFIX/bin/../share/tpusim/python) when they are not beside it, as in scripts/.
 # Every path is quoted: DESTDIR and PREFIX may hold spaces.
 PYVER      = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PYDIR      = $(PREFIX)/lib/python$(PYVER)/dist-packages
 IMPORTERS  := scripts/onnx2workload.py
+IMPORTER_MODULES := scripts/onnx_lower.py
 install: $(BIN) $(LIB)
-	install -d '$(DESTDIR)$(PREFIX)/bin' '$(DESTDIR)$(PREFIX)/lib' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PYDIR)'
+	install -d '$(DESTDIR)$(PREFIX)/bin' '$(DESTDIR)$(PREFIX)/lib' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PYDIR)' \
+	  '$(DESTDIR)$(PREFIX)/share/tpusim/python'
 	install -m 755 '$(BIN)' '$(DESTDIR)$(PREFIX)/bin/tpusim'
 	install -m 755 $(IMPORTERS) '$(DESTDIR)$(PREFIX)/bin/'
+	install -m 644 $(IMPORTER_MODULES) '$(DESTDIR)$(PREFIX)/share/tpusim/python/'
 	install -m 755 '$(LIB)' '$(DESTDIR)$(PREFIX)/lib/libtpusim.so'
 	install -m 644 sim/tpusim.h '$(DESTDIR)$(PREFIX)/include/tpusim.h'
 	install -m 644 scripts/tpusim.py '$(DESTDIR)$(PYDIR)/tpusim.py'

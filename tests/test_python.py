@@ -311,8 +311,8 @@ class Install(unittest.TestCase):
         # another directory, finds a preset and a workload by name (-c tpu_v1
         # -w mlp); Python imports the installed tpusim.py from where Python
         # looks for PREFIX=/usr/local (sysconfig), which loads the installed
-        # library; the installed ONNX importer answers --help; and nothing
-        # new appears in the checkout.
+        # library; the installed ONNX importer answers --help and converts a
+        # model; and nothing new appears in the checkout.
         before = sorted(os.listdir(ROOT))
         with tempfile.TemporaryDirectory() as d:
             dest = os.path.join(d, "stage dir")
@@ -355,6 +355,27 @@ class Install(unittest.TestCase):
             p = subprocess.run([top + "/bin/onnx2workload.py", "--help"], cwd=work, capture_output=True, text=True)
             self.assertEqual((p.returncode, p.stderr), (0, ""))
             self.assertTrue(p.stdout.startswith("usage: onnx2workload.py "), p.stdout)
+            # It converts, with its translation (onnx_lower.py) from the
+            # installed tree: a Gemm of a 2 x 8 input by an 8 x 4 weight is,
+            # per sample, an fc layer of 8 in and 4 out features at batch 2,
+            # checked by the installed tpusim (first on PATH).
+            import onnx
+            from onnx import TensorProto, helper
+            g = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], name="fc1")], "tiny",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+                                  [helper.make_tensor("w", TensorProto.FLOAT, [8, 4], [0.0] * 32)])
+            onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(work, "tiny.onnx"))
+            env = {k: v for k, v in os.environ.items() if k not in ("TPUSIM", "PYTHONPATH")}
+            env["PATH"] = top + "/bin" + os.pathsep + env.get("PATH", "")
+            p = subprocess.run([top + "/bin/onnx2workload.py", "tiny.onnx", "-o", "tiny.yaml"], cwd=work, env=env,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("no tpusim found", p.stderr)
+            with open(os.path.join(work, "tiny.yaml")) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(lines[-4:], ["name: tiny", "batch: 2", "layers:",
+                                          "  - {name: fc1, type: fc, in_features: 8, out_features: 4}"])
         self.assertEqual(sorted(os.listdir(ROOT)), before)
 
 
