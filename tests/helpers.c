@@ -3,6 +3,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -117,6 +118,18 @@ static char *slurp(int fd)
 int th_cli(const char *dir, const char *const *argv, char **out, char **err)
 {
 	return th_run(th_tpusim(), dir, argv, out, err);
+}
+
+int th_sweep(const char *dir, char **out, char **err, ...)
+{
+	const char *argv[16] = { "sweep" };
+	int n = 1;
+	va_list ap;
+	va_start(ap, err);
+	for (const char *a; n < 15 && (a = va_arg(ap, const char *));)
+		argv[n++] = a;
+	va_end(ap);
+	return th_cli(dir, argv, out, err);
 }
 
 int th_run(const char *bin, const char *dir, const char *const *argv, char **out, char **err)

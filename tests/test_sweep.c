@@ -432,18 +432,6 @@ END_TEST
 static const char forty[] = "axes:\n  array.rows: {from: 1, to: 10, step: 1}\n  array.cols: [4, 8]\n"
 			    "  dataflow: [ws, os]\n  model: [analytic]\n";
 
-/* tpusim sweep with these arguments (NULL-terminated, at most 12) in cwd; returns the status. */
-static int sweep_args(const char *cwd, char **out, char **err, ...)
-{
-	const char *argv[16] = { "sweep" };
-	int n = 1;
-	va_list ap;
-	va_start(ap, err);
-	for (const char *a; n < 15 && (a = va_arg(ap, const char *));)
-		argv[n++] = a;
-	va_end(ap);
-	return th_cli(cwd, argv, out, err);
-}
 
 /* The point index of a summary.json of the forty-point spec, worked out from its values. */
 static int forty_index(const char *path)
@@ -497,7 +485,7 @@ START_TEST(cluster_errors)
 	/* A bad spec: the positioned error, exit 2, and no DIR (emit creates it only after the check). */
 	static const char *const engines[] = { "parallel", "slurm" };
 	for (int k = 0; k < 2; k++) {
-		ck_assert_int_eq(sweep_args(".", &out, &err, wrong, "-o", o, "--emit", engines[k], NULL), 2);
+		ck_assert_int_eq(th_sweep(".", &out, &err, wrong, "-o", o, "--emit", engines[k], NULL), 2);
 		snprintf(want, sizeof want, "%s:%s\n", wrong, rwos);
 		ck_assert_str_eq(err, want);
 		ck_assert_str_eq(out, "");
@@ -522,7 +510,7 @@ START_TEST(cluster_errors)
 	};
 	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
 		const char *const *a = opts[i].a;
-		ck_assert_int_eq(sweep_args(".", &out, &err, good, "-o", o, a[0], a[1], a[2], a[3], NULL), 2);
+		ck_assert_int_eq(th_sweep(".", &out, &err, good, "-o", o, a[0], a[1], a[2], a[3], NULL), 2);
 		snprintf(want, sizeof want, "%s\n", opts[i].msg);
 		ck_assert_str_eq(err, want);
 		free(out), free(err);
@@ -530,33 +518,33 @@ START_TEST(cluster_errors)
 	}
 	/* Slurm cannot log under a directory with % in its path: refused before anything is made. */
 	snprintf(bad, sizeof bad, "%s/50%%", dir);
-	ck_assert_int_eq(sweep_args(".", &out, &err, good, "-o", bad, "--emit", "slurm", NULL), 2);
+	ck_assert_int_eq(th_sweep(".", &out, &err, good, "-o", bad, "--emit", "slurm", NULL), 2);
 	snprintf(want, sizeof want, "-o: expected a directory Slurm can log under (no blanks, quotes, %% or \\ in its "
 		 "absolute path), found \"%s\"\n", bad);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
 	ck_assert_int_ne(access(bad, F_OK), 0);
 	/* --merge: alone, and on a directory with the record. */
-	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", dir, good, NULL), 2);
+	ck_assert_int_eq(th_sweep(".", &out, &err, "--merge", dir, good, NULL), 2);
 	ck_assert_str_eq(err, "--merge: expected only the directory of a sweep (tpusim sweep --merge DIR), found SPEC.yaml "
 			      "too\n");
 	free(out), free(err);
-	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", dir, NULL), 2);
+	ck_assert_int_eq(th_sweep(".", &out, &err, "--merge", dir, NULL), 2);
 	snprintf(want, sizeof want, "--merge: expected a directory with a sweep's record (sweep.yaml and sweep.cwd, "
 		 "written by tpusim sweep -o DIR), found no \"%s/sweep.cwd\" (No such file or directory)\n", dir);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
 	/* The record made by an emit, then spoilt: the spec copy, then the directory. */
-	ck_assert_int_eq(sweep_args(".", &out, &err, good, "-o", o, "--emit", "parallel", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, good, "-o", o, "--emit", "parallel", NULL), 0);
 	free(out), free(err);
 	snprintf(spec, sizeof spec, "%saxes:\n  array.rwos: [4]\n", head);
 	free(th_write(o, "sweep.yaml", spec));
-	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s/sweep.yaml:%s\n", o, rwos);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
 	free(th_write(o, "sweep.cwd", "configs\n"));
-	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s/sweep.cwd: expected an absolute directory, found \"configs\"\n", o);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
@@ -569,7 +557,7 @@ START_TEST(cluster_errors)
 	free(th_write(o, "sweep.cwd", rec));
 	snprintf(spec, sizeof spec, "%s%s", head, forty);
 	free(th_write(o, "sweep.yaml", spec));
-	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s/sweep.yaml:1:11: configs[0]: expected a readable file, found "
 		 "\"%s/configs/lab_4x4.yaml\" (No such file or directory)\n", o, dir);
 	ck_assert_str_eq(err, want);
@@ -578,7 +566,7 @@ START_TEST(cluster_errors)
 	snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s",
 		 getcwd(rec, sizeof rec), forty);
 	free(th_write(o, "sweep.yaml", spec));
-	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s/sweep.yaml:2:13: workloads[0]: expected a readable file, found "
 		 "\"%s/configs/workloads/mlp.yaml\" (No such file or directory)\n", o, dir);
 	ck_assert_str_eq(err, want);
@@ -596,7 +584,7 @@ START_TEST(points_then_merge)
 	char *path = th_write(dir, "s.yaml", spec);
 	snprintf(o, sizeof o, "%s/jobs", dir);
 	/* Points 3 to 5 only: three files, for (1, 8, os), (2, 4, ws), (2, 4, os); no sweep.csv. */
-	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", o, "--points", "3-5", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, path, "-o", o, "--points", "3-5", NULL), 0);
 	snprintf(want, sizeof want, "ran points 3-5 of 40 into %s/points; tpusim sweep --merge %s builds sweep.csv\n", o, o);
 	ck_assert_ptr_nonnull(strstr(out, want));
 	free(out), free(err);
@@ -616,12 +604,12 @@ START_TEST(points_then_merge)
 	ck_assert_str_eq(copy, want);
 	free(copy);
 	/* The rest in two overlapping ranges, then a merge from elsewhere equals one run straight through. */
-	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", o, "--points", "0-4", "-j", "2", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, path, "-o", o, "--points", "0-4", "-j", "2", NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out, "sweep: 5 points, 2 already done"));
 	free(out), free(err);
-	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", o, "--points", "6-39", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, path, "-o", o, "--points", "6-39", NULL), 0);
 	free(out), free(err);
-	ck_assert_int_eq(sweep_args("/", &out, &err, "--merge", o, NULL), 0);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 0);
 	snprintf(want, sizeof want, "wrote %s/sweep.csv: 40 points, 40 ok, 0 failed, 0 missing\n", o);
 	ck_assert_str_eq(out, want);
 	ck_assert_str_eq(err, "");
@@ -652,7 +640,7 @@ START_TEST(merge_lists_missing)
 		snprintf(p, sizeof p, "%s/points/%s.json", o, stem[gone[k]]);
 		ck_assert_int_eq(unlink(p), 0);
 	}
-	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", o, NULL), 4);
+	ck_assert_int_eq(th_sweep(".", &out, &err, "--merge", o, NULL), 4);
 	snprintf(want, sizeof want,
 		 "wrote %s/sweep.csv: 40 points, 37 ok, 0 failed, 3 missing\n"
 		 "missing (index from 0, as the rows of sweep.csv: workload and axes, point file):\n"
@@ -676,7 +664,7 @@ START_TEST(merge_lists_missing)
 		snprintf(p, sizeof p, "%s/points/%s.json", o, stem[i]);
 		unlink(p);
 	}
-	ck_assert_int_eq(sweep_args(".", &out, &err, "--merge", o, NULL), 4);
+	ck_assert_int_eq(th_sweep(".", &out, &err, "--merge", o, NULL), 4);
 	ck_assert_int_eq(lines(out, v, 64), 23);
 	snprintf(want, sizeof want, "  19: workload=configs/workloads/mlp.yaml array.rows=5 array.cols=8 dataflow=os "
 		 "model=analytic (%s)", stem[19]);
@@ -746,13 +734,13 @@ START_TEST(reuse_identity)
 	snprintf(b, sizeof b, "%s/b", dir);
 	char c[4200];
 	snprintf(c, sizeof c, "%s/c", dir);
-	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", a, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, path, "-o", a, NULL), 0);
 	free(out);
 	free(err);
-	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", c, "-j", "2", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, path, "-o", c, "-j", "2", NULL), 0);
 	free(out);
 	free(err);
-	ck_assert_int_eq(sweep_args(".", &out, &err, path, "-o", b, "--no-reuse", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, path, "-o", b, "--no-reuse", NULL), 0);
 	free(out);
 	free(err);
 	for (int run = 0; run < 2; run++) {

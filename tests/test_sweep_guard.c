@@ -22,18 +22,6 @@
 /* Two analytic points: instant, and enough for every route. */
 static const char two[] = "axes:\n  model: [analytic]\n  dataflow: [ws, os]\n";
 
-/* tpusim sweep with these arguments (NULL-terminated, at most 12) in cwd; returns the status. */
-static int sw(const char *cwd, char **out, char **err, ...)
-{
-	const char *argv[16] = { "sweep" };
-	int n = 1;
-	va_list ap;
-	va_start(ap, err);
-	for (const char *a; n < 15 && (a = va_arg(ap, const char *));)
-		argv[n++] = a;
-	va_end(ap);
-	return th_cli(cwd, argv, out, err);
-}
 
 /* dir/name (owned). */
 static char *at(const char *dir, const char *name)
@@ -77,11 +65,11 @@ START_TEST(merge_preset_config)
 	char *dir = th_tmpdir(), spec[512], *out, *err, want[4400];
 	snprintf(spec, sizeof spec, "configs: [lab_4x4]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
 	char *s = th_write(dir, "s.yaml", spec), *o = at(dir, "m"), *csv_path = at(o, "sweep.csv");
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
 	free(out), free(err);
 	char *run_csv = th_slurp(csv_path);
 	/* The cluster route's last step, from another directory: the preset is a preset there too. */
-	ck_assert_int_eq(sw("/", &out, &err, "--merge", o, NULL), 0);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 0);
 	snprintf(want, sizeof want, "wrote %s/sweep.csv: 2 points, 2 ok, 0 failed, 0 missing\n", o);
 	ck_assert_str_eq(out, want);
 	ck_assert_str_eq(err, "");
@@ -123,16 +111,16 @@ START_TEST(workload_by_name)
 	char *s1 = th_write(dir, "p.yaml", spec), *o1 = at(dir, "p"), *c1 = at(o1, "sweep.csv");
 	snprintf(spec, sizeof spec, "configs: [lab_4x4]\nworkloads: [mlp]\n%s", two);
 	char *s2 = th_write(dir, "n.yaml", spec), *o2 = at(dir, "n"), *c2 = at(o2, "sweep.csv");
-	ck_assert_int_eq(sw(".", &out, &err, s1, "-o", o1, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s1, "-o", o1, NULL), 0);
 	free(out), free(err);
-	ck_assert_int_eq(sw(".", &out, &err, s2, "-o", o2, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s2, "-o", o2, NULL), 0);
 	free(out), free(err);
 	char *csv = th_slurp(c1), *by_path = named_rows(csv), *by_name = th_slurp(c2);
 	free(csv);
 	ck_assert_ptr_nonnull(strstr(by_path, "\nmlp,analytic,os,"));
 	ck_assert_str_eq(by_name, by_path);
 	free(by_name);
-	ck_assert_int_eq(sw("/", &out, &err, "--merge", o2, NULL), 0);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o2, NULL), 0);
 	free(out), free(err);
 	by_name = th_slurp(c2);
 	ck_assert_str_eq(by_name, by_path);
@@ -161,25 +149,25 @@ START_TEST(spec_paths_from_working_directory)
 	free(th_write(specs, "lab_4x4", "array: [\n"));
 	snprintf(spec, sizeof spec, "configs: [lab_4x4, over.yaml]\nworkloads: [w.yaml]\n%s", two);
 	char *s = th_write(specs, "s.yaml", spec);
-	ck_assert_int_eq(sw(w, &out, &err, "specs/s.yaml", "-o", "out", NULL), 0);
+	ck_assert_int_eq(th_sweep(w, &out, &err, "specs/s.yaml", "-o", "out", NULL), 0);
 	free(out), free(err);
 	/* The same points, named by absolute paths from elsewhere: the same point files. */
 	snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml, %s/over.yaml]\nworkloads: [%s/w.yaml]\n%s", cwd, w,
 		 w, two);
 	char *abs = th_write(w, "abs.yaml", spec), *o = at(w, "out"), *o2 = at(w, "out2");
-	ck_assert_int_eq(sw("/", &out, &err, abs, "-o", o2, NULL), 0);
+	ck_assert_int_eq(th_sweep("/", &out, &err, abs, "-o", o2, NULL), 0);
 	free(out), free(err);
 	char *p1 = points_of(o), *p2 = points_of(o2);
 	ck_assert_str_eq(p1, p2);
 	ck_assert_int_eq((int)strlen(p1), 2 * 22);
 	/* The merge, from the spec's directory (the decoys are there): the recorded working directory's files. */
-	ck_assert_int_eq(sw(specs, &out, &err, "--merge", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(specs, &out, &err, "--merge", o, NULL), 0);
 	snprintf(want, sizeof want, "wrote %s/sweep.csv: 2 points, 2 ok, 0 failed, 0 missing\n", o);
 	ck_assert_str_eq(out, want);
 	free(out), free(err);
 	/* A file named as the preset in the working directory comes first, as with -c. */
 	free(th_write(w, "lab_4x4", "array: [\n"));
-	ck_assert_int_eq(sw(specs, &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep(specs, &out, &err, "--merge", o, NULL), 2);
 	ck_assert_msg(!strncmp(err, w, strlen(w)) && strstr(err, "/lab_4x4:"), "%s", err);
 	free(out), free(err);
 	free(p1), free(p2), free(abs), free(o), free(o2), free(s), free(mlp), free(specs);
@@ -197,7 +185,7 @@ START_TEST(other_spec_refused)
 		 cwd, cwd, two);
 	char *a = th_write(dir, "a.yaml", spec), *o = at(dir, "out"), *csv_path = at(o, "sweep.csv");
 	char *rec_path = at(o, "sweep.yaml");
-	ck_assert_int_eq(sw(".", &out, &err, a, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, a, "-o", o, NULL), 0);
 	free(out), free(err);
 	char *csv = th_slurp(csv_path);
 	/* One more value: another spec. Each route refuses it and changes nothing. */
@@ -209,7 +197,7 @@ START_TEST(other_spec_refused)
 	static const char *const more[][3] = { { NULL }, { "--points", "0-1" }, { "--emit", "parallel" },
 					       { "--emit", "slurm" } };
 	for (int k = 0; k < 4; k++) {
-		ck_assert_int_eq(sw(".", &out, &err, b, "-o", o, more[k][0], more[k][1], NULL), 2);
+		ck_assert_int_eq(th_sweep(".", &out, &err, b, "-o", o, more[k][0], more[k][1], NULL), 2);
 		ck_assert_str_eq(err, want);
 		free(out), free(err);
 		char *now = th_slurp(csv_path), *rec = th_slurp(rec_path), *was = th_slurp(a);
@@ -218,13 +206,13 @@ START_TEST(other_spec_refused)
 		free(now), free(rec), free(was);
 	}
 	/* The same spec from another working directory: its relative paths are other files. */
-	ck_assert_int_eq(sw("/", &out, &err, a, "-o", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, a, "-o", o, NULL), 2);
 	snprintf(want, sizeof want, "-o: expected a new directory or one holding this spec's sweep, found \"%s/sweep.yaml\", "
 		 "the record of \"%s\" run from another working directory (use another -o, or remove that sweep)\n", o, a);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
 	/* The same spec from the same place resumes. */
-	ck_assert_int_eq(sw(".", &out, &err, a, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, a, "-o", o, NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 2 already done\n"));
 	free(out), free(err);
 	free(csv), free(a), free(b), free(o), free(csv_path), free(rec_path);
@@ -242,7 +230,7 @@ START_TEST(directory_in_use)
 	char *dir = th_tmpdir(), spec[512], *out, *err, want[9000], mwant[9000];
 	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
 	char *s = th_write(dir, "s.yaml", spec), *o = at(dir, "out"), *lock = at(o, "sweep.lock");
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, "--emit", "parallel", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, "--emit", "parallel", NULL), 0);
 	free(out), free(err);
 	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	ck_assert_int_ge(fd, 0);
@@ -254,11 +242,11 @@ START_TEST(directory_in_use)
 	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
 	static const char *const routes[][3] = { { NULL }, { "--points", "0-1" }, { "--emit", "slurm" } };
 	for (int k = 0; k < 3; k++) {
-		ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, routes[k][0], routes[k][1], NULL), 2);
+		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, routes[k][0], routes[k][1], NULL), 2);
 		ck_assert_str_eq(err, want);
 		free(out), free(err);
 	}
-	ck_assert_int_eq(sw(".", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep(".", &out, &err, "--merge", o, NULL), 2);
 	ck_assert_str_eq(err, mwant);
 	free(out), free(err);
 	char *names = points_of(o);
@@ -267,17 +255,17 @@ START_TEST(directory_in_use)
 	/* --points jobs running: more jobs and merges, not a whole sweep or an emit. */
 	ck_assert_int_eq(flock(fd, LOCK_SH | LOCK_NB), 0);
 	for (int k = 0; k < 3; k += 2) {
-		ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, routes[k][0], routes[k][1], NULL), 2);
+		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, routes[k][0], routes[k][1], NULL), 2);
 		ck_assert_str_eq(err, want);
 		free(out), free(err);
 	}
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, "--points", "0-1", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, "--points", "0-1", NULL), 0);
 	free(out), free(err);
-	ck_assert_int_eq(sw(".", &out, &err, "--merge", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, "--merge", o, NULL), 0);
 	free(out), free(err);
 	close(fd);
 	/* Free again: the whole sweep runs, finding both points done. */
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 2 already done\n"));
 	free(out), free(err);
 	free(s), free(o), free(lock);
@@ -299,19 +287,19 @@ START_TEST(failed_point_exit_status)
 	snprintf(jfails, sizeof jfails, "sweep: expected every point to succeed, found 1 of 2 failed (its error is in "
 		 "its .err file in %s/points: delete that to run it again)\n", o);
 	for (int round = 0; round < 2; round++) {
-		ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 1);
+		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 1);
 		snprintf(want, sizeof want, "\nwrote %s/sweep.csv: 2 points, 1 ok, 1 failed\n", o);
 		ck_assert_msg(strlen(out) > strlen(want) && !strcmp(out + strlen(out) - strlen(want), want), "%s", out);
 		ck_assert_str_eq(err, fails);
 		free(out), free(err);
 	}
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, "--points", "0-1", NULL), 1);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, "--points", "0-1", NULL), 1);
 	snprintf(want, sizeof want, "\nran points 0-1 of 2 into %s/points, 1 failed; tpusim sweep --merge %s builds "
 		 "sweep.csv\n", o, o);
 	ck_assert_msg(strlen(out) > strlen(want) && !strcmp(out + strlen(out) - strlen(want), want), "%s", out);
 	ck_assert_str_eq(err, jfails);
 	free(out), free(err);
-	ck_assert_int_eq(sw("/", &out, &err, "--merge", o, NULL), 1);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 1);
 	snprintf(want, sizeof want, "wrote %s/sweep.csv: 2 points, 1 ok, 1 failed, 0 missing\n", o);
 	ck_assert_str_eq(out, want);
 	ck_assert_str_eq(err, fails);
@@ -320,7 +308,7 @@ START_TEST(failed_point_exit_status)
 	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\naxes:\n"
 		 "  sim.max_folds: [1, 1000000]\n  dataflow: [ws, os]\n");
 	char *s4 = th_write(dir, "s4.yaml", spec), *o4 = at(dir, "out4"), *chart = at(o4, "plots/cycles_vs_dataflow.svg");
-	ck_assert_int_eq(sw(".", &out, &err, s4, "-o", o4, "--plot", NULL), 1);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s4, "-o", o4, "--plot", NULL), 1);
 	snprintf(want, sizeof want, "sweep: expected every point to succeed, found 2 of 4 failed (their errors are in "
 		 "%s/sweep.csv's status column and in their .err files in %s/points: delete those to run them again)\n",
 		 o4, o4);
@@ -344,7 +332,7 @@ START_TEST(point_records_checked)
 	char *dir = th_tmpdir(), spec[512], *out, *err, want[9000], stem[17];
 	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
 	char *s = th_write(dir, "s.yaml", spec), *o = at(dir, "out");
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
 	free(out), free(err);
 	first_stem(o, stem);
 	char name[40], *pts = at(o, "points");
@@ -371,11 +359,11 @@ START_TEST(point_records_checked)
 		snprintf(t, strlen(good) + 20, "%.*s%s%s", (int)voff, good, bad[k].value, good + voff + vlen);
 		free(th_write(pts, name, t));
 		free(t);
-		ck_assert_int_eq(sw("/", &out, &err, "--merge", o, NULL), 2);
+		ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 		snprintf(want, sizeof want, "%s:%ld:%ld: %s\n", pf, line, col, bad[k].msg);
 		ck_assert_str_eq(err, want);
 		free(out), free(err);
-		ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 0);
+		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
 		ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
 		free(out), free(err);
 		char *again = th_slurp(pf);
@@ -391,7 +379,7 @@ START_TEST(point_records_checked)
 	free(th_write(pts, name, t));
 	free(t);
 	line_col(good, uoff, &line, &col);
-	ck_assert_int_eq(sw("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s:%ld:%ld: total.utilization: expected a finite number of at least 0, found "
 		 "\"1e999\"\n", pf, line, col);
 	ck_assert_str_eq(err, want);
@@ -399,12 +387,12 @@ START_TEST(point_records_checked)
 	/* A FIFO: not opened to wait for a writer, not a record. */
 	ck_assert_int_eq(unlink(pf), 0);
 	ck_assert_int_eq(mkfifo(pf, 0644), 0);
-	ck_assert_int_eq(sw("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s: expected a point's record, a regular file, found a FIFO or another special file\n",
 		 pf);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
 	free(out), free(err);
 	char *again = th_slurp(pf);
@@ -415,11 +403,11 @@ START_TEST(point_records_checked)
 	snprintf(name, sizeof name, "%s.err", stem);
 	char *ef = at(pts, name);
 	free(th_write(pts, name, "one\ntwo\n"));
-	ck_assert_int_eq(sw("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s:2:1: expected one line, the point's error, found more\n", ef);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
 	ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
 	free(out), free(err);
 	again = th_slurp(pf);
@@ -436,14 +424,14 @@ START_TEST(inputs_bounded_writes_named)
 {
 	char *dir = th_tmpdir(), spec[512], *out, *err, want[9000], stem[17];
 	char *z = th_write(dir, "z.yaml", "configs: [configs/lab_4x4.yaml]\nworkloads: [/dev/zero]\n");
-	ck_assert_int_eq(sw(".", &out, &err, z, "-o", "/nonexistent/never", NULL), 2);
+	ck_assert_int_eq(th_sweep(".", &out, &err, z, "-o", "/nonexistent/never", NULL), 2);
 	snprintf(want, sizeof want, "%s:2:13: workloads[0]: expected a readable file, found \"/dev/zero\" (File too large)\n",
 		 z);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
 	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
 	char *s = th_write(dir, "s.yaml", spec), *o = at(dir, "out");
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
 	free(out), free(err);
 	/* A directory where point 0's file goes: its rename fails, EISDIR, even for root. */
 	first_stem(o, stem);
@@ -454,7 +442,7 @@ START_TEST(inputs_bounded_writes_named)
 	ck_assert_int_eq(mkdir(pf, 0755), 0);
 	char *inner = at(pf, "x");
 	free(th_write(pf, "x", "x"));
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 1);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 1);
 	snprintf(want, sizeof want, "-o: expected to write \"%s\", found %s\n", pf, strerror(EISDIR));
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
@@ -476,7 +464,7 @@ START_TEST(emit_lines_cannot_split)
 	snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml]\nworkloads: [%s/configs/workloads/mlp.yaml]\n%s",
 		 cwd, cwd, two);
 	char *s = th_write(dir, "s.yaml", spec), *nl = at(dir, "x\n$(touch PWNED)\ny");
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", nl, "--emit", "parallel", NULL), 2);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", nl, "--emit", "parallel", NULL), 2);
 	snprintf(want, sizeof want, "-o: expected a directory whose absolute path fits on a line of jobs.txt (no line "
 		 "break or other control character), found \"%s/x\\x0a$(touch PWNED)\\x0ay\"\n", dir);
 	ck_assert_str_eq(err, want);
@@ -486,7 +474,7 @@ START_TEST(emit_lines_cannot_split)
 	/* The working directory, the same. */
 	char *wd = at(dir, "w\nd"), *o = at(dir, "out");
 	ck_assert_int_eq(mkdir(wd, 0755), 0);
-	ck_assert_int_eq(sw(wd, &out, &err, s, "-o", o, "--emit", "parallel", NULL), 2);
+	ck_assert_int_eq(th_sweep(wd, &out, &err, s, "-o", o, "--emit", "parallel", NULL), 2);
 	snprintf(want, sizeof want, "sweep: expected a working directory whose path fits on a line of jobs.txt (no line "
 		 "break or other control character), found \"%s/w\\x0ad\"\n", dir);
 	ck_assert_str_eq(err, want);
@@ -495,7 +483,7 @@ START_TEST(emit_lines_cannot_split)
 	/* A directory named as a command: one quoted line per job, run by sh as GNU parallel would, runs no command. */
 	char *cmd = at(dir, "$(touch PWNED)");
 	ck_assert_ptr_nonnull(realpath(th_tpusim(), exe));
-	ck_assert_int_eq(sw(".", &out, &err, s, "-o", cmd, "--emit", "parallel", NULL), 0);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", cmd, "--emit", "parallel", NULL), 0);
 	free(out), free(err);
 	char *jobs_path = at(cmd, "jobs.txt"), *jobs = th_slurp(jobs_path);
 	snprintf(want, sizeof want, "cd '%s' && '%s' sweep '%s/sweep.yaml' -o '%s' --points 0-1\n", cwd, exe, cmd, cmd);
@@ -528,7 +516,7 @@ START_TEST(dataflow_axis_once)
 	static const int line[] = { 5, 4 };
 	for (int k = 0; k < 2; k++) {
 		char *s = th_write(dir, "s.yaml", specs[k]), *o = at(dir, "out");
-		ck_assert_int_eq(sw(".", &out, &err, s, "-o", o, NULL), 2);
+		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 2);
 		snprintf(want, sizeof want, "%s:%d:3: axes.array.dataflow: expected dataflow or array.dataflow as an axis, "
 			 "found both (the axis dataflow replaces array.dataflow, so this one would change nothing; did you "
 			 "mean dataflow alone?)\n", s, line[k]);

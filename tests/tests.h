@@ -88,6 +88,9 @@ void th_config(struct config *c, const char *preset, const char *const *sets);
 /* Runs build/tpusim (from $TPUSIM) with argv in dir; returns the exit status, stdout and stderr (owned). */
 int th_cli(const char *dir, const char *const *argv, char **out, char **err);
 
+/* tpusim sweep with the arguments after err (NULL-terminated, at most 14) in dir; as th_cli. */
+int th_sweep(const char *dir, char **out, char **err, ...);
+
 /* The same for the program bin (a path, or a name looked up in PATH). */
 int th_run(const char *bin, const char *dir, const char *const *argv, char **out, char **err);
 
