@@ -25,6 +25,7 @@ import ctypes
 import json
 import os
 import re
+import signal
 import threading
 
 __all__ = ["run", "version", "Error"]
@@ -80,6 +81,24 @@ def _open():
     lib.tpusim_interrupt.argtypes = []
     lib.tpusim_interrupt.restype = None
     return lib
+
+
+def _on_sigint(sig, frame):
+    """Ctrl-C: first stops the calls in flight, from whatever thread they were
+    made (tpusim_interrupt stops every call made before it, running or waiting
+    its turn, with status 130), then is Python's own Ctrl-C (KeyboardInterrupt
+    in the main thread). A call made from another thread raises Error with
+    status 130, so a pool of threads ends instead of running on."""
+    if _lib is not None:
+        _lib.tpusim_interrupt()
+    signal.default_int_handler(sig, frame)
+
+
+# Only in place of Python's own handler: a program (or a Jupyter kernel) that
+# installed its own keeps it, and Ctrl-C then stops main-thread calls (_call).
+if threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _on_sigint)
 
 
 def version():

@@ -50,11 +50,12 @@ extern "C" {
 TPUSIM_API int tpusim_run_json(const char *request, char **result);
 
 /*
- * Asks the call running now (in any thread) to stop: it fails soon after
- * (between folds) with status 130, as the CLI on SIGINT, and "interrupted by
- * SIGINT"; what it made is removed as after any failure. Async-signal-safe
- * (one atomic store): a SIGINT handler may call it. Each call clears the
- * request when it starts, so an interrupt with no call running is forgotten.
+ * Stops every call made before it, running or waiting its turn (in any
+ * thread): each fails soon after (between folds; at once if it had not
+ * begun) with status 130, as the CLI on SIGINT, and "interrupted by
+ * SIGINT"; what it made is removed as after any failure. A call made after
+ * it is not affected, so an interrupt with no call running is forgotten.
+ * Async-signal-safe (lock-free atomics): a SIGINT handler may call it.
  */
 TPUSIM_API void tpusim_interrupt(void);
 

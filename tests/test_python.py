@@ -188,6 +188,46 @@ class Binding(unittest.TestCase):
         r = tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml", model="analytic")
         self.assertEqual(r["model"], "analytic")
 
+    def test_ctrl_c_stops_calls_from_threads(self):
+        # Four long runs from a pool of threads (one running, three waiting
+        # their turn): Ctrl-C stops all four, the running one and the waiting
+        # ones, each with status 130, and the process ends; a call made after
+        # it runs as usual.
+        child = textwrap.dedent('''
+            import concurrent.futures, signal, sys, time
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.path.insert(0, "scripts")
+            import tpusim
+            def one(i):
+                try:
+                    tpusim.run(configs=["lab_4x4"], workload="llm7b_prefill")
+                    return "finished"
+                except tpusim.Error as e:
+                    return "%d %s" % (e.status, e)
+            pool = concurrent.futures.ThreadPoolExecutor(4)
+            futures = [pool.submit(one, i) for i in range(4)]
+            print("start", flush=True)
+            try:
+                concurrent.futures.wait(futures)
+            except KeyboardInterrupt:
+                print("interrupted", flush=True)
+            print(sorted(f.result() for f in futures))
+            r = tpusim.run(configs=["lab_4x4"], workload="mlp", model="analytic")
+            print("next", r["model"])
+            ''')
+        p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline(), "start\n")
+            time.sleep(1.0)
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            self.fail("the pool's calls went on for 10 s after SIGINT")
+        self.assertEqual(out.splitlines(), ["interrupted", str(["130 interrupted by SIGINT"] * 4), "next analytic"])
+        self.assertEqual(p.returncode, 0)
+
     def test_error_line(self):
         with self.assertRaises(tpusim.Error) as cm:
             tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml",

@@ -131,6 +131,42 @@ START_TEST(workload_by_name)
 END_TEST
 
 /*
+ * A point file is the sweep's own: a symbolic link or a FIFO found in its
+ * place is no record, so the point runs again and its record replaces what
+ * was there -- the link's target (a file outside DIR) is never written, and
+ * a FIFO without a reader does not hold the sweep.
+ */
+START_TEST(point_file_not_a_file_replaced)
+{
+	char *dir = th_tmpdir(), spec[512], *out, *err, stem[17], name[40];
+	snprintf(spec, sizeof spec, "configs: [lab_4x4]\nworkloads: [mlp]\n%s", two);
+	char *s = th_write(dir, "s.yaml", spec), *o = at(dir, "m"), *victim = th_write(dir, "victim", "precious\n");
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
+	free(out), free(err);
+	first_stem(o, stem);
+	snprintf(name, sizeof name, "points/%s.json", stem);
+	char *pf = at(o, name), *good = th_slurp(pf);
+	for (int fifo = 0; fifo < 2; fifo++) {
+		struct stat st;
+		ck_assert_int_eq(unlink(pf), 0);
+		ck_assert_int_eq(fifo ? mkfifo(pf, 0644) : symlink(victim, pf), 0);
+		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
+		ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
+		free(out), free(err);
+		ck_assert_int_eq(lstat(pf, &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+		char *again = th_slurp(pf), *kept = th_slurp(victim);
+		ck_assert_str_eq(again, good);
+		ck_assert_str_eq(kept, "precious\n");
+		free(again), free(kept);
+	}
+	free(good), free(pf), free(victim), free(o), free(s);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * Every relative path of a spec (configs, workloads) is from the working
  * directory, on every route: files of the same names beside the spec, none
  * of them valid, are never read, and a preset's name means the preset unless
@@ -537,6 +573,7 @@ void sweep_guard_tests(TCase *t)
 {
 	tcase_add_test(t, merge_preset_config);
 	tcase_add_test(t, workload_by_name);
+	tcase_add_test(t, point_file_not_a_file_replaced);
 	tcase_add_test(t, spec_paths_from_working_directory);
 	tcase_add_test(t, other_spec_refused);
 	tcase_add_test(t, directory_in_use);

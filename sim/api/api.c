@@ -9,6 +9,7 @@
 #include <locale.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,8 +265,18 @@ int sim_request_parse(const char *json, struct sim_request *rq, struct ydoc **d,
 	return request_fill(*d, rq, e);
 }
 
-/* tpusim_run_json in the C locale. */
-static int run_json(const char *request, char **result)
+/*
+ * tpusim_interrupt's calls so far. A call notes the count when it is made
+ * and, once its turn comes, stops at once if the count moved while it
+ * waited: an interrupt stops every call made before it, running or
+ * waiting, and none made after it. Lock-free, as a signal handler needs.
+ */
+static atomic_ulong interrupts;
+
+_Static_assert(ATOMIC_LONG_LOCK_FREE == 2, "a signal handler may touch only a lock-free atomic");
+
+/* tpusim_run_json in the C locale, for a call made when interrupts was seen. */
+static int run_json(const char *request, unsigned long seen, char **result)
 {
 	struct err e = { 0 };
 	struct sim_request *rq = calloc(1, sizeof *rq);
@@ -279,6 +290,13 @@ static int run_json(const char *request, char **result)
 		return ERR_NOMEM;
 	}
 	stop_clear();
+	if (atomic_load(&interrupts) != seen) {
+		stop_request(SIGINT);
+		stop_error(&e);
+		rc = stop_status();
+		*result = strdup(e.msg);
+		goto out;
+	}
 	if (sim_request_parse(request, rq, &d, &e) < 0 || sim_load(s, rq, "request", &e) < 0) {
 		rc = err_status(&e);
 		*result = strdup(e.msg);
@@ -323,8 +341,9 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 	if (!c)
 		return ERR_NOMEM;
 	caller = uselocale(c);
+	unsigned long seen = atomic_load(&interrupts);
 	pthread_mutex_lock(&one_call);
-	rc = run_json(request, result);
+	rc = run_json(request, seen, result);
 	pthread_mutex_unlock(&one_call);
 	uselocale(caller);
 	freelocale(c);
@@ -333,6 +352,7 @@ TPUSIM_API int tpusim_run_json(const char *request, char **result)
 
 TPUSIM_API void tpusim_interrupt(void)
 {
+	atomic_fetch_add(&interrupts, 1);
 	stop_request(SIGINT);
 }
 
