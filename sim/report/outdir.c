@@ -340,3 +340,20 @@ out:
 		close(dfd);
 	return rc;
 }
+
+int outdir_check(const char *dir, const char *const *names, int n, struct err *e)
+{
+	char path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], qd[LIMIT_QUOTE_BUF], target[OUTDIR_TARGET_MAX];
+	struct stat st;
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		snprintf(target, sizeof target, OUTDIR_META "/" OUTDIR_CURRENT "/%s", names[i]);
+		if (lstat(path, &st) != 0 || link_is(AT_FDCWD, path, target))
+			continue;
+		return err_input(e, "-o: expected no file of another at \"%s\" (tpusim keeps its link into %s/" OUTDIR_META
+				 " there), found %s", err_quote(q, sizeof q, path, LIMIT_PATH),
+				 err_quote(qd, sizeof qd, dir, LIMIT_PATH), S_ISREG(st.st_mode) ? "a regular file" :
+				 S_ISLNK(st.st_mode) ? "another link" : S_ISDIR(st.st_mode) ? "a directory" : "another file");
+	}
+	return 0;
+}
