@@ -36,6 +36,13 @@ static int path_err(struct err *e, const char *path, const char *what, int err)
 	return err_input(e, "%s: %s, found %s", err_quote(q, sizeof q, path, LIMIT_PATH), what, strerror(err));
 }
 
+/* The error of a report name in DIR that is a directory: nothing can be linked there. */
+static int dir_in_way(struct err *e, const char *path)
+{
+	char q[LIMIT_QUOTE_BUF];
+	return err_input(e, "%s: expected a file or nothing there, found a directory", err_quote(q, sizeof q, path, LIMIT_PATH));
+}
+
 /* Writes f's text to its name in the directory dfd (a new file, mode 0644). */
 static int write_file(int dfd, const char *dir, const struct outdir_file *f, struct err *e)
 {
@@ -252,8 +259,7 @@ int outdir_commit(const char *dir, const struct outdir_file *files, int n, struc
 			continue;
 		if (fstatat(dfd, files[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 			snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
-			err_input(e, "%s: expected a file or nothing there, found a directory",
-				  err_quote(meta, sizeof meta, path, LIMIT_PATH));
+			dir_in_way(e, path);
 			goto out;
 		}
 	}
@@ -350,10 +356,12 @@ int outdir_check(const char *dir, const char *const *names, int n, struct err *e
 		snprintf(target, sizeof target, OUTDIR_META "/" OUTDIR_CURRENT "/%s", names[i]);
 		if (lstat(path, &st) != 0 || link_is(AT_FDCWD, path, target))
 			continue;
+		if (S_ISDIR(st.st_mode))
+			return dir_in_way(e, path);
 		return err_input(e, "-o: expected no file of another at \"%s\" (tpusim keeps its link into %s/" OUTDIR_META
 				 " there), found %s", err_quote(q, sizeof q, path, LIMIT_PATH),
 				 err_quote(qd, sizeof qd, dir, LIMIT_PATH), S_ISREG(st.st_mode) ? "a regular file" :
-				 S_ISLNK(st.st_mode) ? "another link" : S_ISDIR(st.st_mode) ? "a directory" : "another file");
+				 S_ISLNK(st.st_mode) ? "another link" : "another file");
 	}
 	return 0;
 }
