@@ -184,7 +184,8 @@ static const char *target_of(const struct outdir_file *f, char *buf, size_t size
 
 /*
  * Makes the set files in DIR the links into current. Nothing to do in the
- * steady state. Otherwise (missing, files of an older tpusim, other links)
+ * steady state. Otherwise (missing; a file or another link, which
+ * outdir_check refused before the run unless it came since)
  * the order keeps every instant consistent: all but the first go, then the
  * first is put, then the others; with layers.csv and summary.json, DIR shows
  * the old pair, one old file, one new file or the new pair, never two runs'
