@@ -174,7 +174,7 @@ static const struct bad cases[] = {
 	{ NULL, NULL, NULL, { "roofline", "-c", "c.yaml", "-w", "w.yaml", "-o", "c.yaml/r.png" },
 	  "-o: expected a writable path, found \"c.yaml/r.png\" (Not a directory)" },
 	{ NULL, NULL, NULL, { "roofline", "-c", "c.yaml", "-w", "w.yaml", "-o", "r\t.jpg" },
-	  "r\\x09.jpg: expected a file name ending in .png or .svg, found another" },
+	  "-o: expected a file name ending in .png or .svg, found \"r\\x09.jpg\"" },
 	{ NULL, NULL, NULL, { "compare", "-c", "c.yaml", "-w", "w.yaml", "-o", "c.yaml/c.svg" },
 	  "-o: expected a writable path, found \"c.yaml/c.svg\" (Not a directory)" },
 	/* work that cannot be counted in 64 bits, or would never end */

@@ -58,7 +58,8 @@ static void start(struct child *c, const char *dir, const char *const *argv, lon
 		signal(SIGTERM, SIG_DFL);
 		if (fsize > 0) {
 			struct rlimit rl = { (rlim_t)fsize, (rlim_t)fsize };
-			signal(SIGXFSZ, SIG_IGN);
+			/* SIGXFSZ at its default action, as a shell leaves it: tpusim itself must ignore it. */
+			signal(SIGXFSZ, SIG_DFL);
 			setrlimit(RLIMIT_FSIZE, &rl);
 		}
 		args[n++] = bin;
@@ -404,7 +405,7 @@ END_TEST
 
 /*
  * Every output that fails once open (here EFBIG: a file size limit of 8 KiB,
- * SIGXFSZ ignored) is exit status 1 with one message, "<opt>: expected to
+ * SIGXFSZ at its default action, which tpusim ignores) is exit status 1 with one message, "<opt>: expected to
  * write \"<path>\", found File too large", and the command leaves nothing:
  * no partial file, no directory it made. ENOSPC (a VCD linked to /dev/full)
  * is named as itself.
@@ -439,6 +440,22 @@ START_TEST(failed_write_one_class)
 		ck_assert_str_eq(err, fails[i]);
 		left = th_listing(dir, true, ' ');
 		ck_assert_msg(!strcmp(left, ""), "%s: left \"%s\"", fails[i], left);
+		free(left);
+		free(err);
+		th_rmdir(dir);
+		free(dir);
+	}
+	/* -o DIR: the report that does not fit is named inside DIR's generation directory, which goes too. */
+	{
+		char v1[PATH_MAX], *dir = th_tmpdir(), *err, *left;
+		const char *argv[] = { "run", "-c", cfg(v1, sizeof v1, "tpu_v1.yaml"), "-w", r50, "-o", "r/p", NULL };
+		struct child c;
+		start(&c, dir, argv, 1024);
+		ck_assert_int_eq(finish(&c, 60, &err), 1);
+		ck_assert_msg(!strncmp(err, "-o: expected to write \"r/p/.tpusim/gen-", 39) &&
+			      strstr(err, "/layers.csv\", found File too large\n") && !strchr(err, '\n')[1], "%s", err);
+		left = th_listing(dir, true, ' ');
+		ck_assert_msg(!strcmp(left, ""), "-o: left \"%s\"", left);
 		free(left);
 		free(err);
 		th_rmdir(dir);
@@ -497,6 +514,55 @@ START_TEST(late_failure_leaves_nothing)
 }
 END_TEST
 
+/*
+ * A sweep stopped while it draws its charts (gnuplot here a stand-in that
+ * waits, so that the signal comes while a chart is drawn): 128 + the signal,
+ * "interrupted by SIG...", and DIR as it was before (its points stay, no
+ * DIR/.plots.tmp.<pid>, no plots).
+ */
+START_TEST(sweep_plot_interrupted)
+{
+	const int sigs[2] = { SIGINT, SIGTERM };
+	char cwd[PATH_MAX], spec[1024], bin[PATH_MAX], path[PATH_MAX + 8], *old = getenv("PATH");
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	ck_assert_ptr_nonnull(old);
+	old = strdup(old);
+	for (int k = 0; k < 2; k++) {
+		char *dir = th_tmpdir(), *err, *before, *after, *s;
+		struct child c;
+		snprintf(spec, sizeof spec, "configs: [%s/configs/lab_4x4.yaml]\nworkloads: [%s/configs/workloads/mlp.yaml]\n"
+			 "axes:\n  model: [analytic]\n  dataflow: [ws, os]\n", cwd, cwd);
+		s = th_write(dir, "s.yaml", spec);
+		const char *first[] = { "sweep", s, "-o", "out", NULL };
+		const char *again[] = { "sweep", s, "-o", "out", "--plot", NULL };
+		start(&c, dir, first, 0);
+		ck_assert_int_eq(finish(&c, 60, NULL), 0);
+		snprintf(bin, sizeof bin, "%s/bin", dir);
+		ck_assert_int_eq(mkdir(bin, 0755), 0);
+		free(th_write(bin, "gnuplot", "#!/bin/sh\nexec sleep 20\n"));
+		snprintf(path, sizeof path, "%s/gnuplot", bin);
+		ck_assert_int_eq(chmod(path, 0755), 0);
+		snprintf(path, sizeof path, "%s/out", dir);
+		before = th_listing(path, true, ' ');
+		snprintf(path, sizeof path, "%s:%s", bin, old);
+		setenv("PATH", path, 1);
+		start(&c, dir, again, 0);
+		setenv("PATH", old, 1);
+		sleep_s(1.5);
+		ck_assert_int_eq(kill(c.pid, sigs[k]), 0);
+		ck_assert_int_eq(finish(&c, 30, &err), 128 + sigs[k]);
+		ck_assert_str_eq(err, sigs[k] == SIGINT ? "interrupted by SIGINT\n" : "interrupted by SIGTERM\n");
+		snprintf(path, sizeof path, "%s/out", dir);
+		after = th_listing(path, true, ' ');
+		ck_assert_str_eq(after, before);
+		free(before), free(after), free(err), free(s);
+		th_rmdir(dir);
+		free(dir);
+	}
+	free(old);
+}
+END_TEST
+
 Suite *interrupt_suite(void)
 {
 	Suite *s = suite_create("interrupt");
@@ -508,6 +574,7 @@ Suite *interrupt_suite(void)
 	tcase_add_test(t, trace_size_capped);
 	tcase_add_test(t, failed_write_one_class);
 	tcase_add_test(t, late_failure_leaves_nothing);
+	tcase_add_test(t, sweep_plot_interrupted);
 	suite_add_tcase(s, t);
 	return s;
 }

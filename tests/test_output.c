@@ -195,43 +195,43 @@ static void kill_at(const char *setting, const char *out, const char *step)
 	ck_assert(WIFSIGNALED(status));
 }
 
-/* Copies the shown pair of out (or only its summary.json) into regular files (as an older tpusim wrote them). */
-static void make_regular(const char *out, bool summary_only)
+/*
+ * Removes the links of out (or only summary.json's), as a run killed in its
+ * first commit leaves DIR. (Regular files there are not tpusim's: refused,
+ * see paths_refused_before_run.)
+ */
+static void make_missing(const char *out, bool summary_only)
 {
 	for (int i = summary_only; i < 2; i++) {
-		char path[PATH_MAX], *text;
-		const char *name = i ? "summary.json" : "layers.csv";
-		snprintf(path, sizeof path, "%s/%s", out, name);
-		text = th_slurp(path);
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", out, i ? "summary.json" : "layers.csv");
 		ck_assert_int_eq(unlink(path), 0);
-		free(th_write(out, name, text));
-		free(text);
 	}
 }
 
 /*
  * Killed at each step of the commit, into a DIR that holds the links of an
- * earlier run or the regular files an older tpusim wrote: what DIR shows.
+ * earlier run or misses them (both, or summary.json): what DIR shows.
  */
 START_TEST(kill_between_steps)
 {
 	static const struct {
 		const char *step;
-		int files;           /* DIR holds links (0), an older tpusim's files (1), a link and a file (2) */
+		int files;           /* DIR holds links (0), no links (1), a layers.csv link alone (2) */
 		enum shown shown;
-		int run;             /* whose cycles are shown: 0 the earlier run, 1 the killed one */
+		int run;             /* whose cycles are shown: 0 the earlier run, 1 the killed one (not for SHOWN_NONE) */
 	} steps[] = {
 		{ "written", 0, SHOWN_PAIR, 0 },
 		{ "committed", 0, SHOWN_PAIR, 1 },
 		{ "cleanup", 0, SHOWN_PAIR, 1 },
-		{ "written", 1, SHOWN_PAIR, 0 },
-		{ "unlinked", 1, SHOWN_LAYERS, 0 },
+		{ "written", 1, SHOWN_NONE, 0 },
+		{ "unlinked", 1, SHOWN_NONE, 0 },
 		/* the new link still shows the earlier run's current */
 		{ "linked", 1, SHOWN_LAYERS, 0 },
 		{ "committed", 1, SHOWN_PAIR, 1 },
 		{ "cleanup", 1, SHOWN_PAIR, 1 },
-		/* summary.json a file beside a good layers.csv link: it becomes a link before the commit */
-		{ "written", 2, SHOWN_PAIR, 0 },
+		/* summary.json missing beside a good layers.csv link: its link is made before the commit */
+		{ "written", 2, SHOWN_LAYERS, 0 },
 		{ "committed", 2, SHOWN_PAIR, 1 },
 	};
 	long long want[2] = { expected_total(settings[0]), expected_total(settings[1]) }, total;
@@ -243,12 +243,12 @@ START_TEST(kill_between_steps)
 		enum shown got;
 		ck_assert_int_eq(finish(spawn(settings[0], out, NULL)), 0);
 		if (steps[i].files)
-			make_regular(out, steps[i].files == 2);
+			make_missing(out, steps[i].files == 2);
 		kill_at(settings[1], out, steps[i].step);
 		got = check_dir(out, want, 2, &total);
 		ck_assert_msg(got == steps[i].shown, "step %s (%s): DIR shows %d, expected %d", steps[i].step,
-			      steps[i].files ? "older files" : "links", got, steps[i].shown);
-		ck_assert_msg(total == want[steps[i].run], "step %s: total %lld, expected %lld", steps[i].step, total,
+			      steps[i].files ? "missing links" : "links", got, steps[i].shown);
+		ck_assert_msg(got == SHOWN_NONE || total == want[steps[i].run], "step %s: total %lld, expected %lld", steps[i].step, total,
 			      want[steps[i].run]);
 		/* The next complete run puts everything right and removes the killed run's leftovers. */
 		complete_run(out, want);
@@ -346,8 +346,10 @@ START_TEST(uncommitted_changes_nothing)
 	free(th_write(path, "layers.csv", "old csv\n"));
 	free(th_write(path, "summary.json", "old json\n"));
 	free(th_write(path, ".tpusim", "not a directory\n"));
+	/* Regular files of the user's: refused before the run, kept. */
 	ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
-	ck_assert_str_eq(err, "o/.tpusim: expected a directory of tpusim's reports, found Not a directory\n");
+	ck_assert_str_eq(err, "-o: expected no file of another at \"o/layers.csv\" (tpusim keeps its link into o/.tpusim "
+			 "there), found a regular file\n");
 	ck_assert_str_eq(out, "");
 	free(out);
 	free(err);
@@ -358,6 +360,19 @@ START_TEST(uncommitted_changes_nothing)
 	ck_assert_str_eq(b, "old json\n");
 	free(a);
 	free(b);
+	/* Without them, the file .tpusim is found when the reports are committed. */
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(path, sizeof path, "%s/o/layers.csv", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+	ck_assert_str_eq(err, "o/.tpusim: expected a directory of tpusim's reports, found Not a directory\n");
+	ck_assert_str_eq(out, "");
+	free(out);
+	free(err);
+	snprintf(path, sizeof path, "%s/o", dir);
+	a = th_listing(path, true, ' ');
+	ck_assert_str_eq(a, ".tpusim ");
+	free(a);
 
 	ck_assert_int_eq(th_cli(dir, empty, &out, &err), 2);
 	ck_assert_str_eq(err, "-o: expected a path, found \"\"\n");
@@ -378,6 +393,124 @@ START_TEST(uncommitted_changes_nothing)
 }
 END_TEST
 
+/* configs/name under the checkout, absolute (th_cli runs in a directory of its own). */
+static const char *repo_path(char *buf, size_t size, const char *name)
+{
+	char cwd[PATH_MAX];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	snprintf(buf, size, "%s/%s", cwd, name);
+	return buf;
+}
+
+/* Runs argv in dir, wants exit status 2 with the one line want, and dir to hold only keep afterwards (th_listing). */
+static void refused(const char *dir, const char *const *argv, const char *want, const char *keep)
+{
+	char *out, *err, *left;
+	ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+	ck_assert_str_eq(err, want);
+	ck_assert_str_eq(out, "");
+	left = th_listing(dir, true, ' ');
+	ck_assert_msg(!strcmp(left, keep), "%s: left \"%s\", expected \"%s\"", want, left, keep);
+	free(left);
+	free(out);
+	free(err);
+}
+
+/*
+ * The pre-run checks of output paths, each refused before anything is
+ * simulated (exit 2, one line, nothing made): two options that name one file
+ * under two spellings or through a link; a directory where a file goes (a
+ * chart, a page, a VCD base ending in '/', a saved result's .npy); a report
+ * file in -o DIR that tpusim did not make (a user's summary.json: kept as it
+ * is); and a chart name that is neither .png nor .svg, named by its option.
+ */
+START_TEST(paths_refused_before_run)
+{
+	char lab[PATH_MAX], v1[PATH_MAX], r50[PATH_MAX], mlp[PATH_MAX], bert[PATH_MAX], path[PATH_MAX];
+	char *dir = th_tmpdir(), *text;
+	repo_path(lab, sizeof lab, "configs/lab_4x4.yaml");
+	repo_path(v1, sizeof v1, "configs/tpu_v1.yaml");
+	repo_path(r50, sizeof r50, "configs/workloads/resnet50.yaml");
+	repo_path(mlp, sizeof mlp, "configs/workloads/mlp.yaml");
+	repo_path(bert, sizeof bert, "configs/workloads/bert_base.yaml");
+
+	/* One file, two spellings: ./t.gz and t.gz; a link and its target (which stays as it was). */
+	const char *spell[] = { "run", "-c", v1, "-w", r50, "--trace", "./t.gz", "--dram-trace", "t.gz", NULL };
+	refused(dir, spell, "--dram-trace: expected a path of its own, found \"t.gz\", where --trace writes too\n", "");
+	free(th_write(dir, "target", "old\n"));
+	snprintf(path, sizeof path, "%s/link", dir);
+	ck_assert_int_eq(symlink("target", path), 0);
+	const char *link[] = { "run", "-c", v1, "-w", r50, "--trace", "link", "--dram-trace", "target", NULL };
+	refused(dir, link, "--dram-trace: expected a path of its own, found \"target\", where --trace writes too\n",
+		"link target ");
+	const char *sub[] = { "run", "-c", v1, "-w", mlp, "--trace", "a/../t.txt", "--dram-trace", "t.txt", NULL };
+	snprintf(path, sizeof path, "%s/a", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	refused(dir, sub, "--dram-trace: expected a path of its own, found \"t.txt\", where --trace writes too\n",
+		"a link target ");
+	snprintf(path, sizeof path, "%s/target", dir);
+	text = th_slurp(path);
+	ck_assert_str_eq(text, "old\n");
+	free(text);
+	th_rmdir(dir);
+	free(dir);
+
+	/* A directory where a file goes. */
+	dir = th_tmpdir();
+	snprintf(path, sizeof path, "%s/d.png", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	const char *png[] = { "roofline", "-c", lab, "-w", bert, "-o", "d.png", NULL };
+	refused(dir, png, "-o: expected a writable path, found \"d.png\" (Is a directory)\n", "d.png ");
+	snprintf(path, sizeof path, "%s/d.html", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	const char *html[] = { "lab", "-c", lab, "--gemm", "64x64x64", "--html", "d.html", NULL };
+	refused(dir, html, "--html: expected a writable path, found \"d.html\" (Is a directory)\n", "d.html d.png ");
+	const char *vcd[] = { "run", "-c", lab, "-w", mlp, "--vcd", "nodir/", NULL };
+	refused(dir, vcd, "--vcd: expected a writable path, found \"nodir/\" (Is a directory)\n", "d.html d.png ");
+	const char *vcd2[] = { "run", "-c", lab, "-w", mlp, "--vcd", "d.png", NULL };
+	refused(dir, vcd2, "--vcd: expected a writable path, found \"d.png\" (Is a directory)\n", "d.html d.png ");
+	snprintf(path, sizeof path, "%s/so", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/so/fc1.npy", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	const char *npy[] = { "run", "-c", lab, "-w", mlp, "--model", "functional", "--save-outputs", "so", NULL };
+	refused(dir, npy, "--save-outputs: expected a writable path, found \"so/fc1.npy\" (Is a directory)\n",
+		"d.html d.png so ");
+	/* A chart of another kind, named by its option. */
+	const char *pdf[] = { "roofline", "-c", lab, "-w", bert, "-o", "r.pdf", NULL };
+	refused(dir, pdf, "-o: expected a file name ending in .png or .svg, found \"r.pdf\"\n",
+		"d.html d.png so ");
+	th_rmdir(dir);
+	free(dir);
+
+	/* A summary.json of the user's in -o DIR: refused, kept, nothing made beside it. */
+	dir = th_tmpdir();
+	snprintf(path, sizeof path, "%s/own", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	free(th_write(path, "summary.json", "mine\n"));
+	const char *own[] = { "run", "-c", v1, "-w", mlp, "-o", "own", NULL };
+	refused(dir, own, "-o: expected no file of another at \"own/summary.json\" (tpusim keeps its link into "
+		"own/.tpusim there), found a regular file\n", "own ");
+	text = th_listing(path, true, ' ');
+	ck_assert_str_eq(text, "summary.json ");
+	free(text);
+	snprintf(path, sizeof path, "%s/own/summary.json", dir);
+	text = th_slurp(path);
+	ck_assert_str_eq(text, "mine\n");
+	free(text);
+	th_rmdir(dir);
+	free(dir);
+
+	/* Help lists the statuses of a command stopped by a signal. */
+	const char *help[] = { "--help", NULL };
+	char *out, *err;
+	ck_assert_int_eq(th_cli(".", help, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "130 SIGINT, 143 SIGTERM"));
+	free(out);
+	free(err);
+}
+END_TEST
+
 Suite *output_suite(void)
 {
 	Suite *s = suite_create("output");
@@ -388,6 +521,7 @@ Suite *output_suite(void)
 	tcase_add_test(t, concurrent_runs);
 	tcase_add_test(t, next_run_cleans_up);
 	tcase_add_test(t, uncommitted_changes_nothing);
+	tcase_add_test(t, paths_refused_before_run);
 	suite_add_tcase(s, t);
 	return s;
 }

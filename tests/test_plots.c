@@ -41,7 +41,9 @@ START_TEST(roofline_png_and_svg)
 	free(err);
 	const char *a3[] = { "roofline", "-c", "configs/tpu_v1.yaml", "-w", "configs/workloads/mlp.yaml", "-o", bad, NULL };
 	ck_assert_int_eq(th_cli(".", a3, &out, &err), 2);
-	ck_assert_ptr_nonnull(strstr(err, "r.jpg: expected a file name ending in .png or .svg, found another"));
+	char want[4300];
+	snprintf(want, sizeof want, "-o: expected a file name ending in .png or .svg, found \"%s\"\n", bad);
+	ck_assert_str_eq(err, want);
 	free(out);
 	free(err);
 	th_rmdir(dir);

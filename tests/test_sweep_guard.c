@@ -566,6 +566,42 @@ START_TEST(dataflow_axis_once)
 }
 END_TEST
 
+/*
+ * Files the user made in -o DIR: a sweep.csv in a directory with no sweep
+ * record is refused before anything is written, and kept; a sweep refused
+ * (points a file) leaves no sweep.lock behind.
+ */
+START_TEST(user_files_kept)
+{
+	char *dir = th_tmpdir(), spec[512], *out, *err, *text, want[9000];
+	snprintf(spec, sizeof spec, "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\n%s", two);
+	char *s = th_write(dir, "s.yaml", spec), *o3 = at(dir, "own3"), *o4 = at(dir, "own4");
+	ck_assert_int_eq(mkdir(o3, 0755), 0);
+	char *csv = th_write(o3, "sweep.csv", "my,own,table\n");
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o3, NULL), 2);
+	snprintf(want, sizeof want, "-o: expected no file of another at \"%s\" (a sweep writes its table there), found one "
+		 "in a directory with no sweep record\n", csv);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	text = th_listing(o3, true, ' ');
+	ck_assert_str_eq(text, "sweep.csv ");
+	free(text);
+	text = th_slurp(csv);
+	ck_assert_str_eq(text, "my,own,table\n");
+	free(text);
+	ck_assert_int_eq(mkdir(o4, 0755), 0);
+	free(th_write(o4, "points", "mine\n"));
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o4, NULL), 2);
+	free(out), free(err);
+	text = th_listing(o4, true, ' ');
+	ck_assert_str_eq(text, "points ");
+	free(text);
+	free(s), free(o3), free(o4), free(csv);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* Adds these cases to the sweep suite's case (test_sweep.c). */
 void sweep_guard_tests(TCase *t);
 
@@ -582,4 +618,5 @@ void sweep_guard_tests(TCase *t)
 	tcase_add_test(t, inputs_bounded_writes_named);
 	tcase_add_test(t, emit_lines_cannot_split);
 	tcase_add_test(t, dataflow_axis_once);
+	tcase_add_test(t, user_files_kept);
 }

@@ -53,6 +53,9 @@ static int check_vcd(const char *base, int model, struct err *e)
 		return err_input(e, "--vcd: expected a path, found \"\"");
 	if (strlen(base) > LIMIT_OUT_PATH)
 		return err_input(e, "--vcd: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(base));
+	/* A BASE that ends in '/' or is a directory would write a hidden DIR/.vcd: a file's name is wanted. */
+	if (fsx_file_path(base) != 0)
+		return fsx_open_error(e, "--vcd", base, errno);
 	snprintf(path, sizeof path, "%s.vcd", base);
 	return check_writable(path, "--vcd", e);
 }

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,62 @@ bool fsx_regular(const char *path)
 {
 	struct stat b;
 	return lstat(path, &b) == 0 && S_ISREG(b.st_mode);
+}
+
+int fsx_file_path(const char *path)
+{
+	struct stat st;
+	size_t n = strlen(path);
+	if ((n && path[n - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+		errno = EISDIR;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * path's file as one name in buf: its links followed (at most 40, as the
+ * kernel does), then its parent directory's realpath and its name. Returns
+ * false when the parent cannot be resolved (it is not there).
+ */
+static bool canonical(const char *path, char *buf, size_t size)
+{
+	char p[LIMIT_PATH_BUF], link[LIMIT_PATH_BUF], dir[PATH_MAX], t[2 * LIMIT_PATH_BUF];
+	const char *slash, *name;
+	snprintf(p, sizeof p, "%s", path);
+	for (int hops = 0; hops < 40; hops++) {
+		ssize_t n = readlink(p, link, sizeof link - 1);
+		if (n < 0)
+			break;
+		link[n] = '\0';
+		slash = strrchr(p, '/');
+		if (link[0] == '/' || !slash)
+			snprintf(t, sizeof t, "%s", link);
+		else
+			snprintf(t, sizeof t, "%.*s/%s", (int)(slash - p), p, link);
+		snprintf(p, sizeof p, "%s", t);
+	}
+	slash = strrchr(p, '/');
+	name = slash ? slash + 1 : p;
+	if (slash)
+		snprintf(t, sizeof t, "%.*s", slash == p ? 1 : (int)(slash - p), p);
+	else
+		snprintf(t, sizeof t, ".");
+	if (!realpath(t, dir))
+		return false;
+	snprintf(buf, size, "%s/%s", dir, name);
+	return true;
+}
+
+bool fsx_same_file(const char *a, const char *b)
+{
+	char ca[2 * LIMIT_PATH_BUF], cb[2 * LIMIT_PATH_BUF];
+	struct stat sa, sb;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0 && !S_ISCHR(sa.st_mode) && !S_ISCHR(sb.st_mode))
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (canonical(a, ca, sizeof ca) && canonical(b, cb, sizeof cb))
+		return !strcmp(ca, cb);
+	return !strcmp(a, b);
 }
 
 /* ---- reading ---- */
@@ -299,6 +356,8 @@ int fsx_writable(const char *path)
 {
 	struct stat st;
 	int fd;
+	if (fsx_file_path(path) != 0)
+		return -1;
 	/* A FIFO or a device is not opened: its reader would see the stream end, and the real open could then wait for good. */
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return access(path, W_OK);

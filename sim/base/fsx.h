@@ -52,6 +52,22 @@ bool fsx_regular(const char *path);
 /* Whether an atomic write may rename over path: nothing is there, or a regular file itself (the rule above). */
 bool fsx_replaceable(const char *path);
 
+/*
+ * Whether path can name a file an output is written to: it does not end in
+ * '/' and is not a directory (after its links). Returns 0, or -1 with errno
+ * EISDIR. The one rule of "a directory where a file goes" (fsx_writable
+ * applies it too).
+ */
+int fsx_file_path(const char *path);
+
+/*
+ * Whether paths a and b name one file, however spelled: two files that are
+ * there are compared by device and inode after their links (a character
+ * device, a stream like /dev/null or a terminal, only by its name), others
+ * by their parent directory's realpath and their name, links followed.
+ */
+bool fsx_same_file(const char *a, const char *b);
+
 /* ---- reading ---- */
 
 /*
@@ -97,7 +113,8 @@ void fsx_clean_tmp(const char *dir);
 int fsx_mkdirs(const char *path, bool *made);
 
 /*
- * Whether a file can be written at path, before anything is: one that is not
+ * Whether a file can be written at path, before anything is: not a
+ * directory (fsx_file_path); one that is not
  * there is created (non-blocking) and removed again, a regular file that is
  * there is opened for writing without being changed; a FIFO or a device is
  * only checked for permission (access W_OK), never opened, so that its

@@ -13,6 +13,7 @@
 
 #include "cfg.h"
 #include "config.h"
+#include "fsx.h"
 #include "limit.h"
 #include "options.h"
 #include "sweep.h"
@@ -359,7 +360,7 @@ static void help_overview(FILE *out)
 	fprintf(out, "-c may be given again: each later file overrides the keys it sets (-c tpu_v4 -c memory/hbm3).\n"
 		"WORKLOAD: a workload YAML file, a SCALE-Sim topology CSV or a shipped workload's name (resnet50).\n"
 		"exit status: 0 ok, 1 simulation error, 2 bad input, 3 out of memory, 4 sweep --merge\n"
-		"with points missing\n");
+		"with points missing, 130 SIGINT, 143 SIGTERM (128 + the signal that stopped it)\n");
 }
 
 static bool is_help(const char *arg)
@@ -628,9 +629,10 @@ int cli_make_parents(const char *opt, const char *path, bool dir, struct err *e)
 }
 
 /*
- * Two outputs of one run at one path (as written: --trace X --dram-trace X,
- * --vcd B with --trace B.vcd, -o D with --trace D/summary.json) would
- * overwrite each other: refused before anything is made.
+ * Two outputs of one run at one file (--trace X --dram-trace ./X, a link and
+ * its target, --vcd B with --trace B.vcd, -o D with --trace D/summary.json)
+ * would overwrite each other: refused before anything is made. Files are
+ * compared, not spellings (fsx_same_file).
  */
 static int distinct_outputs(const struct cli_args *a, struct err *e)
 {
@@ -649,13 +651,13 @@ static int distinct_outputs(const struct cli_args *a, struct err *e)
 	}
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < i; j++)
-			if (!strcmp(path[i], path[j]))
+			if (fsx_same_file(path[i], path[j]))
 				return err_input(e, "%s: expected a path of its own, found \"%s\", where %s writes too", name[i],
 						 cli_shown(0, path[i]), name[j]);
 		for (int r = 0; a->out && run && r < 5; r++) {
 			char p[LIMIT_PATH_BUF];
 			snprintf(p, sizeof p, *reports[r] ? "%s/%s" : "%s%s", a->out, reports[r]);
-			if (!strcmp(path[i], p))
+			if (fsx_same_file(path[i], p))
 				return err_input(e, "%s: expected a path of its own, found \"%s\", which -o writes", name[i],
 						 cli_shown(0, path[i]));
 		}
@@ -680,8 +682,13 @@ int cli_prepare_outputs(const struct cli_args *a, struct err *e)
 		if (!(v = *(const char *const *)((const char *)base + off)))
 			continue;
 		snprintf(path, sizeof path, "%s%s", v, o->suffix ? o->suffix : "");
+		/* A file's path (a VCD's BASE too) that is a directory or ends in '/': refused before its parents are made. */
+		if (o->path == P_FILE && fsx_file_path(v) != 0)
+			return fsx_open_error(e, opt_name(o), v, errno);
 		if (cli_make_parents(opt_name(o), path, o->path == P_DIR, e) < 0)
 			return -1;
+		if (o->path == P_FILE && fsx_file_path(path) != 0)
+			return fsx_open_error(e, opt_name(o), path, errno);
 	}
 	return 0;
 }

@@ -79,6 +79,8 @@ void cmd_sim_undo(const struct cli_args *a)
 		unlink(rq->dram_trace);
 }
 
+static int save_check(const char *dir, const struct oplist *ops, struct err *e);
+
 /* Loads, lowers and runs what the command line asks for: what every simulating command starts with. */
 static int simulate(const struct cli_args *a, const char *cmd, struct sim *s, struct err *e)
 {
@@ -91,6 +93,8 @@ static int simulate(const struct cli_args *a, const char *cmd, struct sim *s, st
 	rc = sim_load(s, rq, cmd, e);
 	free(rq);
 	if (rc < 0)
+		return -1;
+	if (a->save && save_check(a->save, &s->ops, e) < 0)
 		return -1;
 	warn(&s->cfg);
 	struct run_view view = { .ops = &s->ops };
@@ -162,8 +166,9 @@ static int dir_usable(const char *opt, const char *dir, bool check, struct err *
 }
 
 /*
- * run -o DIR, before the run: DIR is a directory tpusim may write in, or is
- * missing under one (make_parents made its parents). Made only when the run
+ * run -o DIR, before the run: DIR is a directory tpusim may write in whose
+ * report names are free or its own (report_check), or is missing under one
+ * (make_parents made its parents). Made only when the run
  * is done (report_write), so that runs into one new DIR at once do not meet
  * each other's checks.
  */
@@ -178,7 +183,7 @@ static int reports_dir_check(const char *dir, struct err *e)
 		if (access(dir, W_OK | X_OK) != 0)
 			return err_input(e, "-o: expected a directory where files can be written, found \"%s\" (%s)",
 					 cli_shown(0, dir), strerror(errno));
-		return 0;
+		return report_check(dir, e);
 	}
 	if (errno != ENOENT)
 		return err_input(e, "-o: expected a directory that can be created, found \"%s\" (%s)", cli_shown(0, dir),
@@ -215,9 +220,8 @@ static int saved_cmp(const void *x, const void *y)
  * ("mm.0", "mm.3"). A name that ends in such an index is unique (the index
  * is), so a plain name that meets one gets its index too, until none meet.
  */
-static struct saved *save_names(const struct run *r, struct err *e)
+static struct saved *save_names(const struct run_output *outs, size_t n, struct err *e)
 {
-	size_t n = r->noutputs;
 	struct saved *v = malloc((n ? n : 1) * sizeof *v), *w = malloc((n ? n : 1) * sizeof *w);
 	bool *idx = calloc(n ? n : 1, sizeof *idx), again = true;
 	if (!v || !w || !idx) {
@@ -231,12 +235,12 @@ static struct saved *save_names(const struct run *r, struct err *e)
 		again = false;
 		for (size_t i = 0; i < n; i++) {
 			char *p = v[i].name;
-			snprintf(p, sizeof v[i].name, "%s", r->outputs[i].name);
+			snprintf(p, sizeof v[i].name, "%s", outs[i].name);
 			for (; *p; p++)
 				if (*p == '/')
 					*p = '_';
 			if (idx[i])
-				snprintf(p, sizeof v[i].name - (size_t)(p - v[i].name), ".%zu", r->outputs[i].op);
+				snprintf(p, sizeof v[i].name - (size_t)(p - v[i].name), ".%zu", outs[i].op);
 			v[i].at = i;
 		}
 		memcpy(w, v, n * sizeof *w);
@@ -292,7 +296,7 @@ static int save_outputs(const char *dir, const struct run *r, struct written *w,
 		w->save_made = false;
 		return -1;
 	}
-	if (!(w->names = save_names(r, e)))
+	if (!(w->names = save_names(r->outputs, r->noutputs, e)))
 		return -1;
 	for (size_t i = 0; i < r->noutputs; i++) {
 		const struct run_output *o = &r->outputs[i];
@@ -302,6 +306,37 @@ static int save_outputs(const char *dir, const struct run *r, struct written *w,
 		w->saved++;
 	}
 	return 0;
+}
+
+/*
+ * --save-outputs DIR, before the run: the file of each GEMM op the run will
+ * save (save_names, from the ops as the run names them) must not be a
+ * directory (fsx_file_path).
+ */
+static int save_check(const char *dir, const struct oplist *ops, struct err *e)
+{
+	char path[LIMIT_PATH_BUF];
+	struct run_output *outs = calloc(ops->n ? ops->n : 1, sizeof *outs);
+	struct saved *names;
+	size_t n = 0;
+	int rc = 0;
+	if (!outs)
+		return err_nomem(e, "--save-outputs");
+	for (size_t i = 0; i < ops->n; i++)
+		if (ops->v[i].kind == OP_GEMM) {
+			op_name(&ops->v[i], outs[n].name, sizeof outs[n].name);
+			outs[n++].op = i;
+		}
+	if (!(names = save_names(outs, n, e))) {
+		free(outs);
+		return -1;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (snprintf(path, sizeof path, "%s/%s.npy", dir, names[i].name) < (int)sizeof path && fsx_file_path(path) != 0)
+			rc = fsx_open_error(e, "--save-outputs", path, errno);
+	free(names);
+	free(outs);
+	return rc;
 }
 
 int cmd_run(const struct cli_args *a, struct err *e)

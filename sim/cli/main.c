@@ -4,6 +4,8 @@
  * prints errors and exits: 0 ok, 1 simulation error, 2 bad input, 3 out of
  * memory, 4 sweep --merge with points missing, 128 + the signal for a command
  * that SIGINT or SIGTERM stopped (stop.h: it fails, so its cleanup runs).
+ * SIGXFSZ is ignored: a write past a file size limit fails (EFBIG) and is
+ * cleaned up as any failed write.
  *
  * The commands, their options and help are in cli.c; the run options they
  * share with the library's request and the sweep's axes in options.c; each
@@ -11,6 +13,7 @@
  * lab) and cmd_sweep.c (sweep, trace). tpusim help lists them all.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
 	struct err e = { 0 };
 	int rc;
 
+	/* A file size limit (ulimit -f) fails the write with EFBIG, which the writer cleans up after, instead of killing tpusim. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (cli_help(argc, argv, stdout, &e) == 0)
 		return flush_stdout();
 	if (e.kind != ERR_NONE)
@@ -51,10 +56,12 @@ int main(int argc, char **argv)
 	if (cli_parse(argc, argv, &a, &e) < 0)
 		return fail(&e);
 	/*
-	 * The commands that make outputs stop cleanly. A sweep's workers keep the
-	 * default action: a point killed is a point still to do, not a failed one.
+	 * The commands that make outputs stop cleanly, a sweep too (its charts'
+	 * temporary directory goes). A sweep's workers go back to the default
+	 * action (sweep_run.c): a point killed is a point still to do, not a
+	 * failed one.
 	 */
-	if (a.cmd->outputs)
+	if (a.cmd->outputs || a.cmd == &cli_commands[CMD_SWEEP])
 		stop_install();
 	rc = a.cmd->outputs && cli_prepare_outputs(&a, &e) < 0 ? -1 : a.cmd->run(&a, &e);
 	if (rc < 0) {

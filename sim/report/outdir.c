@@ -36,6 +36,13 @@ static int path_err(struct err *e, const char *path, const char *what, int err)
 	return err_input(e, "%s: %s, found %s", err_quote(q, sizeof q, path, LIMIT_PATH), what, strerror(err));
 }
 
+/* The error of a report name in DIR that is a directory: nothing can be linked there. */
+static int dir_in_way(struct err *e, const char *path)
+{
+	char q[LIMIT_QUOTE_BUF];
+	return err_input(e, "%s: expected a file or nothing there, found a directory", err_quote(q, sizeof q, path, LIMIT_PATH));
+}
+
 /* Writes f's text to its name in the directory dfd (a new file, mode 0644). */
 static int write_file(int dfd, const char *dir, const struct outdir_file *f, struct err *e)
 {
@@ -177,7 +184,8 @@ static const char *target_of(const struct outdir_file *f, char *buf, size_t size
 
 /*
  * Makes the set files in DIR the links into current. Nothing to do in the
- * steady state. Otherwise (missing, files of an older tpusim, other links)
+ * steady state. Otherwise (missing; a file or another link, which
+ * outdir_check refused before the run unless it came since)
  * the order keeps every instant consistent: all but the first go, then the
  * first is put, then the others; with layers.csv and summary.json, DIR shows
  * the old pair, one old file, one new file or the new pair, never two runs'
@@ -252,8 +260,7 @@ int outdir_commit(const char *dir, const struct outdir_file *files, int n, struc
 			continue;
 		if (fstatat(dfd, files[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 			snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
-			err_input(e, "%s: expected a file or nothing there, found a directory",
-				  err_quote(meta, sizeof meta, path, LIMIT_PATH));
+			dir_in_way(e, path);
 			goto out;
 		}
 	}
@@ -339,4 +346,23 @@ out:
 	if (dfd >= 0)
 		close(dfd);
 	return rc;
+}
+
+int outdir_check(const char *dir, const char *const *names, int n, struct err *e)
+{
+	char path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], qd[LIMIT_QUOTE_BUF], target[OUTDIR_TARGET_MAX];
+	struct stat st;
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		snprintf(target, sizeof target, OUTDIR_META "/" OUTDIR_CURRENT "/%s", names[i]);
+		if (lstat(path, &st) != 0 || link_is(AT_FDCWD, path, target))
+			continue;
+		if (S_ISDIR(st.st_mode))
+			return dir_in_way(e, path);
+		return err_input(e, "-o: expected no file of another at \"%s\" (tpusim keeps its link into %s/" OUTDIR_META
+				 " there), found %s", err_quote(q, sizeof q, path, LIMIT_PATH),
+				 err_quote(qd, sizeof qd, dir, LIMIT_PATH), S_ISREG(st.st_mode) ? "a regular file" :
+				 S_ISLNK(st.st_mode) ? "another link" : "another file");
+	}
+	return 0;
 }

@@ -59,4 +59,13 @@ struct outdir_file {
  */
 int outdir_commit(const char *dir, const struct outdir_file *files, int n, struct err *e);
 
+/*
+ * Before the run: whether each of the n report names may be committed into
+ * dir: missing, or tpusim's link into dir/.tpusim (what outdir_commit puts
+ * there). Anything else there (a file the user made, another link) is never
+ * replaced: bad input naming the file, "-o: expected no file of another at
+ * ...". A dir that is not there yet passes.
+ */
+int outdir_check(const char *dir, const char *const *names, int n, struct err *e);
+
 #endif

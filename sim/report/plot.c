@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "fsx.h"
 #include "report.h"
+#include "stop.h"
 
 /* The colour of each category of cat.h in the charts. */
 static const char *const cat_colours[CAT_N] = { "#2ca02c", "#d62728", "#ff9896", "#ff7f0e", "#9467bd", "#17becf",
@@ -51,7 +53,8 @@ static const char *gp_path(char *buf, size_t size, const char *s)
 	return buf;
 }
 
-static const char *terminal(const char *path, struct err *e)
+/* gnuplot's terminal for path's kind; NULL with an error that names opt (the option, or NULL: the path) when it has none. */
+static const char *terminal(const char *path, const char *opt, struct err *e)
 {
 	const char *ext = strrchr(path, '.');
 	char q[LIMIT_QUOTE_BUF];
@@ -59,7 +62,10 @@ static const char *terminal(const char *path, struct err *e)
 		return "pngcairo size 1200,800 font 'Sans,11'";
 	if (ext && !strcmp(ext, ".svg"))
 		return "svg size 1200,800 font 'Sans,11'";
-	err_input(e, "%s: expected a file name ending in .png or .svg, found another", shown(q, sizeof q, path));
+	if (opt)
+		err_input(e, "%s: expected a file name ending in .png or .svg, found \"%s\"", opt, shown(q, sizeof q, path));
+	else
+		err_input(e, "%s: expected a file name ending in .png or .svg, found another", shown(q, sizeof q, path));
 	return NULL;
 }
 
@@ -75,11 +81,13 @@ int plot_check(const char *path, const char *opt, struct err *e)
 {
 	char tmp[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	int fd;
-	if (!terminal(path, e))
+	if (!terminal(path, opt, e))
 		return -1;
 	if (strlen(path) > LIMIT_OUT_PATH || strchr(path, '\n'))
 		return err_input(e, "%s: expected a writable path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes without line breaks, found \"%s\"",
 				 opt, shown(q, sizeof q, path));
+	if (fsx_file_path(path) != 0)
+		return fsx_open_error(e, opt, path, errno);
 	fd = open(tmp_name(tmp, sizeof tmp, path), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return err_input(e, "%s: expected a writable path, found \"%s\" (%s)", opt, shown(q, sizeof q, path),
@@ -104,6 +112,10 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 		return fsx_write_error(e, "plot", script, errno);
 	}
 	fclose(f);
+	if (stop_check(e) < 0) {
+		unlink(script);
+		return -1;
+	}
 	pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -114,7 +126,12 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
 		execlp("gnuplot", "gnuplot", script, (char *)NULL);
 		_exit(127);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+	/* Asked to stop (stop.h) while gnuplot draws: gnuplot is stopped too, and its picture goes. */
+	pid_t got = -1;
+	while (pid > 0 && (got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		if (stop_requested())
+			kill(pid, SIGTERM);
+	if (pid < 0 || got != pid) {
 		unlink(script);
 		unlink(tmp);
 		return err_input(e, "%s: expected to run gnuplot, found %s", shown(q, sizeof q, path), strerror(errno));
@@ -139,7 +156,7 @@ static int run_gnuplot(FILE *f, const char *script, const char *path, const char
  */
 static FILE *open_script(const char *path, char *script, size_t ssize, char *tmp, size_t tsize, struct err *e)
 {
-	const char *term = terminal(path, e);
+	const char *term = terminal(path, NULL, e);
 	char t[2 * LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
 	int fd;
 	FILE *f;

@@ -49,12 +49,20 @@ static void put_scalesim(FILE *f, const void *c)
 	report_scalesim(f, c);
 }
 
+/* The names of -o DIR's reports, in the order they are committed. */
+static const char *const report_names[3] = { "layers.csv", "summary.json", "COMPUTE_REPORT.csv" };
+
 int report_write(const char *dir, const struct report_ctx *c, struct err *e)
 {
 	const struct outdir_file files[] = {
-		{ "layers.csv", put_csv, c, false },
-		{ "summary.json", put_json, c, false },
-		{ "COMPUTE_REPORT.csv", c->cfg->arch.array.scalesim_compat ? put_scalesim : NULL, c, true },
+		{ report_names[0], put_csv, c, false },
+		{ report_names[1], put_json, c, false },
+		{ report_names[2], c->cfg->arch.array.scalesim_compat ? put_scalesim : NULL, c, true },
 	};
 	return outdir_commit(dir, files, 3, e);
+}
+
+int report_check(const char *dir, struct err *e)
+{
+	return outdir_check(dir, report_names, 3, e);
 }

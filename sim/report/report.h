@@ -87,6 +87,9 @@ void report_scalesim(FILE *f, const struct report_ctx *c);
  */
 int report_write(const char *dir, const struct report_ctx *c, struct err *e);
 
+/* Before the run: whether DIR may take the reports report_write puts there (outdir_check). */
+int report_check(const char *dir, struct err *e);
+
 /*
  * The dataflows of c compared (o: the options they ran with). The terminal
  * form: per dataflow, what stays in the PEs, what streams, and the re-read

@@ -22,6 +22,7 @@
 #include "api.h"
 #include "fsx.h"
 #include "opcache.h"
+#include "stop.h"
 
 /* The file of point p that ends in ext ("json", "err") into path. */
 static void point_path(const struct sweep *sw, size_t p, const char *dir, const char *ext, char *path, size_t size)
@@ -101,6 +102,9 @@ static void worker(const struct sweep *sw, const char *dir, int jobs, int w, con
 	/* One cache for all the worker's points: ops reused within a point and across points. Out of memory: none. */
 	struct opcache *cache = sw->no_reuse ? NULL : opcache_new();
 	size_t chunk = chunk_of(sw);
+	/* The default action, not the sweep's handler: a worker stopped is a point still to do (its files resumable). */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
@@ -145,6 +149,7 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 	bool *done;
 	pid_t pids[SWEEP_MAX_JOBS], self = getpid();
 	int fds[2], nw = 0, dead = 0, lock;
+	bool stopped = false;
 
 	SIM_ASSERT(jobs >= 1 && jobs <= SWEEP_MAX_JOBS);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -206,6 +211,12 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 		for (;;) {
 			struct done_msg m;
 			ssize_t r = read(fds[0], &m, sizeof m);
+			/* Asked to stop (stop.h): the workers are stopped too, and their pipe ends. */
+			if (r < 0 && errno == EINTR && stop_requested() && !stopped) {
+				stopped = true;
+				for (int w = 0; w < nw; w++)
+					kill(pids[w], SIGTERM);
+			}
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r != (ssize_t)sizeof m || m.worker >= nw || m.point < sw->first || m.point > sw->last)
@@ -247,6 +258,11 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 				dead += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 			if (ru.ru_maxrss > pr.worker_rss_kib[w])
 				pr.worker_rss_kib[w] = ru.ru_maxrss;
+		}
+		/* Stopped: the points that were running are still to do, as a new sweep will find them. */
+		if (stop_requested()) {
+			stop_error(e);
+			break;
 		}
 		for (int w = 0; w < nw && !dead; w++) {
 			size_t p = (size_t)running[w];

@@ -597,16 +597,40 @@ static int record_put(const struct sweep *sw, const char *dir, struct err *e)
 	return fsx_write_error(e, "-o", path, errno);
 }
 
+/* A sweep.csv in dir without a sweep's record (sweep.yaml) is no sweep's: refused, never replaced. */
+static int foreign_csv(const char *dir, struct err *e)
+{
+	char path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+	if (lstat(path, &st) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/sweep.csv", dir);
+	if (lstat(path, &st) != 0)
+		return 0;
+	return err_input(e, "-o: expected no file of another at \"%s\" (a sweep writes its table there), found one in a "
+			 "directory with no sweep record", err_quote(q, sizeof q, path, LIMIT_PATH));
+}
+
 int sweep_dir_prepare(const struct sweep *sw, const char *dir, enum sweep_use use, struct err *e)
 {
-	char pdir[LIMIT_PATH_BUF];
+	char pdir[LIMIT_PATH_BUF], lock[LIMIT_PATH_BUF];
+	struct stat st;
+	bool had_lock;
 	int fd;
 	if (strlen(dir) > LIMIT_OUT_PATH)
 		return err_input(e, "-o: expected a path of at most " LIMIT_STR(LIMIT_OUT_PATH) " bytes, found %zu", strlen(dir));
 	snprintf(pdir, sizeof pdir, "%s/points", dir);
-	if (sweep_make_dir(dir, e) < 0 || (fd = sweep_lock(dir, use, "-o", e)) < 0)
+	snprintf(lock, sizeof lock, "%s/" SWEEP_LOCK, dir);
+	if (sweep_make_dir(dir, e) < 0)
 		return -1;
-	if (sweep_make_dir(pdir, e) < 0 || record_put(sw, dir, e) < 0) {
+	had_lock = lstat(lock, &st) == 0;
+	if ((fd = sweep_lock(dir, use, "-o", e)) < 0)
+		return -1;
+	if (foreign_csv(dir, e) < 0 || sweep_make_dir(pdir, e) < 0 || record_put(sw, dir, e) < 0) {
+		/* A sweep refused here leaves no lock file of its own (removed while it is still held). */
+		if (!had_lock)
+			unlink(lock);
 		close(fd);
 		return -1;
 	}
