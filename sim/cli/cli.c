@@ -483,7 +483,7 @@ static int given_twice(const struct cli_opt *o, char **argv, int i, int first, s
 			 joined ? "" : err_quote(v, sizeof v, argv[first + 1], 60));
 }
 
-/* The key of the assignment "key=value" at i of a --set given again, after the first at j. */
+/* A key in two --set (argv[sets[0 .. n)], each "key=value"): refused at the second, as a key twice in a file is. */
 static int set_twice(char **argv, const int *sets, int n, struct err *e)
 {
 	for (int i = 1; i < n; i++)
