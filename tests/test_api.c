@@ -257,6 +257,20 @@ START_TEST(bad_json)
 }
 END_TEST
 
+/*
+ * A request's set of an hbm key for a run on ideal memory (the functional
+ * model's) is refused as --set's is, at the value (column 88 of the line).
+ */
+START_TEST(memory_key_ideal_memory)
+{
+	char *r = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"functional\", \"set\": "
+			      "{\"hbm.gbps\": 1}}", 2);
+	ck_assert_str_eq(r, "request:1:88: hbm.gbps: expected no hbm key (the functional model runs on ideal memory, so it "
+			 "would change nothing), found it set to 1");
+	tpusim_free(r);
+}
+END_TEST
+
 /* The design point: two runs that differ in one buffer size differ in config, and say so in set. */
 START_TEST(design_point)
 {
@@ -594,6 +608,7 @@ Suite *api_suite(void)
 	tcase_add_test(t, vcd_checked_at_load);
 	tcase_add_loop_test(t, bad_requests, 0, (int)(sizeof bad / sizeof *bad));
 	tcase_add_test(t, bad_json);
+	tcase_add_test(t, memory_key_ideal_memory);
 	tcase_add_test(t, header_lists_request_keys);
 	tcase_add_test(t, design_point);
 	tcase_add_test(t, result_table_covers_result);
