@@ -268,6 +268,23 @@ START_TEST(memory_key_ideal_memory)
 	ck_assert_str_eq(r, "request:1:88: hbm.gbps: expected no hbm key (the functional model runs on ideal memory, so it "
 			 "would change nothing), found it set to 1");
 	tpusim_free(r);
+	/*
+	 * hbm.type brings the pJ per bit of the HBM bytes, which ideal memory
+	 * still moves: the energy changes, so the type is taken. HBM3's 3.97
+	 * pJ/bit (models/memory.c) against lab_4x4's 20: the hbm part scales by
+	 * 3.97 / 20.
+	 */
+	char *d20 = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\", "
+				"\"ideal_memory\": true}", 0);
+	char *d70 = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\", "
+				"\"ideal_memory\": true, \"set\": {\"hbm.type\": \"hbm3\"}}", 0);
+	struct ydoc *a = th_json("d20", d20), *b = th_json("d70", d70);
+	ck_assert_double_eq_tol(th_json_num(b->root, "total.energy_pj_by_component.hbm") /
+				th_json_num(a->root, "total.energy_pj_by_component.hbm"), 3.97 / 20, 1e-9);
+	ydoc_free(a);
+	ydoc_free(b);
+	tpusim_free(d20);
+	tpusim_free(d70);
 }
 END_TEST
 

@@ -87,7 +87,7 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 			return -1;
 	}
 	if ((rq->ideal_memory || rq->model == MODEL_FUNCTIONAL) &&
-	    config_memory_unused(&s->cfg, rq->model == MODEL_FUNCTIONAL ? "the functional model runs on ideal memory" :
+	    config_memory_unused(&s->cfg, true, rq->model == MODEL_FUNCTIONAL ? "the functional model runs on ideal memory" :
 				 "--ideal-memory makes memory ideal", e) < 0)
 		return -1;
 	if (workload_load(&s->w, rq->workload, rq->batch, e) < 0)

@@ -128,13 +128,16 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
 void config_resolve(struct config *c);
 
 /*
- * With ideal memory the memory model's keys (hbm.*) change nothing: one
- * given by --set (or a request's set) or by an overlay (a config file after
- * the first; the first, a preset, sets every key) is refused, at its
- * position. why: the run's reason, as "(why, so it would change nothing)"
- * says it ("--ideal-memory makes memory ideal").
+ * With ideal memory the memory model's keys (hbm.*) change no cycle: one
+ * given by --set (or a request's set) is refused, at its position. Without
+ * energy (the run reports none: the lab) so is one an overlay gave (a config
+ * file after the first; the first, a preset, sets every key). With energy an
+ * overlay is let be (its energy keys count: memory/hbm3's pJ per bit), and
+ * so is hbm.type while it brings energy.hbm_pj_per_bit. why: the run's
+ * reason, as "(why, so it would change nothing)" says it ("--ideal-memory
+ * makes memory ideal").
  */
-int config_memory_unused(const struct config *c, const char *why, struct err *e);
+int config_memory_unused(const struct config *c, bool energy, const char *why, struct err *e);
 
 /* Where key got its value: file:line:col, --set, or the defaults (also what hbm.type brought). */
 struct pos config_origin(const struct config *c, const char *key);

@@ -72,8 +72,8 @@ int lab_parse_cycles(const char *text, int64_t *first, int64_t *last, struct err
 
 /*
  * Whether the config fits the lab: an array of at most LAB_MAX_DIM x
- * LAB_MAX_DIM, and no memory key, which its ideal memory would ignore
- * (config_memory_unused). 0, or -1 with an input error.
+ * LAB_MAX_DIM, and no memory key, which its ideal memory would ignore and
+ * no energy shows (config_memory_unused). 0, or -1 with an input error.
  */
 int lab_check_array(const struct config *cfg, struct err *e);
 
