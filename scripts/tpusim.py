@@ -16,7 +16,8 @@ tpusim.h), each with its own answer. Ctrl-C stops a long run: it raises
 KeyboardInterrupt soon after (between folds), and the next call is
 unaffected. Standard library only (ctypes).
 
-The library is found at $TPUSIM_LIB, else build/libtpusim.so beside this
+The library is $TPUSIM_LIB when that is set (one that cannot be loaded is an
+OSError naming it), else build/libtpusim.so beside this
 script's folder (a checkout's scripts/), else PREFIX/lib/libtpusim.so for
 this file installed by `make install` in PREFIX/lib/pythonX.Y/dist-packages,
 else by the system's loader (libtpusim.so).
@@ -57,14 +58,19 @@ def _open():
     lib = os.environ.get("TPUSIM_LIB")
     # By absolute path: the library finds the presets from its own file, and a
     # relative name would mean another file once the working directory changes.
-    candidates = [os.path.abspath(lib) if lib else None, os.path.join(here, "..", "build", "libtpusim.so")]
+    # A library named is the one to use: it loads, or that is the error.
+    if lib:
+        try:
+            lib = ctypes.CDLL(os.path.abspath(lib))
+        except OSError as e:
+            raise OSError("TPUSIM_LIB=%s: cannot be loaded: %s" % (lib, e)) from None
+        return _declare(lib)
+    candidates = [os.path.join(here, "..", "build", "libtpusim.so")]
     if os.path.basename(here) in ("dist-packages", "site-packages"):
         candidates.append(os.path.join(here, "..", "..", "libtpusim.so"))   # installed: PREFIX/lib
     candidates.append("libtpusim.so")
     last = None
     for path in candidates:
-        if not path:
-            continue
         try:
             lib = ctypes.CDLL(path)
             break
@@ -72,6 +78,11 @@ def _open():
             last = e
     else:
         raise OSError("libtpusim.so not found (run make, or set TPUSIM_LIB): %s" % last)
+    return _declare(lib)
+
+
+def _declare(lib):
+    """The entry points' argument and result types, on the library lib."""
     lib.tpusim_run_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.tpusim_run_json.restype = ctypes.c_int
     lib.tpusim_free.argtypes = [ctypes.c_void_p]

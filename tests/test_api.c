@@ -45,12 +45,12 @@ static const struct pair pairs[] = {
 	  " \"seed\": 7, \"reuse\": false}",
 	  { "-c", "configs/lab_4x4.yaml", "-w", "configs/workloads/mlp.yaml", "--model", "functional", "--seed", "7",
 	    "--no-reuse", NULL } },
-	/* A port too narrow (a warning), auto given back, and a key set twice: the last value counts, once. */
+	/* A port too narrow (a warning on the cycle model only), auto given back. */
 	{ "{\"configs\": [\"configs/tpu_v4_mxu.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"analytic\","
 	  " \"set\": {\"sram.inputs.bytes_per_cycle\": 64, \"sram.weights.bytes_per_cycle\": \"auto\", \"array.rows\": 64}}",
 	  { "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--model", "analytic", "--set",
-	    "sram.inputs.bytes_per_cycle=64", "--set", "sram.weights.bytes_per_cycle=auto", "--set", "array.rows=32",
-	    "--set", "array.rows=64", NULL } },
+	    "sram.inputs.bytes_per_cycle=64", "--set", "sram.weights.bytes_per_cycle=auto", "--set", "array.rows=64",
+	    NULL } },
 };
 #define NPAIRS (int)(sizeof pairs / sizeof *pairs)
 
@@ -257,6 +257,37 @@ START_TEST(bad_json)
 }
 END_TEST
 
+/*
+ * A request's set of an hbm key for a run on ideal memory (the functional
+ * model's) is refused as --set's is, at the value (column 88 of the line).
+ */
+START_TEST(memory_key_ideal_memory)
+{
+	char *r = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"functional\", \"set\": "
+			      "{\"hbm.gbps\": 1}}", 2);
+	ck_assert_str_eq(r, "request:1:88: hbm.gbps: expected no hbm key (the functional model runs on ideal memory, so it "
+			 "would change nothing), found it set to 1");
+	tpusim_free(r);
+	/*
+	 * hbm.type brings the pJ per bit of the HBM bytes, which ideal memory
+	 * still moves: the energy changes, so the type is taken. HBM3's 3.97
+	 * pJ/bit (models/memory.c) against lab_4x4's 20: the hbm part scales by
+	 * 3.97 / 20.
+	 */
+	char *d20 = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\", "
+				"\"ideal_memory\": true}", 0);
+	char *d70 = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\", "
+				"\"ideal_memory\": true, \"set\": {\"hbm.type\": \"hbm3\"}}", 0);
+	struct ydoc *a = th_json("d20", d20), *b = th_json("d70", d70);
+	ck_assert_double_eq_tol(th_json_num(b->root, "total.energy_pj_by_component.hbm") /
+				th_json_num(a->root, "total.energy_pj_by_component.hbm"), 3.97 / 20, 1e-9);
+	ydoc_free(a);
+	ydoc_free(b);
+	tpusim_free(d20);
+	tpusim_free(d70);
+}
+END_TEST
+
 /* The design point: two runs that differ in one buffer size differ in config, and say so in set. */
 START_TEST(design_point)
 {
@@ -315,18 +346,19 @@ START_TEST(result_table_covers_result)
 END_TEST
 
 /*
- * A port narrower than the array's edge: the run says so once on stderr,
- * naming the key and where it was set, and summary.json keeps the line. TPU
- * v4's MXU is 128 rows of bf16: its input port must move 128 x 2 = 256 B a
- * cycle.
+ * A port narrower than the array's edge: the cycle model's run says so once
+ * on stderr, naming the key and where it was set, and summary.json keeps the
+ * line. TPU v4's MXU is 128 rows of bf16: its input port must move 128 x 2 =
+ * 256 B a cycle. The analytic model and ideal memory have no port widths
+ * (README): no warning that would claim an effect.
  */
 START_TEST(narrow_port_warns_once)
 {
 	static const char line[] = "--set:1:29: sram.inputs.bytes_per_cycle: 64 B/cycle cannot feed the array's "
 				   "128-row edge (needs 256); streams will stretch";
 	char *dir = th_tmpdir(), path[4200], *out, *err, *json, want[400];
-	const char *argv[] = { "run", "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--model",
-			       "analytic", "--set", "sram.inputs.bytes_per_cycle=64", "-o", dir, NULL };
+	const char *argv[] = { "run", "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--set",
+			       "sram.inputs.bytes_per_cycle=64", "-o", dir, NULL };
 	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
 	snprintf(want, sizeof want, "warning: %s\n", line);
 	ck_assert_str_eq(err, want);
@@ -345,6 +377,22 @@ START_TEST(narrow_port_warns_once)
 	ck_assert_str_eq(err, "");
 	free(out);
 	free(err);
+	/* Models without port widths: not a word, in summary.json neither. */
+	const char *noports[][12] = {
+		{ "run", "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--model", "analytic", "--set",
+		  "sram.inputs.bytes_per_cycle=64", "-o", dir },
+		{ "run", "-c", "configs/tpu_v4_mxu.yaml", "-w", "configs/workloads/mlp.yaml", "--ideal-memory", "--set",
+		  "sram.inputs.bytes_per_cycle=64", "-o", dir },
+	};
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(th_cli(".", noports[i], &out, &err), 0);
+		ck_assert_str_eq(err, "");
+		json = th_slurp(path);
+		ck_assert_ptr_nonnull(strstr(json, "\"warnings\": [],"));
+		free(json);
+		free(out);
+		free(err);
+	}
 	th_rmdir(dir);
 	free(dir);
 }
@@ -544,7 +592,8 @@ START_TEST(workload_by_name)
 	tpusim_free(by_path);
 
 	workload_names(names, sizeof names);
-	snprintf(want, sizeof want, "mlp5: expected a workload file or a workload name (%s), found neither", names);
+	snprintf(want, sizeof want, "mlp5: expected a workload file or a workload name (%s), found neither (did you mean mlp?)",
+		 names);
 	by_name = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp5\"}", 2);
 	ck_assert_str_eq(by_name, want);
 	tpusim_free(by_name);
@@ -576,6 +625,7 @@ Suite *api_suite(void)
 	tcase_add_test(t, vcd_checked_at_load);
 	tcase_add_loop_test(t, bad_requests, 0, (int)(sizeof bad / sizeof *bad));
 	tcase_add_test(t, bad_json);
+	tcase_add_test(t, memory_key_ideal_memory);
 	tcase_add_test(t, header_lists_request_keys);
 	tcase_add_test(t, design_point);
 	tcase_add_test(t, result_table_covers_result);

@@ -513,9 +513,24 @@ START_TEST(presets_by_name)
 	/* Not a file, not a preset: the presets are listed. */
 	const char *unknown[] = { "run", "-c", "tpu_v9", "-w", "w.yaml", NULL };
 	preset_list("configs", presets, sizeof presets);
-	snprintf(want, sizeof want, "tpu_v9: expected a config file or a preset (%s), found neither\n", presets);
+	snprintf(want, sizeof want, "tpu_v9: expected a config file or a preset (%s), found neither (did you mean tpu_v1?)\n",
+		 presets);
 	ck_assert_int_eq(th_cli(dir, unknown, &out, &err), 2);
 	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	/* A preset's name in another case, and a workload's near miss: the name meant. */
+	const char *upper[] = { "run", "-c", "TPU_V1", "-w", "w.yaml", NULL };
+	snprintf(want, sizeof want, "TPU_V1: expected a config file or a preset (%s), found neither (did you mean tpu_v1?)\n",
+		 presets);
+	ck_assert_int_eq(th_cli(dir, upper, &out, &err), 2);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	const char *near[] = { "run", "-c", "tpu_v1", "-w", "resnet5", NULL };
+	ck_assert_int_eq(th_cli(dir, near, &out, &err), 2);
+	ck_assert_msg(strstr(err, "resnet5: expected a workload file or a workload name (") == err, "%s", err);
+	ck_assert_msg(strstr(err, "), found neither (did you mean resnet50?)\n"), "%s", err);
 	free(out);
 	free(err);
 
@@ -632,7 +647,8 @@ START_TEST(install_finds_presets)
 
 	const char *unknown[] = { "config", "--dump", "-c", "tpu_v9", NULL };
 	preset_list("configs", presets, sizeof presets);
-	snprintf(want, sizeof want, "tpu_v9: expected a config file or a preset (%s), found neither\n", presets);
+	snprintf(want, sizeof want, "tpu_v9: expected a config file or a preset (%s), found neither (did you mean tpu_v1?)\n",
+		 presets);
 	ck_assert_int_eq(th_run(bin, work, unknown, &out, &err), 2);
 	ck_assert_str_eq(err, want);
 	free(out);

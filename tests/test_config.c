@@ -440,27 +440,27 @@ START_TEST(port_warnings)
 		"  outputs: {bytes_per_cycle: 512}\n");
 	char want[600];
 	ck_assert_msg(config_load(&c, path, &e) == 0, "%s", e.msg);
-	ck_assert_int_eq(config_warnings(&c, true, lines, 4), 1);
+	ck_assert_int_eq(config_warnings(&c, true, true, lines, 4), 1);
 	snprintf(want, sizeof want, "%s:4:22: sram.inputs.bytes_per_cycle: 64 B/cycle cannot feed the array's "
 		 "128-row edge (needs 128); streams will stretch", path);
 	ck_assert_str_eq(lines[0], want);
 	/* 128 accumulators of 4 B need 512: exactly enough is no warning; 511 is one. */
 	ck_assert_int_eq(config_set(&c, "sram.outputs.bytes_per_cycle=511", &e), 0);
 	ck_assert_int_eq(config_set(&c, "sram.weights.bytes_per_cycle=127", &e), 0);
-	ck_assert_int_eq(config_warnings(&c, true, lines, 4), 3);
+	ck_assert_int_eq(config_warnings(&c, true, true, lines, 4), 3);
 	ck_assert_str_eq(lines[0], "--set:1:30: sram.weights.bytes_per_cycle: 127 B/cycle cannot feed the array's "
 			 "128-column edge (needs 128); streams will stretch");
 	ck_assert_str_eq(lines[2], "--set:1:30: sram.outputs.bytes_per_cycle: 511 B/cycle cannot feed the array's "
 			 "128-column edge (needs 512); streams will stretch");
-	ck_assert_int_eq(config_warnings(&c, true, lines, 1), 1);  /* at most max lines */
+	ck_assert_int_eq(config_warnings(&c, true, true, lines, 1), 1);  /* at most max lines */
 	ck_assert_int_eq(config_set(&c, "sram.inputs.bytes_per_cycle=auto", &e), 0);
 	ck_assert_int_eq(config_set(&c, "sram.weights.bytes_per_cycle=128", &e), 0);
 	ck_assert_int_eq(config_set(&c, "sram.outputs.bytes_per_cycle=512", &e), 0);
-	ck_assert_int_eq(config_warnings(&c, true, lines, 4), 0);
+	ck_assert_int_eq(config_warnings(&c, true, true, lines, 4), 0);
 	/* Every preset feeds its edge. */
 	for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
 		th_config(&c, presets[i], NULL);
-		ck_assert_int_eq(config_warnings(&c, true, lines, 4), 0);
+		ck_assert_int_eq(config_warnings(&c, true, true, lines, 4), 0);
 	}
 	free(path);
 	th_rmdir(dir);

@@ -135,6 +135,28 @@ static const struct bad cases[] = {
 	  "--seed: expected --model functional (only it draws operands), found --model analytic" },
 	{ NULL, NULL, NULL, { "roofline", "-c", "c.yaml", "-w", "w.yaml", "-o", "r.png", "--seed", "3" },
 	  "--seed: expected --model functional (only it draws operands), found --model cycle" },
+	/* an option or a key given twice: the second would silently replace the first */
+	{ NULL, NULL, NULL, { RUN, "--workload", "x.yaml" },
+	  "--workload: expected the option once, found it again (first -w w.yaml)" },
+	{ NULL, NULL, NULL, { RUN, "--model", "analytic", "--model", "cycle" },
+	  "--model: expected the option once, found it again (first --model analytic)" },
+	{ NULL, NULL, NULL, { RUN, "--set", "array.rows=8", "--set", "array.rows=16" },
+	  "--set:1:1: array.rows: expected each key once, found it again (first --set array.rows=8)" },
+	/* a memory key that ideal memory ignores */
+	{ NULL, NULL, NULL, { RUN, "--ideal-memory", "--set", "hbm.gbps=1" }, "--set:1:10: hbm.gbps: expected no hbm key "
+	  "(--ideal-memory makes memory ideal, so it would change nothing), found it set to 1" },
+	{ NULL, NULL, NULL, { RUN, "--model", "functional", "--set", "hbm.latency_ns=5" }, "--set:1:16: hbm.latency_ns: "
+	  "expected no hbm key (the functional model runs on ideal memory, so it would change nothing), found it set to 5" },
+	{ NULL, NULL, NULL, { "lab", "-c", "c.yaml", "--gemm", "2x2x2", "--set", "hbm.gbps=1" }, "--set:1:10: hbm.gbps: "
+	  "expected no hbm key (tpusim lab runs on ideal memory, so it would change nothing), found it set to 1" },
+	{ "hbm:\n  gbps: 5\n", NULL, NULL, { "lab", "-c", "lab_4x4", "-c", "c.yaml", "--gemm", "2x2x2" }, "c.yaml:2:9: "
+	  "hbm.gbps: expected no hbm key (tpusim lab runs on ideal memory, so it would change nothing), found it set to 5" },
+	/* near misses */
+	{ NULL, NULL, NULL, { RUN, "--model=analytic" }, "--model=analytic: expected an option of tpusim run (see tpusim "
+	  "--help), found an unknown option (did you mean --model analytic?)" },
+	{ NULL, NULL, NULL, { RUN, "--dataflow", "wss" }, "--dataflow: expected ws, os or is, found \"wss\" (did you mean ws?)" },
+	{ NULL, NULL, NULL, { "sweep", "s.yaml", "-o", "d", "--emit", "pararell" },
+	  "--emit: expected parallel or slurm, found \"pararell\" (did you mean parallel?)" },
 	{ NULL, NULL, NULL, { RUN, "--dataflow", "xs" }, "--dataflow: expected ws, os or is, found \"xs\"" },
 	{ NULL, NULL, NULL, { RUN, "--batch", "0" }, "--batch: expected an integer in [1, 1048576], found \"0\"" },
 	{ NULL, NULL, NULL, { "rn" }, "expected a command (run, roofline, compare, lower, config, lab, sweep, trace), found \"rn\" (did you mean run?); try tpusim --help" },
@@ -356,6 +378,47 @@ START_TEST(checks_leave_nothing)
 }
 END_TEST
 
+/*
+ * A FIFO nobody writes reads as nothing: the message says it is a FIFO, not
+ * an empty file, for a workload, a config and a sweep spec alike.
+ */
+START_TEST(fifo_is_said)
+{
+	static const struct {
+		const char *args[8], *want;     /* want follows "<dir>/p.fifo: " */
+	} fifos[] = {
+		{ { "run", "-c", "c.yaml", "-w", NULL }, "expected a workload (name, batch, layers), found a FIFO that gave "
+		  "nothing (not a regular file)" },
+		{ { "run", "-w", "w.yaml", "-c", NULL }, "expected a mapping of config keys, found a FIFO that gave nothing "
+		  "(not a regular file)" },
+		{ { "sweep", "-o", "out", NULL }, "expected a sweep spec (configs, workloads, axes, zip), found a FIFO that "
+		  "gave nothing (not a regular file)" },
+	};
+	char *dir = th_tmpdir(), fifo[4200], want[4400], *out, *err, *p[2];
+	p[0] = th_write(dir, "c.yaml", CFG_OK);
+	p[1] = th_write(dir, "w.yaml", WL_OK);
+	snprintf(fifo, sizeof fifo, "%s/p.fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	for (size_t i = 0; i < sizeof fifos / sizeof *fifos; i++) {
+		const char *argv[10];
+		int n = 0;
+		for (; fifos[i].args[n]; n++)
+			argv[n] = fifos[i].args[n];
+		argv[n++] = fifo;
+		argv[n] = NULL;
+		ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+		snprintf(want, sizeof want, "%s: %s\n", fifo, fifos[i].want);
+		ck_assert_str_eq(err, want);
+		free(out);
+		free(err);
+	}
+	free(p[0]);
+	free(p[1]);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *errors_suite(void)
 {
 	Suite *s = suite_create("errors");
@@ -365,6 +428,7 @@ Suite *errors_suite(void)
 	tcase_add_test(t, report_all_or_nothing);
 	tcase_add_test(t, stdout_full);
 	tcase_add_test(t, checks_leave_nothing);
+	tcase_add_test(t, fifo_is_said);
 	tcase_add_test(t, out_of_memory_class);
 	suite_add_tcase(s, t);
 	return s;

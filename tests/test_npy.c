@@ -94,6 +94,8 @@ START_TEST(npy_round_trip_and_errors)
 		{ "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 2), }", 8, "dtype '>f4'" },
 		{ "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }", 8, "Fortran order" },
 		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8, "shape (2,)" },
+		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), 'foo': 1, }", 8,
+		  "the header key 'foo' besides 'descr', 'fortran_order' and 'shape'" },
 		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", 8,
 		  "8 bytes of values where the header's 1 x 3 values of <f4 are 12 bytes" },
 		/* header bytes shown escaped, on one line */

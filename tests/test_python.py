@@ -148,6 +148,22 @@ class Binding(unittest.TestCase):
         macs = 16 * (784 * 512 + 512 * 256 + 256 * 10)     # mlp: 784-512-256-10 at batch 16
         self.assertEqual(json.loads(p.stdout), [0, macs, macs])
 
+    def test_lib_named_but_not_loadable(self):
+        # TPUSIM_LIB names the library to use: one that cannot be loaded is an
+        # error naming it, not a quiet fall back to build/libtpusim.so.
+        code = ("import sys\n"
+                "sys.path.insert(0, 'scripts')\n"
+                "import tpusim\n"
+                "try:\n"
+                "    tpusim.version()\n"
+                "except OSError as e:\n"
+                "    print(e)\n"
+                "    sys.exit(3)\n")
+        env = dict(os.environ, TPUSIM_LIB="/nonexistent/lib.so")
+        p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertTrue(p.stdout.startswith("TPUSIM_LIB=/nonexistent/lib.so: cannot be loaded: "), p.stdout)
+
     def test_ctrl_c(self):
         # A run of minutes (llm7b_prefill on lab_4x4: 599,801,728 folds) in a child; SIGINT a second in.
         # The child takes SIGINT as an interactive Python does, whatever this
@@ -375,8 +391,8 @@ class Install(unittest.TestCase):
             p = subprocess.run([top + "/bin/tpusim", "run", "-c", "tpu_v1", "-w", "resnet5"], cwd=work,
                                capture_output=True, text=True)
             self.assertEqual((p.returncode, p.stdout), (2, ""))
-            self.assertEqual(p.stderr, "resnet5: expected a workload file or a workload name (%s), found neither\n"
-                             % ", ".join(names))
+            self.assertEqual(p.stderr, "resnet5: expected a workload file or a workload name (%s), found neither "
+                             "(did you mean resnet50?)\n" % ", ".join(names))
 
             pydir = dest + sysconfig.get_path("purelib", "posix_local")
             env = {k: v for k, v in os.environ.items() if k != "TPUSIM_LIB"}

@@ -93,7 +93,15 @@ START_TEST(spec_errors)
 		{ "axes:\n  batch: {from: 1, to: 4}\n", "4:10: axes.batch: expected a range with one of times or step, "
 							"found neither" },
 		{ "axes:\n  batch: {from: 8, to: 4, step: 1}\n", "4:24: axes.batch.to: expected at least from (8), found 4" },
-		{ "axis:\n  batch: [1]\n", "3:1: axis: expected configs, workloads, axes or zip, found an unknown key" },
+		{ "axis:\n  batch: [1]\n", "3:1: axis: expected configs, workloads, axes or zip, found an unknown key "
+					   "(did you mean axes?)" },
+		{ "workload: [mlp]\n", "3:1: workload: expected configs, workloads, axes or zip, found an unknown key "
+					"(did you mean workloads?)" },
+		/* a value given twice would run its points twice */
+		{ "axes:\n  array.rows: [8, 8]\n", "4:19: axes.array.rows[1]: expected each value once, found \"8\" again "
+						     "(first at [0])" },
+		{ "axes:\n  array.rows: [4, 4]\n  array.cols: [8, 8]\nzip: [[array.rows, array.cols]]\n",
+		  "4:19: axes.array.rows[1]: expected each zipped set of values once, found that of [0] again" },
 	};
 	char *dir = th_tmpdir(), *out, *err, spec[512], want[600], o[4200];
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

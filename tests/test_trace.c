@@ -485,7 +485,7 @@ START_TEST(bad_options_leave_no_file)
 		{ { "run", "-c", cfg, "-w", wl, "--trace", sub, NULL }, "--trace: expected a writable path, found \"" },
 		{ { "run", "-c", cfg, "-w", wl, "--dram-trace", sub, NULL }, "--dram-trace: expected a writable path, found \"" },
 		{ { "run", "-c", cfg, "-w", wl, "--dram-trace", path, "--dram-trace-format", "ramulator", NULL },
-		  "--dram-trace-format: expected dramsim3 or ramulator2, found \"ramulator\"\n" },
+		  "--dram-trace-format: expected dramsim3 or ramulator2, found \"ramulator\" (did you mean ramulator2?)\n" },
 		{ { "run", "-c", cfg, "-w", wl, "--dram-trace-format", "dramsim3", NULL },
 		  "--dram-trace-format: expected with --dram-trace FILE, found it alone\n" },
 		{ { "compare", "-c", cfg, "-w", wl, "--trace", path, NULL },

@@ -291,9 +291,20 @@ static int unknown_command(const char *name, struct err *e)
 /* An option that no row of the command c has (name, as typed). */
 static int unknown_option(const char *name, const char *cmd, unsigned bit, struct err *e)
 {
-	const char *names[2 * NOPTS];
-	char q[300], c[300], hint[100];
+	const char *names[2 * NOPTS], *eq = strchr(name, '=');
+	char q[300], c[300], hint[400];
 	size_t n = 0;
+	/* --model=analytic: options take their value as the next word. */
+	if (eq && name[0] == '-') {
+		char opt[64], v[300];
+		const struct cli_opt *o;
+		snprintf(opt, sizeof opt, "%.*s", (int)(eq - name), name);
+		if ((o = opt_find(opt, bit)) && (o->cmds & bit) && takes_value(o)) {
+			snprintf(hint, sizeof hint, " (did you mean %s %s?)", opt, err_quote(v, sizeof v, eq + 1, 60));
+			return err_input(e, "%s: expected an option of tpusim %s (see tpusim --help), found an unknown option%s",
+					 err_quote(q, sizeof q, name, 60), err_quote(c, sizeof c, cmd, 60), hint);
+		}
+	}
 	for (size_t i = 0; i < NOPTS; i++)
 		if (opts[i].cmds & bit) {
 			names[n++] = opt_name(&opts[i]);
@@ -443,9 +454,52 @@ static int take_value(struct cli_args *a, const struct cli_opt *o, const char *n
 	if (full)
 		return err_input(e, "%s: expected at most %d %s, found more", name, val->max, val->items);
 	optval_expected(val, false, 0, what, sizeof what);
-	char expected[320];
+	char expected[320], q[300], hint[100] = "";
 	snprintf(expected, sizeof expected, "expected %s", what);
-	return cli_bad_arg(e, name, expected, v);
+	/* A choice's nearest name, when one is nearer than the others ("wss": ws; "xs" is as near os as ws). */
+	if (val->kind == OPT_CHOICE) {
+		size_t n = 0, best = SIZE_MAX, ties = 0;
+		for (; val->names[n]; n++) {
+			size_t d = cfg_suggest_distance(v, val->names[n]);
+			ties = d < best ? 1 : ties + (d == best);
+			best = d < best ? d : best;
+		}
+		if (best != SIZE_MAX && ties == 1)
+			did_you_mean(v, val->names, n, hint, sizeof hint);
+	}
+	return err_input(e, "%s: %s, found \"%s\"%s", name, expected, err_quote(q, sizeof q, v, 60), hint);
+}
+
+/*
+ * An option of one value given again (at i; first at `first`): the second
+ * would silently replace the first, as a key given twice in a file would.
+ */
+static int given_twice(const struct cli_opt *o, char **argv, int i, int first, struct err *e)
+{
+	char q[300], v[300];
+	/* The first as written: "-w mlp", or "-j2" in one word. */
+	bool joined = !opt_is(o, argv[first]);
+	return err_input(e, "%s: expected the option once, found it again (first %s%s%s)", argv[i],
+			 err_quote(q, sizeof q, argv[first], 60), joined ? "" : " ",
+			 joined ? "" : err_quote(v, sizeof v, argv[first + 1], 60));
+}
+
+/* A key in two --set (argv[sets[0 .. n)], each "key=value"): refused at the second, as a key twice in a file is. */
+static int set_twice(char **argv, const int *sets, int n, struct err *e)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = 0; j < i; j++) {
+			const char *a = argv[sets[i]], *b = argv[sets[j]];
+			size_t la = strcspn(a, "="), lb = strcspn(b, "=");
+			char key[300], q[300], first[300];
+			if (la != lb || strncmp(a, b, la) || !a[la] || !b[lb])
+				continue;
+			snprintf(key, sizeof key, "%.*s", (int)la, a);
+			return err_at(e, (struct pos){ "--set", 1, 1 }, err_quote(q, sizeof q, key, 60),
+				      "expected each key once, found it again (first --set %s)",
+				      err_quote(first, sizeof first, b, 100));
+		}
+	return 0;
 }
 
 /* Every field at its default: the run options' (options.h) and the rows' own. */
@@ -491,7 +545,7 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 {
 	const struct cli_command *cmd;
 	unsigned bit;
-	int set_at = 0;
+	int set_at = 0, sets[CONFIG_MAX_SETS], nsets = 0;
 
 	set_defaults(a);
 	if (argc < 2)
@@ -531,6 +585,8 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 			return unknown_option(o, cmd->name, bit, e);
 		if (!(row->cmds & bit))
 			return other_command(o, row, cmd, e);
+		if (a->at[row - opts] && takes_value(row) && opt_val(row)->kind != OPT_LIST)
+			return given_twice(row, argv, i, a->at[row - opts], e);
 		a->at[row - opts] = i;
 		if (row->off == NO_FIELD && !row->run)
 			continue;       /* -h: cli_help answered it */
@@ -547,9 +603,13 @@ int cli_parse(int argc, char **argv, struct cli_args *a, struct err *e)
 		}
 		if (take_value(a, row, strlen(name) < sizeof name - 1 ? name : o, v, e) < 0)
 			return -1;
-		if (row->run == &run_options[RO_SET])
+		if (row->run == &run_options[RO_SET]) {
 			set_at = i;
+			sets[nsets++] = i;  /* (take_value refused more than CONFIG_MAX_SETS) */
+		}
 	}
+	if (set_twice(argv, sets, nsets, e) < 0)
+		return -1;
 	return model_options(a, e);
 }
 

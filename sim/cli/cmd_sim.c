@@ -53,10 +53,10 @@ static void run_progress(void *ctx, const struct run_progress *p)
 }
 
 /* The config's warnings, once per run, on stderr. */
-static void warn(const struct config *c)
+static void warn(const struct sim *s)
 {
 	char lines[8][CONFIG_WARNING_MAX];
-	int n = config_warnings(c, true, lines, 8);
+	int n = config_warnings(&s->cfg, run_has_ports(&s->opts), true, lines, 8);
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "warning: %s\n", lines[i]);
 }
@@ -96,7 +96,7 @@ static int simulate(const struct cli_args *a, const char *cmd, struct sim *s, st
 		return -1;
 	if (a->save && save_check(a->save, &s->ops, e) < 0)
 		return -1;
-	warn(&s->cfg);
+	warn(s);
 	struct run_view view = { .ops = &s->ops };
 	if (isatty(STDERR_FILENO)) {
 		clock_gettime(CLOCK_MONOTONIC, &view.t0);
@@ -497,7 +497,7 @@ int cmd_compare(const struct cli_args *a, struct err *e)
 	*rq = a->rq;
 	if (sim_load(s, rq, "compare", e) < 0)
 		goto out;
-	warn(&s->cfg);
+	warn(s);
 	if (compare_run(c, &s->cfg, &s->w, &s->ops, &s->opts, df, n, e) < 0)
 		goto out;
 	if (a->out && plot_compare(a->out, &s->cfg, &s->w, c, e) < 0)

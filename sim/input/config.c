@@ -130,7 +130,9 @@ int config_find_in(const char *base, const char *name, char *path, size_t size, 
 	if (!*list)
 		return err_at(e, (struct pos){ name, 0, 0 }, NULL,
 			      "expected a config file or a preset, found neither (no preset directory next to tpusim)");
-	return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a config file or a preset (%s), found neither", list);
+	char hint[200];
+	return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a config file or a preset (%s), found neither%s", list,
+		      preset_hint(list, name, hint, sizeof hint));
 }
 
 int config_merge(struct config *c, const char *path, struct err *e)
@@ -153,7 +155,8 @@ int config_merge(struct config *c, const char *path, struct err *e)
 		return -1;
 	if (!d->root) {
 		ydoc_free(d);
-		return err_at(e, (struct pos){ file, 0, 0 }, NULL, "expected a mapping of config keys, found an empty file");
+		return err_at(e, (struct pos){ file, 0, 0 }, NULL, "expected a mapping of config keys, found %s",
+			      ydoc_nothing(file));
 	}
 	if (c->nfiles++ == 0)
 		snprintf(c->file, sizeof c->file, "%s", path);
@@ -243,6 +246,25 @@ int config_set(struct config *c, const char *assignment, struct err *e)
 	return config_set_key(c, raw, eq + 1, false, at, e);
 }
 
+int config_memory_unused(const struct config *c, bool energy, const char *why, struct err *e)
+{
+	const struct cfg_schema *s = config_schema();
+	int pj = cfg_find(s, "energy.hbm_pj_per_bit");
+	for (size_t i = 0; i < s->n; i++) {
+		int from = source(c, (int)i);
+		char v[CFG_STR_MAX + 64];
+		if (strncmp(s->e[i].name, "hbm.", 4) || from <= 1 || (energy && from <= CONFIG_MAX_FILES))
+			continue;
+		/* The type brings the pJ per bit when nothing later gives it: the energy changes. */
+		if (energy && !strcmp(s->e[i].name, "hbm.type") && !given(c, pj))
+			continue;
+		cfg_format(s, (int)i, &c->arch, v, sizeof v);
+		return err_at(e, c->origin[i], s->e[i].name, "expected no hbm key (%s, so it would change nothing), found it "
+			      "set to %s", why, v);
+	}
+	return 0;
+}
+
 struct pos config_origin(const struct config *c, const char *key)
 {
 	int i = cfg_find(config_schema(), key);
@@ -281,11 +303,11 @@ int64_t arch_memory_cycles(const struct arch *a, int64_t bytes)
 	return c >= 0x1p62 ? INT64_MAX : (int64_t)c;
 }
 
-int config_warnings(const struct config *c, bool positioned, char lines[][CONFIG_WARNING_MAX], int max)
+int config_warnings(const struct config *c, bool ports, bool positioned, char lines[][CONFIG_WARNING_MAX], int max)
 {
 	const struct arch *a = &c->arch;
 	int n = 0;
-	for (int b = 0; b < SRAM_NBUF && n < max; b++) {
+	for (int b = 0; ports && b < SRAM_NBUF && n < max; b++) {
 		int64_t have = a->sram.buf[b].bytes_per_cycle, need = a->sram.edge_bytes[b];
 		/*
 		 * The edge the port feeds: outputs the columns; inputs and weights

@@ -127,6 +127,18 @@ int config_set_key(struct config *c, const char *key, const char *value, bool qu
  */
 void config_resolve(struct config *c);
 
+/*
+ * With ideal memory the memory model's keys (hbm.*) change no cycle: one
+ * given by --set (or a request's set) is refused, at its position. Without
+ * energy (the run reports none: the lab) so is one an overlay gave (a config
+ * file after the first; the first, a preset, sets every key). With energy an
+ * overlay is let be (its energy keys count: memory/hbm3's pJ per bit), and
+ * so is hbm.type while it brings energy.hbm_pj_per_bit. why: the run's
+ * reason, as "(why, so it would change nothing)" says it ("--ideal-memory
+ * makes memory ideal").
+ */
+int config_memory_unused(const struct config *c, bool energy, const char *why, struct err *e);
+
 /* Where key got its value: file:line:col, --set, or the defaults (also what hbm.type brought). */
 struct pos config_origin(const struct config *c, const char *key);
 
@@ -143,13 +155,14 @@ double arch_hbm_bytes_per_s(const struct arch *a);
 
 /*
  * Writes one line per finding worth a warning into lines (at most max) and
- * returns how many: a configured SRAM port narrower than the array's edge
- * needs, e.g. "configs/x.yaml:12:5: sram.inputs.bytes_per_cycle: 64 B/cycle
+ * returns how many: with ports (the run's model has port widths: the cycle
+ * model without ideal memory, run_has_ports), a configured SRAM port
+ * narrower than the array's edge needs, e.g. "configs/x.yaml:12:5: sram.inputs.bytes_per_cycle: 64 B/cycle
  * cannot feed the array's 128-row edge (needs 128); streams will stretch".
  * The caller prints them (once per run, on stderr). Not positioned: the
  * line starts at the key (summary.json, the same whichever way a value was given).
  */
-int config_warnings(const struct config *c, bool positioned, char lines[][CONFIG_WARNING_MAX], int max);
+int config_warnings(const struct config *c, bool ports, bool positioned, char lines[][CONFIG_WARNING_MAX], int max);
 
 /*
  * The memory bound: cycles to move bytes at the memory model's full

@@ -207,7 +207,7 @@ static int parse_dict(const char *h, size_t n, int major, struct npy_head *out, 
 				return said(what, wsize, "shape %s", value_text(ht, sizeof ht, &x, v, true));
 			seen[2] = true;
 		} else {
-			return said(what, wsize, "a header key other than 'descr', 'fortran_order' and 'shape', '%s'",
+			return said(what, wsize, "the header key '%s' besides 'descr', 'fortran_order' and 'shape'",
 					err_quote(ht, sizeof ht, k, 30));
 		}
 		if (!eat(&x, ',') && (ws(&x), x.p >= x.end || *x.p != '}'))

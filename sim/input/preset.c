@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfg.h"
+
 #define PRESET_DIRS 6
 
 /*
@@ -143,6 +145,33 @@ static void list_dir(const char *dir, const char *in, char *buf, size_t size)
 		free(v[i]);
 	}
 	free(v);
+}
+
+/* s in lower case, into buf. */
+static const char *lower(const char *s, size_t n, char *buf, size_t size)
+{
+	size_t i = 0;
+	for (; i < n && s[i] && i + 1 < size; i++)
+		buf[i] = (char)tolower((unsigned char)s[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
+const char *preset_hint(const char *list, const char *name, char *buf, size_t size)
+{
+	char want[CFG_NAME_MAX], cand[CFG_NAME_MAX];
+	size_t best = SIZE_MAX;
+	buf[0] = '\0';
+	lower(name, strlen(name), want, sizeof want);
+	for (const char *p = list; *p; p += strspn(p, ", ")) {
+		size_t len = strcspn(p, ","), d = cfg_suggest_distance(want, lower(p, len, cand, sizeof cand));
+		if (d < best) {
+			best = d;
+			snprintf(buf, size, " (did you mean %.*s?)", (int)len, p);
+		}
+		p += len;
+	}
+	return buf;
 }
 
 void preset_list(const char *sub, const char *skip, char *buf, size_t size)

@@ -46,4 +46,11 @@ int preset_find(const char *base, const char *sub, const char *name, char *path,
  */
 void preset_list(const char *sub, const char *skip, char *buf, size_t size);
 
+/*
+ * " (did you mean NAME?)" for the NAME of list (preset_list's "a, b, c")
+ * that name most likely meant, case aside (TPU_V1: tpu_v1; resnet5:
+ * resnet50), by cfg_suggest_distance; "" when none is near. In buf.
+ */
+const char *preset_hint(const char *list, const char *name, char *buf, size_t size);
+
 #endif

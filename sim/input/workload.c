@@ -281,8 +281,9 @@ int workload_find(const char *base, const char *name, char *path, size_t size, s
 	if (!*list)
 		return err_at(e, (struct pos){ name, 0, 0 }, NULL,
 			      "expected a workload file or a workload name, found neither (no preset directory next to tpusim)");
-	return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a workload file or a workload name (%s), found neither",
-		      list);
+	char hint[200];
+	return err_at(e, (struct pos){ name, 0, 0 }, NULL, "expected a workload file or a workload name (%s), found neither%s",
+		      list, preset_hint(list, name, hint, sizeof hint));
 }
 
 int workload_load(struct workload *w, const char *path, int64_t batch, struct err *e)

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "limit.h"
+#include "ydoc.h"
 
 #define F(x) offsetof(struct layer, x)
 /*
@@ -251,7 +252,7 @@ int workload_read_csv(struct workload *w, const char *path, struct err *e)
 	if (rc < 0)
 		return -1;
 	if (!ncols)
-		return err_at(e, whole, NULL, "expected a SCALE-Sim topology header, found an empty file");
+		return err_at(e, whole, NULL, "expected a SCALE-Sim topology header, found %s", ydoc_nothing(w->file));
 	if (w->n == 0)
 		return err_at(e, (struct pos){ w->file, lineno, 1 }, NULL, "expected at least one layer, found none");
 	return 0;

@@ -699,7 +699,8 @@ int workload_read_yaml(struct workload *w, const char *path, struct err *e)
 	if (!d)
 		return -1;
 	if (!d->root) {
-		err_at(e, (struct pos){ w->file, 0, 0 }, NULL, "expected a workload (name, batch, layers), found an empty file");
+		err_at(e, (struct pos){ w->file, 0, 0 }, NULL, "expected a workload (name, batch, layers), found %s",
+		       ydoc_nothing(w->file));
 		goto out;
 	}
 	if (d->root->kind != Y_MAP) {

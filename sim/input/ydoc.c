@@ -520,6 +520,14 @@ struct ydoc *ydoc_load_stream(const char *path, const struct ydoc_stream *st, st
 	return d;
 }
 
+const char *ydoc_nothing(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+		return "a FIFO that gave nothing (not a regular file)";
+	return "an empty file";
+}
+
 struct ydoc *ydoc_load(const char *path, struct err *e)
 {
 	return ydoc_load_stream(path, NULL, e);

@@ -47,6 +47,13 @@ struct ydoc {
 /* Parses path. Returns an owned document, or NULL with e set (file:line:col). */
 struct ydoc *ydoc_load(const char *path, struct err *e);
 
+/*
+ * What a file that held nothing is, as a message says after "found ": "an
+ * empty file", or for a FIFO (which reads as nothing when no one writes to
+ * it) "a FIFO that gave nothing (not a regular file)".
+ */
+const char *ydoc_nothing(const char *path);
+
 /* Parses text held in memory; name is used in positions. Returns owned, or NULL. */
 struct ydoc *ydoc_parse(const char *name, const char *text, size_t len, struct err *e);
 

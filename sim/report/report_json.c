@@ -161,7 +161,7 @@ void report_json(FILE *f, const struct report_ctx *c)
 	fprintf(f, "},\n  \"warnings\": [");
 	{
 		char lines[8][CONFIG_WARNING_MAX];
-		int n = config_warnings(cfg, false, lines, 8);
+		int n = config_warnings(cfg, run_has_ports(c->opts), false, lines, 8);
 		for (int i = 0; i < n; i++) {
 			fputs(i ? ", " : "", f);
 			json_str(f, lines[i]);

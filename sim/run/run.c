@@ -160,18 +160,27 @@ static int file_operand(const struct frun *fr, const struct layer_file *f, doubl
 	return file_values(f, fr->cfg->arch.array.dtype, v, f->head.rows, f->head.cols, f->key, e);
 }
 
-/* The operands of GEMM op number i: its layer's .npy files, else random from the seed. a: M x K, b: K x N. */
-static int op_operands(const struct frun *fr, const struct op *op, size_t i, double *a, double *b, struct err *e)
+/*
+ * The operands of GEMM op number i: its layer's .npy files, else random from
+ * the seed (*drew set when one is). a: M x K, b: K x N.
+ */
+static int op_operands(const struct frun *fr, const struct op *op, size_t i, double *a, double *b, bool *drew,
+		       struct err *e)
 {
 	int dt = fr->cfg->arch.array.dtype;
 	uint64_t seed = fr->o.seed + 2 * (uint64_t)i;
+	bool from_file[2] = { false, false };
 	func_random(dt, seed, a, op->m * op->k);
 	func_random(dt, seed + 1, b, op->k * op->n);
 	for (size_t k = 0; k < fr->w->nfiles; k++) {
 		const struct layer_file *f = &fr->w->files[k];
-		if (f->layer == op->layer && file_operand(fr, f, f->operand ? b : a, e) < 0)
+		if (f->layer != op->layer)
+			continue;
+		if (file_operand(fr, f, f->operand ? b : a, e) < 0)
 			return -1;
+		from_file[f->operand != 0] = true;
 	}
+	*drew |= !from_file[0] || !from_file[1];
 	return 0;
 }
 
@@ -360,7 +369,7 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 					goto nomem;
 				out->noutputs++;
 			}
-			if (op_operands(&fr, op, i, a, b, e) < 0)
+			if (op_operands(&fr, op, i, a, b, &out->drew, e) < 0)
 				goto out;
 			if (fr.vcd) {
 				char name[OP_NAME_MAX];
@@ -599,6 +608,11 @@ fail:
 	engine_free(en);
 	opcache_free(own);
 	return -1;
+}
+
+bool run_has_ports(const struct run_opts *o)
+{
+	return o->model == MODEL_CYCLE && !o->ideal_memory;
 }
 
 /* Refuses options the model cannot honour, before anything is planned. */

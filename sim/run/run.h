@@ -110,9 +110,18 @@ struct run {
 	struct result total;
 	struct run_check *checks;       /* functional: owned, one per layer; else NULL */
 	struct run_check check;         /* functional: the whole run */
+	bool drew;                      /* functional: an operand was drawn from the seed (not every one from a file) */
 	struct run_output *outputs;     /* functional with keep_outputs: owned, one per GEMM op, in op order */
 	size_t noutputs;
 };
+
+/*
+ * Whether the run's model has SRAM port widths: the cycle model without
+ * ideal memory. The analytic model times folds by the closed form, and ideal
+ * memory gives every port unbounded bandwidth (sram.h): a narrow port
+ * changes neither.
+ */
+bool run_has_ports(const struct run_opts *o);
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e);

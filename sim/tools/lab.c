@@ -101,7 +101,7 @@ int lab_check_array(const struct config *cfg, struct err *e)
 			      "expected at most %d for the lab's grid (arrays up to %d x %d PEs), found %" PRId64
 			      "; configs/lab_4x4.yaml is a 4 x 4 array for labs", LAB_MAX_DIM,
 			      LAB_MAX_DIM, LAB_MAX_DIM, ap->rows > LAB_MAX_DIM ? ap->rows : ap->cols);
-	return 0;
+	return config_memory_unused(cfg, false, "tpusim lab runs on ideal memory", e);
 }
 
 /* ---- operands ---- */

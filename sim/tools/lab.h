@@ -70,7 +70,11 @@ int lab_parse_gemm(const char *text, int64_t *m, int64_t *k, int64_t *n, struct 
 /* "A..B" with 0 <= A <= B (the end is checked against the run by lab_print); else an input error naming --cycles. */
 int lab_parse_cycles(const char *text, int64_t *first, int64_t *last, struct err *e);
 
-/* Whether the config's array fits the grid (at most LAB_MAX_DIM x LAB_MAX_DIM): 0, or -1 with an input error. */
+/*
+ * Whether the config fits the lab: an array of at most LAB_MAX_DIM x
+ * LAB_MAX_DIM, and no memory key, which its ideal memory would ignore and
+ * no energy shows (config_memory_unused). 0, or -1 with an input error.
+ */
 int lab_check_array(const struct config *cfg, struct err *e);
 
 /* Fills a (m x k) and b (k x n), row-major, with the operands of seed in dtype, as func_run draws them. */

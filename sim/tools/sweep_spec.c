@@ -235,12 +235,51 @@ static int dataflow_once(const struct sweep *sw, const struct ynode *axes, struc
 		      df->key, df->key, df->key);
 }
 
+/* Whether points i and j of axis a's factor (a alone, or its zip group) hold the same values. */
+static bool same_values(const struct sweep *sw, const struct sweep_axis *a, size_t i, size_t j)
+{
+	for (int k = 0; k < sw->naxes; k++) {
+		const struct sweep_axis *b = &sw->axes[k];
+		if ((b == a || (a->group >= 0 && b->group == a->group)) && strcmp(b->values[i], b->values[j]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A value given twice in an axis (or a set of values twice in a zip group)
+ * would run the same points twice: refused at the second.
+ */
+static int values_once(const struct sweep *sw, struct err *e)
+{
+	for (int k = 0; k < sw->naxes; k++) {
+		const struct sweep_axis *a = &sw->axes[k];
+		char key[320], q[200];
+		bool first_of_group = true;
+		for (int g = 0; g < k && a->group >= 0; g++)
+			first_of_group &= sw->axes[g].group != a->group;
+		for (size_t i = 1; first_of_group && i < a->n; i++)
+			for (size_t j = 0; j < i; j++) {
+				if (!same_values(sw, a, i, j))
+					continue;
+				snprintf(key, sizeof key, "axes.%s[%zu]", err_quote(q, sizeof q, a->name, 100), i);
+				if (a->group >= 0)
+					return err_at(e, a->at[i], key, "expected each zipped set of values once, found that of "
+						      "[%zu] again", j);
+				return err_at(e, a->at[i], key, "expected each value once, found \"%s\" again (first at [%zu])",
+					      err_quote(q, sizeof q, a->values[i], 60), j);
+			}
+	}
+	return 0;
+}
+
 static int spec_read(struct sweep *sw, const struct ydoc *d, struct err *e)
 {
 	const struct ynode *r = d->root, *axes = NULL, *zip = NULL;
 	bool have_c = false, have_w = false;
 	if (!r)
-		return err_input(e, "%s: expected a sweep spec (configs, workloads, axes, zip), found an empty file", d->file);
+		return err_input(e, "%s: expected a sweep spec (configs, workloads, axes, zip), found %s", d->file,
+				 ydoc_nothing(d->file));
 	if (r->kind != Y_MAP)
 		return expected(e, r, NULL, "a sweep spec (configs, workloads, axes, zip)");
 	for (size_t i = 0; i < r->n; i++) {
@@ -256,9 +295,16 @@ static int spec_read(struct sweep *sw, const struct ydoc *d, struct err *e)
 		else if (!strcmp(k, "zip"))
 			zip = v;
 		else {
+			static const char *const keys[] = { "configs", "workloads", "axes", "zip" };
+			const char *near = NULL;
+			size_t best = SIZE_MAX;
 			char q[100];
+			for (size_t j = 0; j < sizeof keys / sizeof *keys; j++)
+				if (cfg_suggest_distance(k, keys[j]) < best)
+					best = cfg_suggest_distance(k, keys[j]), near = keys[j];
 			return err_at(e, r->keys[i]->pos, err_quote(q, sizeof q, k, 60),
-				      "expected configs, workloads, axes or zip, found an unknown key");
+				      "expected configs, workloads, axes or zip, found an unknown key%s%s%s",
+				      near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
 		}
 		if (rc < 0)
 			return -1;
@@ -280,7 +326,7 @@ static int spec_read(struct sweep *sw, const struct ydoc *d, struct err *e)
 		return -1;
 	if (zip && !axes)
 		return err_at(e, zip->pos, "zip", "expected axes to zip, found no axes");
-	if (zip && zip_load(sw, zip, e) < 0)
+	if ((zip && zip_load(sw, zip, e) < 0) || values_once(sw, e) < 0)
 		return -1;
 	/* Factors: each axis alone, or a zip group at its first axis's place. */
 	size_t total = (size_t)sw->nworkloads;

@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_check_err(rc, &e, "config_merge");
 	if (rc < 0 || overrides(&c, data, size, &e) < 0)
 		return 0;
-	int n = config_warnings(&c, true, warnings, 16);
+	int n = config_warnings(&c, true, true, warnings, 16);
 	for (int i = 0; i < n && i < 16; i++)
 		if (!warnings[i][0] || strchr(warnings[i], '\n'))
 			fz_fail("config_warnings: line %d: \"%s\"", i, warnings[i]);
