@@ -423,8 +423,8 @@ static const struct {
 	{ { "--plot", "p" }, "--plot: " NOT_OURS "run; compare draws its chart with -o FILE.png or FILE.svg", "p" },
 	{ { "--timing", NULL }, "--timing: " NOT_OURS "run; time one dataflow with tpusim run --dataflow DF --timing", NULL },
 	{ { "--dump" }, "--dump: " NOT_OURS "config; print the config with tpusim config --dump", NULL },
-	{ { "-o", "sub" }, "-o: expected FILE.png or FILE.svg for compare's chart, found the directory \"sub\"", NULL },
-	{ { "-o", "sub/" }, "-o: expected FILE.png or FILE.svg for compare's chart, found the directory \"sub/\"", NULL },
+	{ { "-o", "sub" }, "-o: expected a writable path, found \"sub\" (Is a directory)", NULL },
+	{ { "-o", "sub/" }, "-o: expected a writable path, found \"sub/\" (Is a directory)", NULL },
 	{ { "-o", "out" }, "-o: expected FILE.png or FILE.svg for compare's chart, found \"out\"", "out" },
 	{ { "--out", "c.jpg" }, "-o: expected FILE.png or FILE.svg for compare's chart, found \"c.jpg\"", "c.jpg" },
 	{ { "--model", "functional" }, "--model: expected cycle or analytic for tpusim compare, found functional; check "

@@ -164,6 +164,21 @@ class Binding(unittest.TestCase):
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         self.assertTrue(p.stdout.startswith("TPUSIM_LIB=/nonexistent/lib.so: cannot be loaded: "), p.stdout)
 
+    def interrupted(self, child, what):
+        """Runs the Python code child, which prints "start" once its calls are
+        made; SIGINT a second later. Its stdout, and the finished process."""
+        p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline(), "start\n")
+            time.sleep(1.0)
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            self.fail(what + " for 10 s after SIGINT")
+        return out, p
+
     def test_ctrl_c(self):
         # A run of minutes (llm7b_prefill on lab_4x4: 599,801,728 folds) in a child; SIGINT a second in.
         # The child takes SIGINT as an interactive Python does, whatever this
@@ -183,16 +198,7 @@ class Binding(unittest.TestCase):
             r = tpusim.run(configs=["configs/lab_4x4.yaml"], workload="configs/workloads/mlp.yaml", model="analytic")
             print("next", r["model"])
             ''')
-        p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
-        try:
-            self.assertEqual(p.stdout.readline(), "start\n")
-            time.sleep(1.0)
-            p.send_signal(signal.SIGINT)
-            out, _ = p.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            self.fail("tpusim.run() went on for 10 s after SIGINT")
+        out, p = self.interrupted(child, "tpusim.run() went on")
         lines = out.splitlines()
         self.assertEqual(len(lines), 2, out)
         self.assertRegex(lines[0], r"^interrupted after \d+\.\d s$")
@@ -231,16 +237,7 @@ class Binding(unittest.TestCase):
             r = tpusim.run(configs=["lab_4x4"], workload="mlp", model="analytic")
             print("next", r["model"])
             ''')
-        p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
-        try:
-            self.assertEqual(p.stdout.readline(), "start\n")
-            time.sleep(1.0)
-            p.send_signal(signal.SIGINT)
-            out, _ = p.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            self.fail("the pool's calls went on for 10 s after SIGINT")
+        out, p = self.interrupted(child, "the pool's calls went on")
         self.assertEqual(out.splitlines(), ["interrupted", str(["130 interrupted by SIGINT"] * 4), "next analytic"])
         self.assertEqual(p.returncode, 0)
 

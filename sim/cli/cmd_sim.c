@@ -455,18 +455,15 @@ static int parse_dataflows(const char *list, int *df, int *n, struct err *e)
 /*
  * compare runs the cycle or the analytic model (the options of the other
  * commands are refused by the parser, cli.c); -o must name a chart (FILE.png
- * or FILE.svg), not a directory of reports as with run.
+ * or FILE.svg), not a directory of reports as with run (a directory there is
+ * refused with every file output's rule, cli_prepare_outputs).
  */
 static int compare_check_args(const struct cli_args *a, struct err *e)
 {
 	const char *ext = a->out ? strrchr(a->out, '.') : NULL;
-	struct stat st;
 	if (a->rq.model == MODEL_FUNCTIONAL)
 		return err_input(e, "--model: expected cycle or analytic for tpusim compare, found functional; check values "
 				 "with tpusim run --model functional");
-	if (a->out && stat(a->out, &st) == 0 && S_ISDIR(st.st_mode))
-		return err_input(e, "-o: expected FILE.png or FILE.svg for compare's chart, found the directory \"%s\"",
-				 cli_shown(0, a->out));
 	if (a->out && (!ext || (strcmp(ext, ".png") && strcmp(ext, ".svg"))))
 		return err_input(e, "-o: expected FILE.png or FILE.svg for compare's chart, found \"%s\"", cli_shown(0, a->out));
 	return 0;
