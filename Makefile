@@ -230,7 +230,7 @@ $(BUILD)/obj/sim/tools/lab.o $(FUZZ_BUILD)/obj/sim/tools/lab.o: $(GEN)/lab_page.
 # presets and the workloads go to share/tpusim/configs, where the installed tpusim
 # finds them by name (-c tpu_v1, -w resnet50) from its own path,
 # PREFIX/bin/../share/tpusim/configs (sim/input/preset.h); tpusim.py goes where
-# Debian's python3 looks for modules of PREFIX=/usr/local (PYDIR), and finds the
+# Debian's Python looks for modules of PREFIX=/usr/local (PYDIR), and finds the
 # library from its own path, PYDIR/../../libtpusim.so; the importers go to bin, and
 # the modules they import to share/tpusim/python, where an importer looks from its own
 # path (PREFIX/bin/../share/tpusim/python) when they are not beside it, as in scripts/.

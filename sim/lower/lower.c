@@ -247,24 +247,44 @@ static int attach_vec(struct ctx *c, int n)
 	return attach(c, in[0], in[1], &out, "out");
 }
 
+/*
+ * Pushes op suffix once its sizes are known to fit: no product overflowed
+ * (mul), and the workload's running total, with each of the op's n totals
+ * added, stays within LOWER_LIMIT. NULL with the error set.
+ */
+static struct op *push_counted(struct ctx *c, const char *suffix, const int64_t *totals, int n)
+{
+	char name[OP_NAME_MAX];
+	struct op *o;
+	if (c->overflow) {
+		shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s",
+			  ctx_name(c, suffix, name, sizeof name));
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		if (!count(c, totals[i])) {
+			shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
+			return NULL;
+		}
+	if (!(o = push(c, suffix))) {
+		if (c->out->n >= LOWER_MAX_OPS)
+			shape_err(c, NULL, "expected at most %d ops in a workload, found more", LOWER_MAX_OPS);
+		else
+			err_nomem(c->e, NULL);
+	}
+	return o;
+}
+
 static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t n, int64_t repeat,
 		bool a_weight, bool b_weight)
 {
-	char name[OP_NAME_MAX];
 	struct op *o;
 	repeat = mul(c, repeat, c->l->repeat);
 	/* Operand sizes and MACs must all fit; bytes are at most 4x these. */
 	int64_t sa = mul(c, mul(c, m, k), repeat), sb = mul(c, mul(c, k, n), repeat), sc = mul(c, mul(c, m, n), repeat);
 	int64_t macs = mul(c, mul(c, mul(c, m, k), n), repeat);
-	if (c->overflow)
-		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s",
-				 ctx_name(c, suffix, name, sizeof name));
-	if (!count(c, macs) || !count(c, sa) || !count(c, sb) || !count(c, sc))
-		return shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
-	if (!(o = push(c, suffix)))
-		return c->out->n >= LOWER_MAX_OPS ? shape_err(c, NULL, "expected at most %d ops in a workload, found more",
-							     LOWER_MAX_OPS)
-						  : err_nomem(c->e, NULL);
+	if (!(o = push_counted(c, suffix, (const int64_t[]){ macs, sa, sb, sc }, 4)))
+		return -1;
 	o->kind = OP_GEMM;
 	o->m = m;
 	o->k = k;
@@ -278,20 +298,12 @@ static int gemm(struct ctx *c, const char *suffix, int64_t m, int64_t k, int64_t
 
 static int vec(struct ctx *c, const char *suffix, int kind, int64_t in, int64_t out, int64_t lane_ops)
 {
-	char name[OP_NAME_MAX];
 	struct op *o;
 	in = mul(c, in, c->l->repeat);
 	out = mul(c, out, c->l->repeat);
 	lane_ops = mul(c, lane_ops, c->l->repeat);
-	if (c->overflow)
-		return shape_err(c, NULL, "expected sizes whose products fit in 58 bits, found a larger product in %s",
-				 ctx_name(c, suffix, name, sizeof name));
-	if (!count(c, in) || !count(c, out) || !count(c, lane_ops))
-		return shape_err(c, NULL, "expected a workload whose total work fits in 58 bits, found more");
-	if (!(o = push(c, suffix)))
-		return c->out->n >= LOWER_MAX_OPS ? shape_err(c, NULL, "expected at most %d ops in a workload, found more",
-							     LOWER_MAX_OPS)
-						  : err_nomem(c->e, NULL);
+	if (!(o = push_counted(c, suffix, (const int64_t[]){ in, out, lane_ops }, 3)))
+		return -1;
 	o->kind = OP_VEC;
 	o->vec = kind;
 	o->in_elems = in;
