@@ -124,6 +124,8 @@ static const struct bad cases[] = {
 	/* an assignment without its '=', in one argument or two */
 	{ NULL, NULL, NULL, { RUN, "--set", "array.rows" }, "--set: expected key.path=value, found \"array.rows\"" },
 	{ NULL, NULL, NULL, { RUN, "--set", "=4" }, "--set: expected key.path=value, found \"=4\"" },
+	/* Two of them: the form is said, not a repeated (empty) key. */
+	{ NULL, NULL, NULL, { RUN, "--set", "=5", "--set", "=6" }, "--set: expected key.path=value, found \"=5\"" },
 	{ NULL, NULL, NULL, { RUN, "--set", "array.rows", "64" },
 	  "--set: expected key.path=value, found \"array.rows\" (did you mean --set array.rows=64?)" },
 	{ NULL, NULL, NULL, { "config", "--dump", "--set", "array.rows", "64" },

@@ -39,6 +39,9 @@ static const char *cfg(char *buf, size_t size, const char *name)
 	return buf;
 }
 
+/* The child's standard input, when not NULL (else the test's). */
+static const char *child_stdin;
+
 /* Starts tpusim argv in dir; fsize > 0: files it writes are limited to fsize bytes (EFBIG past it). */
 static void start(struct child *c, const char *dir, const char *const *argv, long fsize)
 {
@@ -54,6 +57,12 @@ static void start(struct child *c, const char *dir, const char *const *argv, lon
 			_exit(127);
 		dup2(o, 1);
 		dup2(e, 2);
+		if (child_stdin) {
+			int in = open(child_stdin, O_RDONLY);
+			if (in < 0)
+				_exit(127);
+			dup2(in, 0);
+		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		if (fsize > 0) {
@@ -145,6 +154,35 @@ START_TEST(signal_leaves_nothing)
 			th_rmdir(dir);
 			free(dir);
 		}
+}
+END_TEST
+
+/*
+ * Ctrl-C at lab --step's prompt: the read it waits in ends (no SA_RESTART),
+ * and that is a stop (130, "interrupted by SIGINT"), not a q that prints
+ * the summary and exits 0. Its input is a FIFO whose writer never writes.
+ */
+START_TEST(step_prompt_interrupted)
+{
+	char lab[PATH_MAX], fifo[PATH_MAX];
+	char *dir = th_tmpdir(), *err;
+	const char *const argv[] = { "lab", "-c", cfg(lab, sizeof lab, "lab_4x4.yaml"), "--gemm", "8x8x8", "--step", NULL };
+	struct child c;
+	snprintf(fifo, sizeof fifo, "%s/in", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	int writer = open(fifo, O_RDWR);
+	ck_assert_int_ge(writer, 0);
+	child_stdin = fifo;
+	start(&c, dir, argv, 0);
+	child_stdin = NULL;
+	sleep_s(1.0);
+	ck_assert_int_eq(kill(c.pid, SIGINT), 0);
+	ck_assert_int_eq(finish(&c, 20, &err), 130);
+	ck_assert_str_eq(err, "interrupted by SIGINT\n");
+	free(err);
+	close(writer);
+	th_rmdir(dir);
+	free(dir);
 }
 END_TEST
 
@@ -569,6 +607,7 @@ Suite *interrupt_suite(void)
 	TCase *t = tcase_create("interrupt");
 	tcase_set_timeout(t, 300);
 	tcase_add_test(t, signal_leaves_nothing);
+	tcase_add_test(t, step_prompt_interrupted);
 	tcase_add_test(t, fifo_gets_one_stream);
 	tcase_add_test(t, links_and_fifos_written_through);
 	tcase_add_test(t, trace_size_capped);

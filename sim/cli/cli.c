@@ -487,6 +487,10 @@ static int given_twice(const struct cli_opt *o, char **argv, int i, int first, s
 /* A key in two --set (argv[sets[0 .. n)], each "key=value"): refused at the second, as a key twice in a file is. */
 static int set_twice(char **argv, const int *sets, int n, struct err *e)
 {
+	/* Each in the form key=value first (config_assignment's message), so an empty key is said as such. */
+	for (int i = 0; i < n; i++)
+		if (config_assignment(argv[sets[i]], NULL, e) < 0)
+			return -1;
 	for (int i = 1; i < n; i++)
 		for (int j = 0; j < i; j++) {
 			const char *a = argv[sets[i]], *b = argv[sets[j]];

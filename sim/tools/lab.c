@@ -28,6 +28,7 @@
 #include "plan.h"
 #include "run.h"
 #include "schedule.h"
+#include "stop.h"
 
 /* ---- parsing ---- */
 
@@ -654,6 +655,9 @@ int lab_print(FILE *out, const struct config *cfg, const struct lab_opts *o, str
 		print_intro(out, cfg, o, &g, r.cycles, p.w, ints);
 	}
 	if (gemm_run(&g, cfg, print_cycle, &p, &r, e) < 0)
+		goto out;
+	/* Ctrl-C at the step prompt ends its read (no SA_RESTART): a stop, not a q. */
+	if (stop_check(e) < 0)
 		goto out;
 	if (o->json)
 		fprintf(out, "],\n\"summary\":{\"cycles\":%" PRId64 ",\"folds\":%" PRId64 ",\"outputs\":%" PRId64

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,14 +98,22 @@ static size_t chunk_of(const struct sweep *sw)
  * A worker: the loaded points of its chunks that are not done; each point
  * announced on fd before it runs and reported after.
  */
-static void worker(const struct sweep *sw, const char *dir, int jobs, int w, const bool *done, int fd, pid_t parent)
+static void worker(const struct sweep *sw, const char *dir, int jobs, int w, const bool *done, int fd, pid_t parent,
+		   const sigset_t *unblocked)
 {
 	/* One cache for all the worker's points: ops reused within a point and across points. Out of memory: none. */
 	struct opcache *cache = sw->no_reuse ? NULL : opcache_new();
 	size_t chunk = chunk_of(sw);
-	/* The default action, not the sweep's handler: a worker stopped is a point still to do (its files resumable). */
+	/*
+	 * The default action, not the sweep's handler: a worker stopped is a point
+	 * still to do (its files resumable). The parent forked with the two
+	 * signals blocked, so none came between the fork and here; a stop the
+	 * parent had recorded is the parent's (it stops the workers itself).
+	 */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	stop_clear();
+	sigprocmask(SIG_SETMASK, unblocked, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
@@ -184,7 +193,20 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 	 * that exits with an error (a point file it could not write) fails the
 	 * sweep.
 	 */
-	for (bool again = true; again && e->kind == ERR_NONE;) {
+	/*
+	 * SIGINT and SIGTERM are held while the rounds run and taken only inside
+	 * the wait for the workers' messages (ppoll), so a stop is seen however
+	 * it falls: before a fork (no worker starts), between messages, or while
+	 * waiting.
+	 */
+	sigset_t stops, unblocked;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stops, &unblocked);
+	sigdelset(&unblocked, SIGINT);
+	sigdelset(&unblocked, SIGTERM);
+	for (bool again = true; again && e->kind == ERR_NONE && !stop_requested();) {
 		long running[SWEEP_MAX_JOBS];
 		int killed[SWEEP_MAX_JOBS] = { 0 };
 		again = false;
@@ -194,11 +216,11 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 			break;
 		}
 		fflush(NULL);
-		for (int w = 0; w < jobs && pr.done < pr.total; w++) {
+		for (int w = 0; w < jobs && pr.done < pr.total && !stop_requested(); w++) {
 			pid_t pid = fork();
 			if (pid == 0) {
 				close(fds[0]);
-				worker(sw, dir, jobs, w, done, fds[1], self);
+				worker(sw, dir, jobs, w, done, fds[1], self, &unblocked);
 			}
 			if (pid < 0) {
 				err_sim(e, "sweep: expected to start worker %d, found %s", w, strerror(errno));
@@ -210,13 +232,16 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 		close(fds[1]);
 		for (;;) {
 			struct done_msg m;
-			ssize_t r = read(fds[0], &m, sizeof m);
+			struct pollfd in = { fds[0], POLLIN, 0 };
 			/* Asked to stop (stop.h): the workers are stopped too, and their pipe ends. */
-			if (r < 0 && errno == EINTR && stop_requested() && !stopped) {
+			if (stop_requested() && !stopped) {
 				stopped = true;
 				for (int w = 0; w < nw; w++)
 					kill(pids[w], SIGTERM);
 			}
+			if (ppoll(&in, 1, NULL, &unblocked) < 0 && errno == EINTR)
+				continue;
+			ssize_t r = read(fds[0], &m, sizeof m);
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r != (ssize_t)sizeof m || m.worker >= nw || m.point < sw->first || m.point > sw->last)
@@ -301,6 +326,9 @@ static int run_points(const struct sweep *sw, const char *dir, int jobs, enum sw
 		if (dead)
 			break;
 	}
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
+	if (stop_requested() && e->kind == ERR_NONE)
+		stop_error(e);
 	free(row);
 	free(done);
 	close(lock);
