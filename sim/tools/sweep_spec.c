@@ -588,14 +588,27 @@ int sweep_lock(const char *dir, enum sweep_use use, const char *opt, struct err 
 {
 	char path[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], q2[LIMIT_QUOTE_BUF];
 	snprintf(path, sizeof path, "%s/" SWEEP_LOCK, dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-	if (fd < 0)
-		return err_input(e, "%s: expected a directory that can be created and written, found \"%s\" (%s)", opt,
-				 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
-	/* A file system without locks (some NFS mounts: ENOLCK) guards nothing, and stops nothing either. */
-	if (flock(fd, (use == SWEEP_ALONE ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 || errno != EWOULDBLOCK)
-		return fd;
-	close(fd);
+	/*
+	 * The lock is the file at path when it was locked: a refused sweep that
+	 * made it removes it again (sweep_dir_prepare), so a lock taken on a file
+	 * removed since guards nothing, and is taken again on the one there now.
+	 */
+	for (;;) {
+		struct stat held, there;
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+		if (fd < 0)
+			return err_input(e, "%s: expected a directory that can be created and written, found \"%s\" (%s)",
+					 opt, err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
+		/* A file system without locks (some NFS mounts: ENOLCK) guards nothing, and stops nothing either. */
+		if (flock(fd, (use == SWEEP_ALONE ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+			close(fd);
+			break;
+		}
+		if (fstat(fd, &held) == 0 && stat(path, &there) == 0 && held.st_dev == there.st_dev &&
+		    held.st_ino == there.st_ino)
+			return fd;
+		close(fd);
+	}
 	return err_input(e, "%s: expected a directory no other tpusim sweep is using, found \"%s\" in use (%s is locked: "
 			 "wait for that sweep, or use another -o)", opt, err_quote(q, sizeof q, dir, LIMIT_PATH),
 			 err_quote(q2, sizeof q2, path, LIMIT_PATH));
@@ -674,8 +687,12 @@ int sweep_dir_prepare(const struct sweep *sw, const char *dir, enum sweep_use us
 	if ((fd = sweep_lock(dir, use, "-o", e)) < 0)
 		return -1;
 	if (foreign_csv(dir, e) < 0 || sweep_make_dir(pdir, e) < 0 || record_put(sw, dir, e) < 0) {
-		/* A sweep refused here leaves no lock file of its own (removed while it is still held). */
-		if (!had_lock)
+		/*
+		 * A sweep refused here leaves no lock file of its own: removed while
+		 * it holds it alone (one that locks it after sees it removed and
+		 * takes the new one, sweep_lock).
+		 */
+		if (!had_lock && flock(fd, LOCK_EX | LOCK_NB) == 0)
 			unlink(lock);
 		close(fd);
 		return -1;
