@@ -648,9 +648,16 @@ static int record_put(const struct sweep *sw, const char *dir, struct err *e)
 	if (errno != ENOENT)
 		return err_input(e, "-o: expected a sweep's record or none, found \"%s\" (%s)",
 				 err_quote(q, sizeof q, path, LIMIT_PATH), strerror(errno));
-	if (fsx_write_atomic(path, sw->text, sw->text_len) == 0) {
-		snprintf(path, sizeof path, "%s/sweep.cwd", dir);
-		if (fsx_write_atomic(path, cwd, strlen(cwd)) == 0)
+	/*
+	 * The working directory first, the spec last: the record is whole once
+	 * sweep.yaml is there, so a sweep killed between the two writes leaves
+	 * none, and its rerun writes both (not a spec without its directory, which
+	 * would read as another's).
+	 */
+	snprintf(path, sizeof path, "%s/sweep.cwd", dir);
+	if (fsx_write_own(path, cwd, strlen(cwd)) == 0) {
+		snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+		if (fsx_write_own(path, sw->text, sw->text_len) == 0)
 			return 0;
 	}
 	return fsx_write_error(e, "-o", path, errno);
