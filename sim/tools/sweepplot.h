@@ -48,7 +48,7 @@
 #include "limit.h"
 #include "sweep.h"
 
-#define SWEEPPLOT_NMETRICS 6
+#define SWEEPPLOT_NMETRICS 7
 
 enum sweepplot_metric {
 	SWEEPPLOT_CYCLES,
@@ -56,7 +56,8 @@ enum sweepplot_metric {
 	SWEEPPLOT_TOPS,
 	SWEEPPLOT_HBM_BYTES,         /* hbm_read_bytes + hbm_write_bytes */
 	SWEEPPLOT_ENERGY,            /* energy_pj */
-	SWEEPPLOT_PJ_PER_MAC
+	SWEEPPLOT_PJ_PER_MAC,
+	SWEEPPLOT_TOPS_PER_W
 };
 
 /* The metrics as the charts' file names spell them: cycles, utilization, tops, hbm_bytes, energy_pj, pj_per_mac. */
@@ -66,6 +67,7 @@ struct sweepplot_row {
 	long line;                   /* where the row starts in the file */
 	const char *workload;        /* borrowed from the table */
 	const char **val;            /* the axes' values (naxes, borrowed from the table) */
+	const char *point;           /* the point's file, relative to DIR (borrowed from the table) */
 	const char *status;
 	bool ok;
 	double m[SWEEPPLOT_NMETRICS];   /* ok rows only */

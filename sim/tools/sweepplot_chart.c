@@ -39,15 +39,19 @@ void sweepplot_metric_scale(int m, double max, struct sweepplot_scale *s)
 	case SWEEPPLOT_ENERGY:
 		snprintf(s->label, sizeof s->label, "energy (%s)", pj[k]);
 		break;
-	default:
+	case SWEEPPLOT_PJ_PER_MAC:
 		s->div = 1;
 		snprintf(s->label, sizeof s->label, "energy per MAC (pJ)");
+		break;
+	default:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "TOPS per watt (10^12 ops/J)");
 		break;
 	}
 }
 
 const char *const sweepplot_metric_titles[SWEEPPLOT_NMETRICS] = { "cycles", "utilization", "achieved TOPS",
-							       "HBM traffic", "energy", "energy per MAC" };
+							       "HBM traffic", "energy", "energy per MAC", "TOPS/W" };
 
 void sweepplot_axis_label(const struct sweepplot_view *v, int g, char *buf, size_t size)
 {
