@@ -375,6 +375,9 @@ int plot_compare(const char *path, const struct config *cfg, const struct worklo
 static const char *const line_colours[10] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 					      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf" };
 
+/* The points of the series, in turn: disc, square, triangles, diamond, pentagon. */
+static const int point_types[6] = { 7, 5, 9, 11, 13, 15 };
+
 /* `set NAME (...)` with the tics t, or nothing when t has none. */
 static void put_tics(FILE *f, const char *name, const struct plot_tics *t)
 {
@@ -421,9 +424,28 @@ static void put_xrange(FILE *f, const struct plot_lines *c)
 		fprintf(f, "set xrange [%.17g:%.17g]\n", lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo));
 }
 
+/* The lines of c, or its bars when its x are categories (each category's bars side by side, 0.8 wide in all). */
+static void put_lines(FILE *f, const struct plot_lines *c)
+{
+	double w = c->nseries ? 0.8 / c->nseries : 0.8;
+	char s[600];
+	if (c->categories)
+		fprintf(f, "set boxwidth %.17g absolute\nset style fill solid 0.85 border rgb '#333333'\n", w);
+	fprintf(f, "plot ");
+	for (int i = 0; i < c->nseries; i++) {
+		fprintf(f, "%s$s%d ", i ? ", " : "", i);
+		if (c->categories)
+			fprintf(f, "using ($1 - 0.4 + %.17g):2 title \"%s\" with boxes lc rgb '%s'", (i + 0.5) * w,
+				gp_str(s, sizeof s, c->series[i].title), line_colours[i % 10]);
+		else
+			fprintf(f, "using 1:2 title \"%s\" with linespoints lw 2 dt %d pt %d ps 1.4 lc rgb '%s'",
+				gp_str(s, sizeof s, c->series[i].title), 1 + i / 10 % 4, point_types[i % 6], line_colours[i % 10]);
+	}
+	fprintf(f, "\n");
+}
+
 int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 {
-	static const int points[6] = { 7, 5, 9, 11, 13, 15 };   /* disc, square, triangles, diamond, pentagon */
 	char script[64], tmp[LIMIT_PATH_BUF], s[600];
 	FILE *f;
 
@@ -452,12 +474,7 @@ int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 		fprintf(f, "set yrange [0:*]\n");
 	put_tics(f, "xtics", &c->xtics);
 	put_xrange(f, c);
-	fprintf(f, "plot ");
-	for (int i = 0; i < c->nseries; i++)
-		fprintf(f, "%s$s%d using 1:2 title \"%s\" with linespoints lw 2 dt %d pt %d ps 1.4 lc rgb '%s'",
-			i ? ", " : "", i, gp_str(s, sizeof s, c->series[i].title), 1 + i / 10 % 4, points[i % 6],
-			line_colours[i % 10]);
-	fprintf(f, "\n");
+	put_lines(f, c);
 	return run_gnuplot(f, script, path, tmp, e);
 }
 
@@ -530,6 +547,19 @@ static void put_range(FILE *f, const char *axis, const struct plot_pareto *p, bo
 		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, a, b);
 }
 
+/* Series i's block $s<i>: x, y, and z when it has them. */
+static void put_block_z(FILE *f, int i, const struct plot_series *ser)
+{
+	fprintf(f, "$s%d << EOD\n", i);
+	for (size_t k = 0; k < ser->n; k++) {
+		fprintf(f, "%.17g %.17g", ser->x[k], ser->y[k]);
+		if (ser->z)
+			fprintf(f, " %.17g", ser->z[k]);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "EOD\n");
+}
+
 int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 {
 	char script[64], tmp[LIMIT_PATH_BUF], s[600];
@@ -538,7 +568,7 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
 	for (int i = 0; i < p->nseries; i++)
-		put_block(f, "s", i, p->series[i].n, p->series[i].x, p->series[i].y, NULL);
+		put_block_z(f, i, &p->series[i]);
 	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL);
 	/* The labels in turn above and below their points, so that close neighbours do not overlap. */
 	for (int half = 0; half < 2; half++) {
@@ -556,12 +586,21 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 		fprintf(f, "set logscale x 10\n");
 	if (p->ylog)
 		fprintf(f, "set logscale y 10\n");
+	if (p->zlabel)
+		fprintf(f, "set cblabel \"%s\"\n%s"
+			   "set palette defined (0 '#fde725', 1 '#5ec962', 2 '#21918c', 3 '#3b528b', 4 '#440154')\n",
+			gp_str(s, sizeof s, p->zlabel), p->zlog ? "set logscale cb 10\n" : "");
 	put_range(f, "x", p, p->xlog, 0.05, 0.25);
 	put_range(f, "y", p, p->ylog, 0.08, 0.08);
 	fprintf(f, "plot ");
-	for (int i = 0; i < p->nseries; i++)
-		fprintf(f, "$s%d using 1:2 title \"%s\" with points pt 7 ps 1.2 lc rgb '%s', ", i,
-			gp_str(s, sizeof s, p->series[i].title), line_colours[i % 10]);
+	for (int i = 0; i < p->nseries; i++) {
+		fprintf(f, "$s%d using 1:2%s title \"%s\" with points pt %d ps 1.4 ", i, p->zlabel ? ":3" : "",
+			gp_str(s, sizeof s, p->series[i].title), point_types[i % 6]);
+		if (p->zlabel)
+			fprintf(f, "lc palette, ");
+		else
+			fprintf(f, "lc rgb '%s', ", line_colours[i % 10]);
+	}
 	fprintf(f, "$front0 using 1:2 title \"%s\" with steps lw 2 lc rgb '#333333', "
 		   "$front0 using 1:2 notitle with points pt 6 ps 2.2 lw 2 lc rgb '#333333', "
 		   "$label0 using 1:2:3 notitle with labels left offset char 1.2,0.8 font ',10'%s\n",

@@ -107,6 +107,27 @@ int sweepplot_groups(const struct sweepplot_table *t, int group[]);
  */
 size_t sweepplot_pareto(const double *x, const double *y, size_t n, bool *front);
 
+/* What the user asks of the charts (the command line's --hold, --pareto, --heatmaps); zero: the defaults. */
+#define SWEEPPLOT_MAX_HOLDS 16
+
+struct sweepplot_opts {
+	const char *hold[SWEEPPLOT_MAX_HOLDS];  /* "axis=value" each (borrowed) */
+	int nhold;
+	const char *pareto;          /* "x,y": two of latency, energy, area; NULL: the default */
+	bool all_heatmaps;           /* every workload x dataflow pair, not only the first SWEEPPLOT_MAX_HEATMAPS */
+};
+
+/*
+ * The Pareto objectives (names as --pareto takes them): each a metric, all
+ * minimised. sweepplot_pareto_pair reads "x,y" (NULL: the default pair) into
+ * their indexes here and the third, the points' colour; an input error
+ * naming --pareto otherwise.
+ */
+#define SWEEPPLOT_NOBJ 2
+#define SWEEPPLOT_PARETO_DEFAULT "latency,energy"
+extern const char *const sweepplot_obj_names[SWEEPPLOT_NOBJ + 1];       /* NULL-terminated */
+int sweepplot_pareto_pair(const char *text, int pair[2], int *colour, struct err *e);
+
 /* What sweepplot_dir did: the files written and lines for the user (owned). */
 struct sweepplot_out {
 	char **files;
@@ -117,7 +138,7 @@ struct sweepplot_out {
 
 void sweepplot_out_release(struct sweepplot_out *o);
 
-/* Reads DIR/sweep.csv and draws every chart into DIR/plots (see the top). */
-int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e);
+/* Reads DIR/sweep.csv and draws every chart into DIR/plots (see the top); opts borrowed, NULL: the defaults. */
+int sweepplot_dir(const char *dir, const struct sweepplot_opts *opts, struct sweepplot_out *o, struct err *e);
 
 #endif

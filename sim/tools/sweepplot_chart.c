@@ -88,31 +88,43 @@ int sweepplot_split_series(const struct sweepplot_point *pt, size_t np, size_t n
 		ser[n].n = k - start;
 		ser[n].x = xs + start;
 		ser[n].y = ys + start;
+		ser[n].z = NULL;
 		n++;
 	}
 	return n;
 }
 
-/* Each ok row's label: its groups' values, joined by spaces. */
+/*
+ * Each ok row's label: axis=value for every axis of a group (an axis with
+ * one value says nothing), by its short name, joined by spaces; not batch's
+ * and model's, which the Pareto chart's title says.
+ */
 static int row_labels(const struct sweepplot_view *v, struct sweepplot_bufs *b)
 {
 	const struct sweepplot_table *t = v->t;
 	if (!(b->labels = calloc(t->nrows, sizeof *b->labels)))
 		return -1;
 	for (size_t r = 0; r < t->nrows; r++) {
-		size_t len = 1;
+		char *s = NULL;
+		size_t len = 0;
+		FILE *f;
 		if (!t->rows[r].ok)
 			continue;
-		for (int g = 0; g < v->ng; g++)
-			len += strlen(v->label[g][gval(v, g, r)]) + 1;
-		if (!(b->labels[r] = malloc(len)))
+		if (!(f = open_memstream(&s, &len)))
 			return -1;
-		b->labels[r][0] = '\0';
-		for (int g = 0; g < v->ng; g++) {
-			if (g)
-				strcat(b->labels[r], " ");
-			strcat(b->labels[r], v->label[g][gval(v, g, r)]);
+		for (int i = 0, n = 0; i < t->naxes; i++) {
+			int g = v->group[i] < 0 ? -1 : 0;
+			while (g >= 0 && v->lead[g] != v->group[i])
+				g++;
+			if (g < 0 || g == v->batch || g == v->model)
+				continue;
+			fprintf(f, "%s%s=%s", n++ ? " " : "", v->shortname[i], cell(t, r, i));
 		}
+		if (ferror(f) | (fclose(f) != 0)) {
+			free(s);
+			return -1;
+		}
+		b->labels[r] = s;
 	}
 	return 0;
 }
@@ -125,6 +137,7 @@ int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b
 	b->pt = malloc(n * sizeof *b->pt);
 	b->xs = malloc(n * sizeof *b->xs);
 	b->ys = malloc(n * sizeof *b->ys);
+	b->zs = malloc(n * sizeof *b->zs);
 	b->ser = malloc(n * sizeof *b->ser);
 	b->tic_at = malloc(tics * sizeof *b->tic_at);
 	b->tic_text = malloc(tics * sizeof *b->tic_text);
@@ -134,7 +147,7 @@ int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b
 	b->fx = malloc(n * sizeof *b->fx);
 	b->fy = malloc(n * sizeof *b->fy);
 	b->flab = malloc(n * sizeof *b->flab);
-	if (!b->pt || !b->xs || !b->ys || !b->ser || !b->tic_at || !b->tic_text || !b->z[0] || !b->z[1] || !b->front ||
+	if (!b->pt || !b->xs || !b->ys || !b->zs || !b->ser || !b->tic_at || !b->tic_text || !b->z[0] || !b->z[1] || !b->front ||
 	    !b->fx || !b->fy || !b->flab)
 		return -1;
 	return row_labels(v, b);
@@ -148,6 +161,7 @@ void sweepplot_bufs_release(const struct sweepplot_view *v, struct sweepplot_buf
 	free(b->pt);
 	free(b->xs);
 	free(b->ys);
+	free(b->zs);
 	free(b->ser);
 	for (size_t k = 0; b->titles && k < b->nkeys; k++)
 		free(b->titles[k]);
