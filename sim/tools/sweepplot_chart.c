@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report.h"
+
 void sweepplot_metric_scale(int m, double max, struct sweepplot_scale *s)
 {
 	static const char *const cyc[] = { "cycles", "cycles (thousands)", "cycles (millions)", "cycles (billions)",
@@ -92,6 +94,41 @@ int sweepplot_split_series(const struct sweepplot_point *pt, size_t np, size_t n
 		n++;
 	}
 	return n;
+}
+
+int sweepplot_rows_csv(struct sweepplot_drawing *d, const struct sweepplot_view *v, const char *name,
+		       const size_t *rows, size_t n, const int *m, int nm, struct err *e)
+{
+	const struct sweepplot_table *t = v->t;
+	char *text = NULL, file[400];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return err_nomem(e, NULL);
+	fputs(SWEEP_CSV_WORKLOAD, f);
+	for (int i = 0; i < t->naxes; i++)
+		fputc(',', f), report_csv_str(f, t->axis[i]);
+	for (int k = 0; k < nm; k++)
+		fprintf(f, ",%s", sweepplot_metric_names[m[k]]);
+	fputs("," SWEEP_CSV_POINT "\n", f);
+	for (size_t k = 0; k < n; k++) {
+		const struct sweepplot_row *row = &t->rows[rows[k]];
+		report_csv_str(f, row->workload);
+		for (int i = 0; i < t->naxes; i++)
+			fputc(',', f), report_csv_str(f, row->val[i]);
+		for (int j = 0; j < nm; j++)
+			fprintf(f, ",%.17g", row->m[m[j]]);
+		fputc(',', f), report_csv_str(f, row->point);
+		fputc('\n', f);
+	}
+	if (ferror(f) | (fclose(f) != 0)) {
+		free(text);
+		return err_nomem(e, NULL);
+	}
+	snprintf(file, sizeof file, "%s.csv", name);
+	int rc = sweepplot_write(d, file, text, len, e);
+	free(text);
+	return rc;
 }
 
 /*

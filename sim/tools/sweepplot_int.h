@@ -109,6 +109,8 @@ char *sweepplot_file_part(const char *s, size_t max);
 
 /* ---- what every chart uses (sweepplot_chart.c) ---- */
 
+struct sweepplot_drawing;
+
 /* How a metric is shown: divided by div, with its axis label. */
 struct sweepplot_scale {
 	double div;
@@ -159,6 +161,14 @@ struct sweepplot_bufs {
 	const char **flab;
 	char **labels;           /* per ok row: its point label, "rows=8 cols=8 dataflow=ws" (owned) */
 };
+
+/*
+ * Writes name.csv beside the pictures: the rows (n, of v's table) a chart
+ * draws, in its order, each as workload, the axes, the metrics m (nm of
+ * them, unscaled, named as sweepplot_metric_names), then point.
+ */
+int sweepplot_rows_csv(struct sweepplot_drawing *d, const struct sweepplot_view *v, const char *name,
+		       const size_t *rows, size_t n, const int *m, int nm, struct err *e);
 
 /* b's buffers for v's table and each ok row's label. Returns -1 when memory ran out; release b then. */
 int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b);

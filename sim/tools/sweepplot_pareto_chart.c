@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
-
 /* Each objective's metric, in the order of sweepplot_obj_names. */
 static const int obj_metric[SWEEPPLOT_NOBJ] = { SWEEPPLOT_CYCLES, SWEEPPLOT_ENERGY };
 const char *const sweepplot_obj_names[SWEEPPLOT_NOBJ + 1] = { "latency", "energy", NULL };
@@ -50,42 +48,6 @@ static bool in_key(const struct sweepplot_view *v, size_t r, size_t w, size_t bv
 {
 	return v->t->rows[r].ok && wval(v, r) == w && (v->batch < 0 || gval(v, v->batch, r) == bv) &&
 	       (v->model < 0 || gval(v, v->model, r) == mv);
-}
-
-/* The front's rows fo[0..nf-1] as CSV: workload, the axes, the objectives (and colour) unscaled, point. */
-static int front_csv(struct sweepplot_drawing *d, const struct sweepplot_view *v, const char *name, const int *m,
-		     const size_t *rows, size_t nf, struct err *e)
-{
-	const struct sweepplot_table *t = v->t;
-	char *text = NULL, file[400];
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return err_nomem(e, NULL);
-	fputs(SWEEP_CSV_WORKLOAD, f);
-	for (int i = 0; i < t->naxes; i++)
-		fprintf(f, ","), report_csv_str(f, t->axis[i]);
-	for (int k = 0; k < 3 && m[k] >= 0; k++)
-		fprintf(f, ",%s", sweepplot_metric_names[m[k]]);
-	fputs("," SWEEP_CSV_POINT "\n", f);
-	for (size_t k = 0; k < nf; k++) {
-		const struct sweepplot_row *row = &t->rows[rows[k]];
-		report_csv_str(f, row->workload);
-		for (int i = 0; i < t->naxes; i++)
-			fprintf(f, ","), report_csv_str(f, row->val[i]);
-		for (int j = 0; j < 3 && m[j] >= 0; j++)
-			fprintf(f, ",%.17g", row->m[m[j]]);
-		fprintf(f, ","), report_csv_str(f, row->point);
-		fputc('\n', f);
-	}
-	if (ferror(f) | (fclose(f) != 0)) {
-		free(text);
-		return err_nomem(e, NULL);
-	}
-	snprintf(file, sizeof file, "%s.csv", name);
-	int rc = sweepplot_write(d, file, text, len, e);
-	free(text);
-	return rc;
 }
 
 /* The chart's name and the title's part for the key: "_batch8_cycle", ", batch=8, model=cycle". */
@@ -146,7 +108,7 @@ static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v,
 		rows[k] = b->pt[fo[k]].row;
 		b->flab[k] = b->labels[rows[k]];
 	}
-	int rc = front_csv(d, v, name, m, rows, nf, e);
+	int rc = sweepplot_rows_csv(d, v, name, rows, nf, m, m[2] >= 0 ? 3 : 2, e);
 	free(fo);
 	free(rows);
 	if (rc < 0)
