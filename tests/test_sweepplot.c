@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -644,6 +645,272 @@ START_TEST(run_then_plot)
 END_TEST
 
 /*
+ * A sweep whose fronts are not one point: a wider memory bus is faster and
+ * costs more per bit (hbm.gbps zipped with energy.hbm_pj_per_bit), crossed
+ * with two sizes, two dataflows and two batches: 32 points, analytic.
+ */
+static const char views_spec[] = "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\naxes:\n"
+				 "  array.rows: [8, 16]\n  array.cols: [8, 16]\n  hbm.gbps: [1, 2, 4, 8]\n"
+				 "  energy.hbm_pj_per_bit: [2, 4, 8, 16]\n  dataflow: [ws, os]\n  batch: [1, 8]\n"
+				 "  model: [analytic]\nzip: [[array.rows, array.cols], [hbm.gbps, energy.hbm_pj_per_bit]]\n";
+
+/* Runs views_spec into dir/out with --plot and the options given (NULL-terminated, at most 8); returns dir/out's csv. */
+static struct th_csv *views_sweep(const char *dir, char **text, ...)
+{
+	char o[4200], *out, *err;
+	char *spec = th_write(dir, "s.yaml", views_spec);
+	const char *argv[16] = { "sweep", spec, "-o", o, "--plot" };
+	int n = 5;
+	va_list ap;
+	va_start(ap, text);
+	for (const char *a; n < 14 && (a = va_arg(ap, const char *));)
+		argv[n++] = a;
+	va_end(ap);
+	snprintf(o, sizeof o, "%s/out", dir);
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	free(out), free(err), free(spec);
+	snprintf(o, sizeof o, "%s/out/sweep.csv", dir);
+	*text = th_slurp(o);
+	return th_csv("sweep.csv", *text);
+}
+
+/* dir/out/plots/name.svg (owned). */
+static char *svg_of(const char *dir, const char *name)
+{
+	char o[4200];
+	snprintf(o, sizeof o, "%s/out", dir);
+	return svg(o, name);
+}
+
+/* dir/out/plots/name as a table (owned, with its text in *text). */
+static struct th_csv *plot_csv(const char *dir, const char *name, char **text)
+{
+	char p[4400];
+	snprintf(p, sizeof p, "%s/out/plots/%s", dir, name);
+	*text = th_slurp(p);
+	return th_csv(name, *text);
+}
+
+/*
+ * The fronts drawn: per batch (a chart each, not pooled), the rows of
+ * sweep.csv that no other row of that batch dominates in (x, y), found here
+ * pair by pair, are the rows of the chart's csv, in order of x; and each is
+ * labelled in the picture by its axes' names and values.
+ */
+static void fronts_match(const char *dir, const struct th_csv *t, const char *xcol, const char *ycol)
+{
+	static const char *const batches[2] = { "1", "8" };
+	for (int b = 0; b < 2; b++) {
+		char name[100], *ftext, label[400];
+		size_t want[64], nw = 0;
+		for (size_t i = 0; i < t->rows; i++) {
+			bool dominated = false;
+			if (strcmp(th_csv_get(t, i, "batch"), batches[b]) || strcmp(th_csv_get(t, i, "status"), "ok"))
+				continue;
+			double xi = th_csv_num(t, i, xcol), yi = th_csv_num(t, i, ycol);
+			for (size_t j = 0; j < t->rows; j++) {
+				if (strcmp(th_csv_get(t, j, "batch"), batches[b]))
+					continue;
+				double xj = th_csv_num(t, j, xcol), yj = th_csv_num(t, j, ycol);
+				dominated |= xj <= xi && yj <= yi && (xj < xi || yj < yi);
+			}
+			if (!dominated)
+				want[nw++] = i;
+		}
+		ck_assert_uint_ge(nw, 2);       /* the test means something: a front, not one best point */
+		snprintf(name, sizeof name, "pareto_mlp_batch%s.csv", batches[b]);
+		struct th_csv *f = plot_csv(dir, name, &ftext);
+		ck_assert_uint_eq(f->rows, nw);
+		ck_assert_str_eq(f->cell[f->cols - 1], "point");
+		ck_assert_str_eq(f->cell[t->cols - sweep_csv_ncols() - 2], xcol);     /* after workload and the axes */
+		snprintf(name, sizeof name, "pareto_mlp_batch%s", batches[b]);
+		char *s = svg_of(dir, name);
+		for (size_t k = 0; k < nw; k++) {
+			bool found = false;
+			for (size_t i = 0; i < nw; i++)
+				found |= !strcmp(th_csv_get(f, k, "point"), th_csv_get(t, want[i], "point"));
+			ck_assert_msg(found, "%s: %s is not on the front", name, th_csv_get(f, k, "point"));
+			if (k)
+				ck_assert(th_csv_num(f, k - 1, xcol) <= th_csv_num(f, k, xcol));
+			snprintf(label, sizeof label, "rows=%s cols=%s gbps=%s hbm_pj_per_bit=%s dataflow=%s",
+				 th_csv_get(f, k, "array.rows"), th_csv_get(f, k, "array.cols"), th_csv_get(f, k, "hbm.gbps"),
+				 th_csv_get(f, k, "energy.hbm_pj_per_bit"), th_csv_get(f, k, "dataflow"));
+			ck_assert_msg(has_text(s, label), "%s: no label %s", name, label);
+		}
+		free(s);
+		th_csv_free(f);
+		free(ftext);
+	}
+}
+
+START_TEST(pareto_of_a_sweep)
+{
+	char *dir = th_tmpdir(), *text;
+	struct th_csv *t = views_sweep(dir, &text, NULL);
+	ck_assert_uint_eq(t->rows, 32);
+	fronts_match(dir, t, "cycles", "energy_pj");
+	th_csv_free(t);
+	free(text);
+	/* The other way round: energy on x. */
+	t = views_sweep(dir, &text, "--pareto", "energy,latency", NULL);
+	fronts_match(dir, t, "energy_pj", "cycles");
+	th_csv_free(t);
+	free(text);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * slice's rows (what the charts against an axis draw) are exactly the ok rows
+ * of sweep.csv that have the values held: want(t, i) says which.
+ */
+static void slice_is(const char *dir, const struct th_csv *t, const char *slice, bool (*want)(const struct th_csv *, size_t))
+{
+	char *stext;
+	struct th_csv *s = plot_csv(dir, slice, &stext);
+	size_t n = 0;
+	for (size_t i = 0; i < t->rows; i++) {
+		if (!want(t, i))
+			continue;
+		bool found = false;
+		for (size_t k = 0; k < s->rows; k++)
+			if (!strcmp(th_csv_get(s, k, "point"), th_csv_get(t, i, "point"))) {
+				found = true;
+				ck_assert_str_eq(th_csv_get(s, k, "cycles"), th_csv_get(t, i, "cycles"));
+				ck_assert(th_csv_num(s, k, "hbm_bytes") ==
+					  th_csv_num(t, i, "hbm_read_bytes") + th_csv_num(t, i, "hbm_write_bytes"));
+			}
+		ck_assert_msg(found, "%s: row %zu not drawn", slice, i);
+		n++;
+	}
+	ck_assert_msg(s->rows == n, "%s: %zu rows drawn, %zu held", slice, s->rows, n);
+	th_csv_free(s);
+	free(stext);
+}
+
+/* The batch the hold test's charts hold, found here: that of the ok row with the fewest cycles among gbps 2, ws. */
+static const char *held_batch;
+
+static bool gbps2_ws(const struct th_csv *t, size_t i)
+{
+	return !strcmp(th_csv_get(t, i, "hbm.gbps"), "2") && !strcmp(th_csv_get(t, i, "dataflow"), "ws") &&
+	       !strcmp(th_csv_get(t, i, "batch"), held_batch);
+}
+
+/* Without --hold: the best row of all by cycles (the first of equals) holds the size and the batch. */
+static size_t best_all;
+static const struct th_csv *best_t;
+
+static bool at_best(const struct th_csv *t, size_t i)
+{
+	return !strcmp(th_csv_get(t, i, "array.rows"), th_csv_get(best_t, best_all, "array.rows")) &&
+	       !strcmp(th_csv_get(t, i, "batch"), th_csv_get(best_t, best_all, "batch"));
+}
+
+START_TEST(hold_picks_the_slice)
+{
+	char *dir = th_tmpdir(), *text, title[600];
+	struct th_csv *t = views_sweep(dir, &text, NULL);
+	best_all = 0;
+	for (size_t i = 1; i < t->rows; i++)
+		if (th_csv_int(t, i, "cycles") < th_csv_int(t, best_all, "cycles"))
+			best_all = i;
+	best_t = t;
+	/* Against hbm.gbps, every dataflow's line: the size and batch of the best row. */
+	slice_is(dir, t, "slice_hbm.gbps.csv", at_best);
+	char *s = svg_of(dir, "cycles_vs_hbm.gbps");
+	snprintf(title, sizeof title, "cycles vs hbm.gbps x energy.hbm_pj_per_bit: mlp; held at array.rows x array.cols=%sx%s, "
+		 "batch=%s (best by cycles)", th_csv_get(t, best_all, "array.rows"), th_csv_get(t, best_all, "array.cols"),
+		 th_csv_get(t, best_all, "batch"));
+	ck_assert_msg(has_text(s, title), "%s", title);
+	free(s);
+	th_csv_free(t);
+	free(text);
+
+	t = views_sweep(dir, &text, "--hold", "hbm.gbps=2", "--hold", "dataflow=ws", NULL);
+	size_t best = SIZE_MAX;
+	for (size_t i = 0; i < t->rows; i++)
+		if (!strcmp(th_csv_get(t, i, "hbm.gbps"), "2") && !strcmp(th_csv_get(t, i, "dataflow"), "ws") &&
+		    (best == SIZE_MAX || th_csv_int(t, i, "cycles") < th_csv_int(t, best, "cycles")))
+			best = i;
+	held_batch = th_csv_get(t, best, "batch");
+	slice_is(dir, t, "slice_array.rows.csv", gbps2_ws);
+	s = svg_of(dir, "cycles_vs_array.rows");
+	snprintf(title, sizeof title, "cycles vs array.rows x array.cols: mlp; held at hbm.gbps x energy.hbm_pj_per_bit=2x4, "
+		 "dataflow=ws (--hold); batch=%s (best by cycles)", held_batch);
+	ck_assert_msg(has_text(s, title), "%s", title);
+	/* dataflow held: one line, not one per dataflow */
+	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 1);
+	free(s);
+	th_csv_free(t);
+	free(text);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* A bad --hold: exit 2, what there is listed, and the plots there as they were (with the sweep's run, --merge, --plot). */
+START_TEST(hold_errors)
+{
+	char *dir = th_tmpdir(), *text, *out, *err, o[4200], p[4400];
+	struct th_csv *t = views_sweep(dir, &text, NULL);
+	th_csv_free(t);
+	free(text);
+	snprintf(o, sizeof o, "%s/out", dir);
+	snprintf(p, sizeof p, "%s/plots", o);
+	/* The plots' names and one file's bytes, made different from what a plot writes so that a rewrite shows. */
+	char *before = listing(p), *keep;
+	snprintf(p, sizeof p, "%s/plots/slice_dataflow.csv", o);
+	free(th_write(o, "plots/slice_dataflow.csv", "mine\n"));
+	static const struct {
+		const char *hold, *msg;
+	} cases[] = {
+		{ "hbm.gbps=3", "--hold: hbm.gbps: expected one of its values in the sweep (1, 2, 4, 8), found \"3\"\n" },
+		{ "hbm.gps=2", "--hold: expected an axis of the sweep (array.rows, array.cols, hbm.gbps, energy.hbm_pj_per_bit, "
+			       "dataflow, batch, model), found \"hbm.gps\" (did you mean hbm.gbps?)\n" },
+		{ "dataflow", "--hold: expected axis=value (an axis of the sweep: array.rows, array.cols, hbm.gbps, "
+			      "energy.hbm_pj_per_bit, dataflow, batch, model), found \"dataflow\"\n" },
+		{ "array.cols=16", NULL },      /* with array.rows=8 (zipped): no row has both */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		for (int how = 0; how < 2; how++) {
+			const char *a1[] = { "sweep", "--plot", o, "--hold", "array.rows=8", "--hold", cases[i].hold, NULL };
+			const char *a2[] = { "sweep", "--merge", o, "--plot", "--hold", cases[i].hold, "--hold", "array.rows=8", NULL };
+			int rc = th_cli(".", how ? a2 : a1, &out, &err);
+			ck_assert_msg(rc == 2, "%d: %s", rc, err);
+			ck_assert_str_eq(err, cases[i].msg ? cases[i].msg : how ? "--hold: expected an ok row with array.cols=16 "
+					 "and array.rows=8, found none\n" : "--hold: expected an ok row with array.rows=8 and "
+					 "array.cols=16, found none\n");
+			free(out), free(err);
+		}
+	snprintf(p, sizeof p, "%s/plots", o);
+	char *after = listing(p);
+	ck_assert_str_eq(after, before);
+	snprintf(p, sizeof p, "%s/plots/slice_dataflow.csv", o);
+	keep = th_slurp(p);
+	ck_assert_str_eq(keep, "mine\n");
+	/* The same axis twice; --hold without --plot. */
+	const char *a3[] = { "sweep", "--plot", o, "--hold", "batch=1", "--hold", "batch=8", NULL };
+	ck_assert_int_eq(th_cli(".", a3, &out, &err), 2);
+	ck_assert_str_eq(err, "--hold: expected each axis once, found batch again\n");
+	free(out), free(err);
+	const char *a4[] = { "sweep", "--merge", o, "--hold", "batch=1", NULL };
+	ck_assert_int_eq(th_cli(".", a4, &out, &err), 2);
+	ck_assert_str_eq(err, "--hold: expected --plot with it (it says what the charts show), found none\n");
+	free(out), free(err);
+	const char *a5[] = { "sweep", "--plot", o, "--pareto", "latency,cost", NULL };
+	ck_assert_int_eq(th_cli(".", a5, &out, &err), 2);
+	ck_assert_str_eq(err, "--pareto: expected two of latency, energy, joined by a comma (e.g. latency,energy), found "
+			      "\"latency,cost\"\n");
+	free(out), free(err);
+	free(before), free(after), free(keep);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * Text from the user reaches gnuplot's double-quoted strings, in which
  * gnuplot would run a command between backquotes: an axis value in the
  * sweep's charts, and a config's name in run --plot's. Neither may run.
@@ -690,6 +957,9 @@ Suite *sweepplot_suite(void)
 	tcase_add_test(t, errors_around);
 	tcase_add_test(t, run_then_plot);
 	tcase_add_test(t, no_command_from_text);
+	tcase_add_test(t, pareto_of_a_sweep);
+	tcase_add_test(t, hold_picks_the_slice);
+	tcase_add_test(t, hold_errors);
 	suite_add_tcase(s, t);
 	return s;
 }
