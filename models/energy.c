@@ -18,7 +18,7 @@ const char *const energy_part_names[] = { "mac", "array", "sram_weights", "sram_
  * 32 KiB, 1 MiB; DRAM 1.3-2.6 nJ per 64 bits, the low end 20 pJ/bit.
  * Operand movement between PEs: twice a MAC (Eyeriss, Chen et al., ISCA
  * 2016: inter-PE 2x, register file 1x, relative to one MAC), taken here as
- * 2 x the int8 MAC. Leakage is not in those sources: the values are assumed.
+ * 2 x the int8 MAC. Leakage is the idle power of area.h, not a key here.
  * hbm_pj_per_bit's default here is what custom memory gets; every other
  * hbm.type brings its own (hbm_type_defaults in models/memory.c).
  */
@@ -35,9 +35,6 @@ const struct cfg_key energy_keys[] = {
 	{ "sram_1mib_pj", CFG_DOUBLE, F(sram_1mib_pj), "pJ", "100", 0, 1e6, NULL, "64-bit read of a 1 MiB SRAM" },
 	{ "hbm_pj_per_bit", CFG_DOUBLE, F(hbm_pj_per_bit), "pJ/bit", "20", 0, 1e6, NULL,
 	  "moving one bit to or from HBM/DRAM (default: hbm.type's)" },
-	{ "leak_pe_pj", CFG_DOUBLE, F(leak_pe_pj), "pJ/cycle", "0.005", 0, 1e6, NULL, "leakage of one PE per cycle" },
-	{ "leak_sram_pj_per_kib", CFG_DOUBLE, F(leak_sram_pj_per_kib), "pJ/cycle", "0.01", 0, 1e6, NULL,
-	  "leakage of one KiB of SRAM per cycle" },
 	CFG_END
 };
 #undef F

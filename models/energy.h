@@ -9,7 +9,8 @@
  *              line through the 64-bit read energies of 8 KiB, 32 KiB and
  *              1 MiB arrays (Horowitz, ISSCC 2014), extended beyond them
  *   hbm        bits moved over HBM/DRAM x pJ per bit
- *   leakage    cycles x (PEs x leakage per PE + KiB of SRAM x leakage per KiB)
+ *   leakage    time x the power the chip draws doing nothing: its area x
+ *              area.idle_mw_per_mm2 (area.h), so leakage is scaled by area
  * The per-action energies are config keys (energy.*), with presets in
  * configs/energy/ that cite their sources.
  */
@@ -26,8 +27,6 @@ struct energy_params {
 	double pe_move_pj;                               /* operand movement per MAC */
 	double sram_8kib_pj, sram_32kib_pj, sram_1mib_pj; /* one 64-bit read of an array that size */
 	double hbm_pj_per_bit;
-	double leak_pe_pj;                               /* per PE per cycle */
-	double leak_sram_pj_per_kib;                     /* per KiB of SRAM per cycle */
 };
 
 extern const struct cfg_key energy_keys[];

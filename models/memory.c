@@ -60,22 +60,28 @@ const struct cfg_key hbm_keys[] = {
  *          channels, BL8 x 32 bit = 32 B; pJ/bit assumed: no vendor figure
  *          found, HBM2's value
  * Latencies (100 ns) and interleaving (ddr3 one line, HBM 256 B) are assumed
- * for every type. lpddr4 and custom: no collected source, the keys' own
+ * for every type. PHY area (area.phy_mm2_per_gbps, the controllers with
+ * their PHYs): ddr3 is TPU v1's, its I/O 10% of the die (Jouppi et al.,
+ * ISCA 2017, Fig. 2) of which the two DDR3 ports are taken as 6% (assumed),
+ * 17.3 mm2 of its modelled 291 for 34 GB/s; HBM assumed: about 8 mm2 for
+ * one stack's 1,024-bit interface (its microbumps alone, some 1,700 at
+ * 55 um pitch, take 5 mm2), so 0.03 per GB/s at HBM2's 256 GB/s a stack,
+ * 0.02 at HBM2E's 410, 0.012 at HBM3's 819 (the same interface, faster pins). lpddr4 and custom: no collected source, the keys' own
  * defaults.
  */
 const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1] = {
 	"hbm.gbps", "hbm.channels", "hbm.latency_ns", "hbm.burst_bytes", "hbm.interleave_bytes",
-	"energy.hbm_pj_per_bit", NULL
+	"energy.hbm_pj_per_bit", "area.phy_mm2_per_gbps", NULL
 };
 
 const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS] = {
-	/*             gbps   channels latency_ns burst_bytes interleave_bytes hbm_pj_per_bit */
-	[HBM_DDR3]   = { "34",  "2",     "100",     "64",       "64",            "20" },
-	[HBM_LPDDR4] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
-	[HBM_HBM2]   = { "256", "16",    "100",     "32",       "256",           "3.97" },
-	[HBM_HBM2E]  = { "410", "16",    "100",     "32",       "256",           "4.3" },
-	[HBM_HBM3]   = { "819", "32",    "100",     "32",       "256",           "3.97" },
-	[HBM_CUSTOM] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL },
+	/*             gbps   channels latency_ns burst_bytes interleave_bytes hbm_pj_per_bit phy_mm2_per_gbps */
+	[HBM_DDR3]   = { "34",  "2",     "100",     "64",       "64",            "20",          "0.51" },
+	[HBM_LPDDR4] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL,          NULL },
+	[HBM_HBM2]   = { "256", "16",    "100",     "32",       "256",           "3.97",        "0.03" },
+	[HBM_HBM2E]  = { "410", "16",    "100",     "32",       "256",           "4.3",         "0.02" },
+	[HBM_HBM3]   = { "819", "32",    "100",     "32",       "256",           "3.97",        "0.012" },
+	[HBM_CUSTOM] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL,          NULL },
 };
 
 /* The ideal memory: every request completes the cycle it is issued; its ticket is that cycle. */

@@ -51,7 +51,7 @@ extern const struct cfg_key hbm_keys[];
  * names, NULL-terminated) and hbm_type_defaults[type][j] gives the value of
  * key j for that type as config text, or NULL for the key's own default.
  */
-#define HBM_TYPE_NKEYS 6
+#define HBM_TYPE_NKEYS 7
 extern const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1];
 extern const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS];
 

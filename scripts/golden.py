@@ -33,14 +33,15 @@ def run(binary, preset, wl, model, df):
                         "--model", model, "--dataflow", df],
                        check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(d, "summary.json")) as f:
-            return json.load(f)["total"]
+            return json.load(f)
 
 
-def row(preset, wl, model, df, t):
+def row(preset, wl, model, df, summary):
+    t = summary["total"]
     cols = [preset, wl, model, df, t["cycles"], t["hbm_read_bytes"], t["hbm_write_bytes"], t["folds"]]
     cols += [t["cycles_by_category"][c] for c in CATS]
     cols += [t["sram_read_bytes"][b] for b in BUFS] + [t["sram_write_bytes"][b] for b in BUFS]
-    cols += ["%.17g" % t["energy_pj"]]
+    cols += ["%.17g" % t["energy_pj"], "%.17g" % summary["area_mm2"]]
     return ",".join(str(c) for c in cols)
 
 
@@ -49,14 +50,14 @@ def main():
     print("preset,workload,model,dataflow,cycles,hbm_read_bytes,hbm_write_bytes,folds,"
           + ",".join("cycles_" + c for c in CATS) + ","
           + ",".join("sram_%s_read_bytes" % b for b in BUFS) + ","
-          + ",".join("sram_%s_write_bytes" % b for b in BUFS) + ",energy_pj")
+          + ",".join("sram_%s_write_bytes" % b for b in BUFS) + ",energy_pj,area_mm2")
     for p in PRESETS:
         for wl in WORKLOADS:
             folds = 0
             for df in ["os", "is", "ws"]:
                 t = run(binary, p, wl, "analytic", df)
                 print(row(p, wl, "analytic", df, t))
-                folds = t["folds"]
+                folds = t["total"]["folds"]
             if folds <= ENGINE_MAX_FOLDS:
                 print(row(p, wl, "cycle", "ws", run(binary, p, wl, "cycle", "ws")))
 

@@ -31,6 +31,7 @@ int main(void)
 	srunner_add_suite(sr, memory_suite());
 	srunner_add_suite(sr, sram_suite());
 	srunner_add_suite(sr, energy_suite());
+	srunner_add_suite(sr, area_suite());
 	srunner_add_suite(sr, plots_suite());
 	srunner_add_suite(sr, compare_suite());
 	srunner_add_suite(sr, api_suite());

@@ -30,8 +30,9 @@ static const char *const workloads[] = {
  * which numbers moved and why.
  */
 static void check_golden(const char *preset, const char *wl, const char *model, const char *df,
-			 const struct ynode *total)
+			 const struct ynode *root)
 {
+	const struct ynode *total = th_json_at(root, "total");
 	static const char *const ints[] = { "cycles", "hbm_read_bytes", "hbm_write_bytes", "folds", NULL };
 	char key[512], col[64], path[128], *text = th_slurp("tests/golden/presets.csv");
 	struct th_csv *g = th_csv("tests/golden/presets.csv", text);
@@ -63,6 +64,9 @@ static void check_golden(const char *preset, const char *wl, const char *model, 
 	double energy = th_csv_num(g, row, "energy_pj"), now = th_json_num(total, "energy_pj");
 	checked++;
 	ck_assert_msg(fabs(energy - now) <= 1e-9 * energy, "%s: energy_pj: golden %.17g, now %.17g", key, energy, now);
+	double area = th_csv_num(g, row, "area_mm2"), area_now = th_json_num(root, "area_mm2");
+	checked++;
+	ck_assert_msg(fabs(area - area_now) <= 1e-9 * area, "%s: area_mm2: golden %.17g, now %.17g", key, area, area_now);
 	ck_assert_uint_eq(checked, g->cols);
 	th_csv_free(g);
 	free(text);
@@ -98,7 +102,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 			       "sram_weights_write_bytes,sram_inputs_write_bytes,sram_outputs_write_bytes,energy_pj,"
 			       "energy_mac_pj,energy_array_pj,energy_sram_weights_pj,energy_sram_inputs_pj,"
 			       "energy_sram_outputs_pj,energy_hbm_pj,energy_leakage_pj,pj_per_mac,tops_per_w,"
-			       "edp_joule_seconds");
+			       "power_w,tops_per_mm2,edp_joule_seconds");
 	/* The columns by name, so that the checks below say what they read. */
 	const char *const *cols = (const char *const *)lc->cell;
 	int ncols = (int)lc->cols;
@@ -165,7 +169,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 				      th_json_num(total, "attainable_ops_per_s") * (1 + 1e-9),
 			      "%s on %s (%s): the run above its roofline", wl, preset, model);
 		folds = th_json_int(total, "folds");
-		check_golden(preset, wl, model, df, total);
+		check_golden(preset, wl, model, df, d->root);
 		const struct ynode *cats = th_json_at(total, "cycles_by_category");
 		long long sum_cats = 0;
 		ck_assert_ptr_nonnull(cats);

@@ -9,7 +9,8 @@ elsewhere it may say "Debian `name`, which `make X` installs". The Quick start
 also names the binary make builds (the Makefile's BIN). The energy table
 ("Whole networks, batch 1, cycle engine") is rerun with the tool ($TPUSIM, or
 build/tpusim) and compared as printed, and so is the TPU v1 table (the rows
-scripts/tpuv1_table.py --ideal-memory prints). Fails with every difference.
+scripts/tpuv1_table.py --ideal-memory prints) and the area and power table
+(scripts/area_table.py). Fails with every difference.
 
   /usr/bin/python3 tests/test_readme_deps.py [Makefile README.md]
 """
@@ -129,10 +130,10 @@ def energy_problems(rd_path, text, binary):
     return problems
 
 
-def tpuv1_problems(rd_path, text, binary):
-    """The README's TPU v1 table: every row scripts/tpuv1_table.py --ideal-memory prints, as printed."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "tpuv1_table.py")
-    out = subprocess.run([sys.executable, script, "--ideal-memory", "--tpusim", binary], check=True,
+def table_problems(rd_path, text, binary, script, args, title):
+    """A README table that a script in scripts/ prints: every row it prints, as printed."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", script)
+    out = subprocess.run([sys.executable, script, *args, "--tpusim", binary], check=True,
                          capture_output=True, text=True).stdout
     rows = [line for line in out.splitlines() if line.startswith("|")]
     problems = [] if len(rows) > 2 else [f"{script}: expected a table, found {out!r}"]
@@ -141,7 +142,7 @@ def tpuv1_problems(rd_path, text, binary):
         if row not in lines:
             name = row.split("|")[1].strip()
             have = next((f"{i + 1}: {l}" for i, l in enumerate(lines) if l.startswith(f"| {name} |")), "no such row")
-            problems.append(f"{rd_path}: TPU v1 table: expected {row}, found at line {have}")
+            problems.append(f"{rd_path}: {title} table: expected {row}, found at line {have}")
     return problems
 
 
@@ -179,13 +180,15 @@ def main():
     if f"`{binary}`" not in quick_start(rd_text):
         problems.append(f"{rd_path}: Quick start: expected the binary make builds, `{binary}`, found no mention")
     problems += energy_problems(rd_path, rd_text, os.environ.get("TPUSIM", binary))
-    problems += tpuv1_problems(rd_path, rd_text, os.path.abspath(os.environ.get("TPUSIM", binary)))
+    tool = os.path.abspath(os.environ.get("TPUSIM", binary))
+    problems += table_problems(rd_path, rd_text, tool, "tpuv1_table.py", ["--ideal-memory"], "TPU v1")
+    problems += table_problems(rd_path, rd_text, tool, "area_table.py", [], "area and power")
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
         return 1
     print(f"readme deps: {len(mk)} groups, {sum(len(v) for v in mk.values())} packages, the same in both files; "
-          f"the Quick start names {binary}; the energy and TPU v1 tables are the tool's")
+          f"the Quick start names {binary}; the energy, TPU v1 and area tables are the tool's")
     return 0
 
 

@@ -30,6 +30,7 @@ Suite *scw_suite(void);
 Suite *engine_suite(void);
 Suite *memory_suite(void);
 Suite *energy_suite(void);
+Suite *area_suite(void);
 Suite *plots_suite(void);
 Suite *api_suite(void);
 Suite *monotone_suite(void);

@@ -34,6 +34,7 @@ int cmd_config(const struct cli_args *a, struct err *e)
 	if (load_config(a, &c, e) < 0)
 		return -1;
 	config_dump(&c, stdout);
+	report_area(stdout, &c.arch, "# ");
 	return 0;
 }
 

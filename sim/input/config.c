@@ -32,6 +32,7 @@ const struct cfg_schema *config_schema(void)
 				rc |= cfg_schema_add(&schema, "hbm.", mem_model_at(m)->keys, offsetof(struct arch, hbm));
 		rc |= cfg_schema_add(&schema, "vector.", vector_keys, offsetof(struct arch, vector));
 		rc |= cfg_schema_add(&schema, "energy.", energy_keys, offsetof(struct arch, energy));
+		rc |= cfg_schema_add(&schema, "area.", area_keys, offsetof(struct arch, area));
 		rc |= cfg_schema_add(&schema, "chip.", chip_keys, offsetof(struct arch, chip));
 		rc |= cfg_schema_add(&schema, "sim.", sim_keys, offsetof(struct arch, sim));
 		SIM_ASSERT(rc == 0 && schema.n <= CONFIG_MAX_KEYS);
@@ -61,19 +62,19 @@ static int source(const struct config *c, int i)
 }
 
 /*
- * hbm.type brings its values for every memory key the source that sets the
- * type does not set: keys given by that source or a later one stay, keys
+ * A choice key that brings values (hbm.type its memory's, area.node its
+ * densities) brings them for every key of keys[] the source that sets the
+ * choice does not set: keys given by that source or a later one stay, keys
  * given by an earlier one (a preset under a later overlay or --set) are
- * replaced and count as brought. Run after every change, so that the type in
- * force brings its values.
+ * replaced and count as brought. Run after every change, so that the choice
+ * in force brings its values.
  */
-static void type_defaults(struct config *c)
+static void brings(struct config *c, const char *choice, const char *const keys[], const char *const row[])
 {
 	const struct cfg_schema *s = config_schema();
-	const char *const *row = hbm_type_defaults[c->arch.hbm.type];
-	int from = source(c, cfg_find(s, "hbm.type"));
-	for (int j = 0; hbm_type_keys[j]; j++) {
-		int i = cfg_find(s, hbm_type_keys[j]);
+	int from = source(c, cfg_find(s, choice));
+	for (int j = 0; keys[j]; j++) {
+		int i = cfg_find(s, keys[j]);
 		struct pos nowhere = { "defaults", 0, 0 };
 		struct err e;
 		SIM_ASSERT(i >= 0);
@@ -89,7 +90,8 @@ static void type_defaults(struct config *c)
 void config_resolve(struct config *c)
 {
 	const struct array_params *ap = &c->arch.array;
-	type_defaults(c);
+	brings(c, "hbm.type", hbm_type_keys, hbm_type_defaults[c->arch.hbm.type]);
+	brings(c, "area.node", area_node_keys, area_node_defaults[c->arch.area.node]);
 	sram_fit_edge(&c->arch.sram, ap->rows, ap->cols, array_elem_bytes(ap->dtype), array_acc_bytes(ap->dtype));
 }
 
@@ -292,6 +294,28 @@ double arch_peak_macs_per_s(const struct arch *a)
 double arch_hbm_bytes_per_s(const struct arch *a)
 {
 	return mem_model_bytes_per_cycle(&a->hbm, a->clock_ghz, false) * a->clock_ghz * 1e9;
+}
+
+double arch_area_mm2(const struct arch *a, double part[])
+{
+	struct area_chip c = {
+		.dtype = a->array.dtype,
+		.weight_double_buffer = a->array.weight_double_buffer,
+		.pes = arch_pes(a),
+		.cores = a->chip.cores,
+		.activation_kib = a->chip.activation_kib,       /* 0, auto: the inputs buffer holds them */
+		.vector_lanes = a->vector.lanes,
+		.memory_gbps = a->hbm.gbps,
+	};
+	for (int b = 0; b < SRAM_NBUF; b++)
+		c.sram_kib[b] = a->sram.buf[b].kib;
+	return area_mm2(&a->area, &c, part);
+}
+
+double arch_idle_w(const struct arch *a)
+{
+	double part[AR_N];
+	return arch_area_mm2(a, part) * a->area.idle_mw_per_mm2 * 1e-3;
 }
 
 int64_t arch_memory_cycles(const struct arch *a, int64_t bytes)

@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 
+#include "area.h"
 #include "array.h"
 #include "energy.h"
 #include "cfg.h"
@@ -51,6 +52,7 @@ struct arch {
 	struct hbm_params hbm;
 	struct vector_params vector;
 	struct energy_params energy;
+	struct area_params area;
 	struct chip_params chip;
 	struct sim_params sim;
 };
@@ -152,6 +154,16 @@ int64_t arch_pes(const struct arch *a);
  */
 double arch_peak_macs_per_s(const struct arch *a);
 double arch_hbm_bytes_per_s(const struct arch *a);
+
+/*
+ * The die's area in mm2, by part (enum area_part of models/area.h) in part[]
+ * (AR_N doubles): area.* densities applied to the chip's PEs, buffers, vector
+ * units and memory bandwidth (hbm.gbps, also under an ideal memory: the PHYs
+ * are there). arch_idle_w: the power it draws doing nothing, area x
+ * area.idle_mw_per_mm2, in W.
+ */
+double arch_area_mm2(const struct arch *a, double part[]);
+double arch_idle_w(const struct arch *a);
 
 /*
  * Writes one line per finding worth a warning into lines (at most max) and

@@ -61,10 +61,14 @@ const struct result_field result_fields[] = {
 	  SRAM_NBUF, sram_buf_names, true, NULL, 0, 0, 0, false },
 	{ "energy_pj", NULL, "pJ", "the sum of the components", M(energy_pj), 1, NULL, true, T("energy uJ"), 10, 2, 1e-6,
 	  false },
-	{ "energy_pj_by_component", "energy_%s_pj", "pJ", "counts x per-action energies, leakage x cycles", M(part), EN_N,
+	{ "energy_pj_by_component", "energy_%s_pj", "pJ", "counts x per-action energies; leakage: idle power x time",
+	  M(part), EN_N,
 	  energy_part_names, true, NULL, 0, 0, 0, false },
 	{ "pj_per_mac", NULL, "pJ/MAC", "energy / MACs", M(pj_per_mac), 1, NULL, true, NULL, 0, 0, 0, false },
 	{ "tops_per_w", NULL, "TOPS/W", "ops / energy", M(tops_per_w), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "power_w", NULL, "W", "energy / time: the average power", M(power_w), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "tops_per_mm2", NULL, "TOPS/mm2", "achieved TOPS / the die's area (area_mm2)", M(tops_per_mm2), 1, NULL, true,
+	  NULL, 0, 0, 0, false },
 	{ "edp_joule_seconds", NULL, "J s", "energy x delay", M(edp_js), 1, NULL, true, NULL, 0, 0, 0, false },
 	{ "gemm_ops", NULL, "", "GEMM ops evaluated", R(gemm_ops), 1, NULL, false, NULL, 0, 0, 0, false },
 	{ "vector_ops", NULL, "", "vector ops evaluated", R(vector_ops), 1, NULL, false, NULL, 0, 0, 0, false },
@@ -114,19 +118,28 @@ double result_energy(const struct arch *a, const struct result *r, double part[]
 {
 	const struct energy_params *p = &a->energy;
 	const struct sram_params *sp = &a->sram;
-	double total = 0, kib = 0;
+	double total = 0;
 
 	part[EN_MAC] = (double)r->macs * energy_mac_pj(p, a->array.dtype);
 	part[EN_ARRAY] = (double)r->macs * p->pe_move_pj;
-	for (int b = 0; b < SRAM_NBUF; b++) {
+	for (int b = 0; b < SRAM_NBUF; b++)
 		part[EN_SRAM_WEIGHTS + b] = (double)(r->sram_read_bytes[b] + r->sram_write_bytes[b]) *
 					    energy_sram_pj_per_byte(p, sram_bank_bytes(sp, b));
-		kib += (double)sp->buf[b].kib * (double)a->chip.cores;     /* each core has its buffers */
-	}
 	part[EN_HBM] = (double)(r->hbm_read_bytes + r->hbm_write_bytes) * 8.0 * p->hbm_pj_per_bit;
-	part[EN_LEAKAGE] = (double)r->cycles *
-			   ((double)arch_pes(a) * p->leak_pe_pj + kib * p->leak_sram_pj_per_kib);
+	/* W x seconds = 1e12 pJ x cycles / (clock_ghz x 1e9) */
+	part[EN_LEAKAGE] = (double)r->cycles * arch_idle_w(a) * 1e3 / a->clock_ghz;
 	for (int i = 0; i < EN_N; i++)
 		total += part[i];
 	return total;
+}
+
+double result_peak_power_w(const struct arch *a)
+{
+	const struct energy_params *p = &a->energy;
+	double pj = (double)arch_pes(a) * (energy_mac_pj(p, a->array.dtype) + p->pe_move_pj);
+	for (int b = 0; b < SRAM_NBUF; b++)
+		pj += (double)a->chip.cores * (double)sram_port_bytes(&a->sram, b) *
+		      energy_sram_pj_per_byte(p, sram_bank_bytes(&a->sram, b));
+	pj += a->hbm.gbps / a->clock_ghz * 8.0 * p->hbm_pj_per_bit;   /* bytes per cycle x pJ per byte */
+	return pj * a->clock_ghz * 1e-3 + arch_idle_w(a);             /* pJ per cycle x 1e9 cycles/s x 1e-12 */
 }

@@ -53,6 +53,8 @@ struct metrics {
 	double part[EN_N];               /* by component (enum energy_part of models/energy.h) */
 	double pj_per_mac;
 	double tops_per_w;              /* ops per pJ = TOPS/W */
+	double power_w;                 /* energy / time */
+	double tops_per_mm2;            /* achieved TOPS / the die's area */
 	double edp_js;                  /* energy x delay, J s */
 };
 
@@ -107,5 +109,12 @@ struct arch;
  * the total, which is the sum of the parts.
  */
 double result_energy(const struct arch *a, const struct result *r, double part[]);
+
+/*
+ * The most the counted actions can draw, in W: every PE doing a MAC (and
+ * moving its operands) each cycle, every core's SRAM ports moving their
+ * width each cycle, the memory at hbm.gbps, and the idle power.
+ */
+double result_peak_power_w(const struct arch *a);
 
 #endif

@@ -12,7 +12,7 @@ void report_metrics(const struct arch *a, const struct result *r, bool ideal, st
 	double pes = (double)arch_pes(a);
 	double bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes + r->bus_shift_bytes);
 	double seconds = (double)r->cycles / (a->clock_ghz * 1e9);
-	double peak = 2 * arch_peak_macs_per_s(a);
+	double peak = 2 * arch_peak_macs_per_s(a), area[AR_N];
 
 	m->ops = 2.0 * (double)r->macs;
 	m->bus_bytes = bytes;
@@ -24,6 +24,21 @@ void report_metrics(const struct arch *a, const struct result *r, bool ideal, st
 	m->pj_per_mac = r->macs ? m->energy_pj / (double)r->macs : 0;
 	m->tops_per_w = m->energy_pj > 0 ? m->ops / m->energy_pj : 0;
 	m->edp_js = m->energy_pj * 1e-12 * seconds;
+	m->power_w = seconds > 0 ? m->energy_pj * 1e-12 / seconds : 0;
+	m->tops_per_mm2 = m->achieved_ops_per_s * 1e-12 / arch_area_mm2(a, area);
+}
+
+void report_area(FILE *out, const struct arch *a, const char *prefix)
+{
+	double part[AR_N], die = arch_area_mm2(a, part);
+	char node[CFG_STR_MAX];
+	cfg_format(config_schema(), cfg_find(config_schema(), "area.node"), a, node, sizeof node);
+	fprintf(out, "%sarea %.4g mm2 at %s:", prefix, die, node);
+	for (int k = 0; k < AR_N; k++)
+		fprintf(out, " %s %.4g (%.1f%%)%s", area_part_names[k], part[k], 100 * part[k] / die, k + 1 < AR_N ? "," : "\n");
+	fprintf(out, "%speak power %.4g W (every PE, SRAM port and the memory busy each cycle), idle %.4g W; peak %.4g TOPS/mm2, "
+		"%.4g TOPS/W\n", prefix, result_peak_power_w(a), arch_idle_w(a), 2 * arch_peak_macs_per_s(a) * 1e-12 / die,
+		2 * arch_peak_macs_per_s(a) * 1e-12 / result_peak_power_w(a));
 }
 
 void report_field_num(FILE *f, const struct result_field *fd, int i, const struct result *r, const struct metrics *m)

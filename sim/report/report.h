@@ -14,6 +14,8 @@
  *   attainable    = min(peak ops/s, HBM bytes/s x intensity)  [ops/s] (the peak with ideal memory)
  *   energy        result_energy (stats.h): counts x per-action energies [pJ]
  *   TOPS/W        ops / energy; EDP = energy [J] x time [s]
+ *   power         energy / time [W]; TOPS/mm2 = achieved TOPS / the die's area
+ *                 (arch_area_mm2, config.h); the peak power: result_peak_power_w
  * DIR/layers.csv and DIR/summary.json (and COMPUTE_REPORT.csv) are links
  * into DIR/.tpusim/current, which one rename points at a new run's files
  * (outdir.h): at every instant, under kills and concurrent runs, they come
@@ -42,6 +44,12 @@ struct report_ctx {
 	const struct run_opts *opts;
 	const struct oplist *ops;       /* the ops run; needed by report_write under array.scalesim_compat */
 };
+
+/*
+ * The die's area by part and the chip's peak and idle power, two lines each
+ * starting with prefix ("# " under config --dump, whose output stays YAML).
+ */
+void report_area(FILE *out, const struct arch *a, const char *prefix);
 
 /* s as one CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break. */
 void report_csv_str(FILE *f, const char *s);

@@ -175,6 +175,14 @@ void report_json(FILE *f, const struct report_ctx *c)
 		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
 		a->clock_ghz, peak, json_bandwidth(bw, sizeof bw, a), peak / arch_hbm_bytes_per_s(a));
 	json_config(f, cfg);
+	{
+		double part[AR_N], die = arch_area_mm2(a, part);
+		fprintf(f, ",\n  \"area_mm2\": %.17g,\n  \"area_mm2_by_component\": {", die);
+		for (int k = 0; k < AR_N; k++)
+			fprintf(f, "%s\"%s\": %.17g", k ? ", " : "", area_part_names[k], part[k]);
+		fprintf(f, "},\n  \"peak_power_w\": %.17g,\n  \"idle_power_w\": %.17g", result_peak_power_w(a),
+			arch_idle_w(a));
+	}
 	if (c->run->checks) {
 		fprintf(f, ",\n  \"functional\": ");
 		json_check(f, &c->run->check);
