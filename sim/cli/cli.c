@@ -151,7 +151,8 @@ static const struct cli_opt opts[] = {
 	  .count_off = A(nhold) }, 0, A(hold), C(SWEEP), P_NONE, NULL,
 	  "with --plot: the charts hold AXIS at VALUE (again for more); the others at the best point by cycles" },
 	TEXT("--pareto", NULL, "X,Y", pareto, C(SWEEP), P_NONE,
-	     "with --plot: the Pareto charts' two objectives, of latency, energy (default " SWEEPPLOT_PARETO_DEFAULT ")"),
+	     "with --plot: the Pareto charts' two objectives, of latency, energy, area (default " SWEEPPLOT_PARETO_DEFAULT
+	     "; the third colours the points)"),
 	{ NULL, "--heatmaps", NULL, NULL, { .kind = OPT_CHOICE, .names = cli_heatmaps }, -1, A(heatmaps), C(SWEEP), P_NONE,
 	  NULL, "with --plot: the first 8 workload x dataflow pairs' heatmaps (default), or all" },
 	{ NULL, "-h", "--help", NULL, { .kind = OPT_FLAG }, 0, NO_FIELD, C_ALL, P_NONE, NULL, "print this help" },

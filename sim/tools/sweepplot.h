@@ -48,7 +48,7 @@
 #include "limit.h"
 #include "sweep.h"
 
-#define SWEEPPLOT_NMETRICS 7
+#define SWEEPPLOT_NMETRICS 10
 
 enum sweepplot_metric {
 	SWEEPPLOT_CYCLES,
@@ -57,7 +57,10 @@ enum sweepplot_metric {
 	SWEEPPLOT_HBM_BYTES,         /* hbm_read_bytes + hbm_write_bytes */
 	SWEEPPLOT_ENERGY,            /* energy_pj */
 	SWEEPPLOT_PJ_PER_MAC,
-	SWEEPPLOT_TOPS_PER_W
+	SWEEPPLOT_TOPS_PER_W,
+	SWEEPPLOT_AREA,              /* area_mm2 */
+	SWEEPPLOT_POWER,             /* power_w */
+	SWEEPPLOT_TOPS_PER_MM2
 };
 
 /* The metrics as the charts' file names spell them: cycles, utilization, tops, hbm_bytes, energy_pj, pj_per_mac. */
@@ -123,8 +126,8 @@ struct sweepplot_opts {
  * their indexes here and the third, the points' colour; an input error
  * naming --pareto otherwise.
  */
-#define SWEEPPLOT_NOBJ 2
-#define SWEEPPLOT_PARETO_DEFAULT "latency,energy"
+#define SWEEPPLOT_NOBJ 3
+#define SWEEPPLOT_PARETO_DEFAULT "latency,area"
 extern const char *const sweepplot_obj_names[SWEEPPLOT_NOBJ + 1];       /* NULL-terminated */
 int sweepplot_pareto_pair(const char *text, int pair[2], int *colour, struct err *e);
 

@@ -45,15 +45,28 @@ void sweepplot_metric_scale(int m, double max, struct sweepplot_scale *s)
 		s->div = 1;
 		snprintf(s->label, sizeof s->label, "energy per MAC (pJ)");
 		break;
-	default:
+	case SWEEPPLOT_TOPS_PER_W:
 		s->div = 1;
 		snprintf(s->label, sizeof s->label, "TOPS per watt (10^12 ops/J)");
+		break;
+	case SWEEPPLOT_AREA:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "area (mm^2)");
+		break;
+	case SWEEPPLOT_POWER:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "average power (W)");
+		break;
+	default:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "TOPS per mm^2");
 		break;
 	}
 }
 
 const char *const sweepplot_metric_titles[SWEEPPLOT_NMETRICS] = { "cycles", "utilization", "achieved TOPS",
-							       "HBM traffic", "energy", "energy per MAC", "TOPS/W" };
+							       "HBM traffic", "energy", "energy per MAC", "TOPS/W",
+							       "area", "power", "TOPS/mm^2" };
 
 void sweepplot_axis_label(const struct sweepplot_view *v, int g, char *buf, size_t size)
 {

@@ -14,8 +14,8 @@
 #include <string.h>
 
 /* Each objective's metric, in the order of sweepplot_obj_names. */
-static const int obj_metric[SWEEPPLOT_NOBJ] = { SWEEPPLOT_CYCLES, SWEEPPLOT_ENERGY };
-const char *const sweepplot_obj_names[SWEEPPLOT_NOBJ + 1] = { "latency", "energy", NULL };
+static const int obj_metric[SWEEPPLOT_NOBJ] = { SWEEPPLOT_CYCLES, SWEEPPLOT_ENERGY, SWEEPPLOT_AREA };
+const char *const sweepplot_obj_names[SWEEPPLOT_NOBJ + 1] = { "latency", "energy", "area", NULL };
 
 static int obj_find(const char *s, size_t n)
 {

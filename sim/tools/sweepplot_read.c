@@ -14,7 +14,8 @@
 #include "fsx.h"
 
 const char *const sweepplot_metric_names[SWEEPPLOT_NMETRICS] = {
-	"cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac", "tops_per_w",
+	"cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac", "tops_per_w", "area_mm2", "power_w",
+	"tops_per_mm2",
 };
 
 /* Each metric: the columns of sweep.csv it sums (at most 2; NULL: none more), by name. */
@@ -26,6 +27,9 @@ static const char *const metric_cols[SWEEPPLOT_NMETRICS][2] = {
 	[SWEEPPLOT_ENERGY] = { "energy_pj", NULL },
 	[SWEEPPLOT_PJ_PER_MAC] = { "pj_per_mac", NULL },
 	[SWEEPPLOT_TOPS_PER_W] = { "tops_per_w", NULL },
+	[SWEEPPLOT_AREA] = { "area_mm2", NULL },
+	[SWEEPPLOT_POWER] = { "power_w", NULL },
+	[SWEEPPLOT_TOPS_PER_MM2] = { "tops_per_mm2", NULL },
 };
 
 /* The columns after the axes: sweep_csv_cols, then point and status. */
