@@ -129,6 +129,7 @@ static const char *const csv_keys[7] = { "cycles", "utilization", "achieved_ops_
 /*
  * sweep.csv's columns after the axes, as README "Sweeps" lists them, into
  * buf joined by commas: the 7 above (tops for achieved_ops_per_s), then
+ * area_mm2 and peak_power_w (the record's top level), power_w, tops_per_mm2,
  * tops_per_w, a cycles_<category> per category and an energy_<part>_pj per
  * energy component (their names from cat.h and energy.h), point and status.
  * Returns how many there are before point.
@@ -136,7 +137,8 @@ static const char *const csv_keys[7] = { "cycles", "utilization", "achieved_ops_
 static int want_columns(char *buf, size_t size)
 {
 	static const char *const first[] = { "cycles", "utilization", "tops", "hbm_read_bytes", "hbm_write_bytes",
-					     "energy_pj", "pj_per_mac", "tops_per_w" };
+					     "energy_pj", "pj_per_mac", "area_mm2", "peak_power_w", "power_w",
+					     "tops_per_mm2", "tops_per_w" };
 	int n = 0;
 	buf[0] = 0;
 	for (size_t k = 0; k < sizeof first / sizeof first[0]; k++, n++)
@@ -168,7 +170,7 @@ START_TEST(csv_columns)
 	char names[2000], want[2000], cut[10];
 	int n = want_columns(want, sizeof want);
 	ck_assert_int_eq(sweep_csv_ncols(), n);
-	ck_assert_int_eq(n, 8 + 7 + 7);         /* 7 categories, 7 energy components (by hand: cat.h, energy.h) */
+	ck_assert_int_eq(n, 12 + 7 + 7);        /* 7 categories, 7 energy components (by hand: cat.h, energy.h) */
 	sweep_csv_names(",", names, sizeof names);
 	ck_assert_str_eq(names, want);
 	sweep_csv_names(",", cut, sizeof cut);
@@ -176,17 +178,21 @@ START_TEST(csv_columns)
 	const struct sweep_csv_col *c = sweep_csv_cols();
 	for (int k = 0; k < n; k++) {
 		const struct result_field *f = result_field_find(c[k].field);
+		bool top = k == 7 || k == 8;    /* area_mm2, peak_power_w: numbers of the design point, not results */
 		ck_assert_int_eq(sweep_csv_col(c[k].name), k);
 		if (k < 7)
 			ck_assert_str_eq(c[k].field, csv_keys[k]);
-		ck_assert_msg(f && f->reported && (c[k].part < 0) == (f->n == 1), "%s", c[k].field);
+		ck_assert_int_eq(c[k].from, top ? SWEEP_FROM_TOP : SWEEP_FROM_TOTAL);
+		if (top)
+			ck_assert_msg(!f && c[k].part < 0 && !strcmp(c[k].field, c[k].name), "%s", c[k].field);
+		else
+			ck_assert_msg(f && f->reported && (c[k].part < 0) == (f->n == 1), "%s", c[k].field);
 		ck_assert(c[k].div == (k == 2 ? 1e12 : 1));
-		ck_assert_int_eq(c[k].from, SWEEP_FROM_TOTAL);
 	}
-	ck_assert_str_eq(c[8].field, "cycles_by_category");
-	ck_assert_int_eq(c[8].part, 0);
-	ck_assert_str_eq(c[21].field, "energy_pj_by_component");
-	ck_assert_int_eq(c[21].part, 6);
+	ck_assert_str_eq(c[12].field, "cycles_by_category");
+	ck_assert_int_eq(c[12].part, 0);
+	ck_assert_str_eq(c[25].field, "energy_pj_by_component");
+	ck_assert_int_eq(c[25].part, 6);
 	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_STATUS), -1);
 	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_POINT), -1);
 	ck_assert_int_eq(sweep_csv_col("cycles_by_category"), -1);
@@ -226,8 +232,10 @@ static void run_total(const char *dir, const char *wl, const char *rows, const c
 
 /*
  * Row i's columns past the first 7 against its point file (named by its
- * point column): tops_per_w and each part as written in the total; the
- * categories sum to the cycles and the energy components to energy_pj.
+ * point column): area_mm2 and peak_power_w as written at its top level,
+ * power_w, tops_per_mm2, tops_per_w and each part as written in the total;
+ * power is energy over time; the categories sum to the cycles and the energy
+ * components to energy_pj.
  */
 static void row_against_point(const char *dir, const struct th_csv *t, size_t i)
 {
@@ -243,7 +251,16 @@ static void row_against_point(const char *dir, const struct th_csv *t, size_t i)
 	const struct ynode *tot = ynode_get(d->root, "total"), *cats = ynode_get(tot, "cycles_by_category"),
 			   *parts = ynode_get(tot, "energy_pj_by_component");
 	ck_assert_str_eq(th_csv_get(t, i, "cycles"), ynode_get(tot, "cycles")->str);
-	ck_assert_str_eq(th_csv_get(t, i, "tops_per_w"), ynode_get(tot, "tops_per_w")->str);
+	static const char *const in_total[3] = { "power_w", "tops_per_mm2", "tops_per_w" };
+	static const char *const at_top[2] = { "area_mm2", "peak_power_w" };
+	for (int k = 0; k < 3; k++)
+		ck_assert_str_eq(th_csv_get(t, i, in_total[k]), ynode_get(tot, in_total[k])->str);
+	for (int k = 0; k < 2; k++)
+		ck_assert_str_eq(th_csv_get(t, i, at_top[k]), ynode_get(d->root, at_top[k])->str);
+	/* power is energy over time (1 pJ = 1e-12 J; a cycle 1 / clock_ghz ns), computed here */
+	double secs = th_csv_num(t, i, "cycles") / (strtod(ynode_get(d->root, "clock_ghz")->str, NULL) * 1e9);
+	double w = th_csv_num(t, i, "energy_pj") * 1e-12 / secs;
+	ck_assert_msg(fabs(th_csv_num(t, i, "power_w") - w) <= 1e-9 * w, "%.17g %.17g", th_csv_num(t, i, "power_w"), w);
 	long long sum = 0;
 	for (int k = 0; cat_names[k]; k++) {
 		snprintf(col, sizeof col, "cycles_%s", cat_names[k]);

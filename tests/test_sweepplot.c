@@ -332,29 +332,30 @@ START_TEST(charts)
 {
 	char *dir = th_tmpdir(), *out, *err, *s, want[4400], label[64];
 	write_csv(dir);
-	const char *argv[] = { "sweep", "--plot", dir, NULL };
+	/* The fronts by hand are of energy against cycles (the fixture's areas are all 1). */
+	const char *argv[] = { "sweep", "--plot", dir, "--pareto", "latency,energy", NULL };
 	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
 	ck_assert_str_eq(err, "");
 	snprintf(want, sizeof want, "skipped 1 of 24 rows whose status is not ok (the first: %s/sweep.csv:21: s.yaml:4:19: "
 		 "array.rows: expected an integer in [1, 4096], found \"0\")\n", dir);
 	ck_assert_msg(!strncmp(out, want, strlen(want)), "%s", out);
-	ck_assert_int_eq(count(out, "\nwrote "), 2 * 27 + 5);
+	ck_assert_int_eq(count(out, "\nwrote "), 2 * 36 + 5);
 
 	/*
-	 * Every file: 7 metrics x 3 groups (the size is one: no chart against
+	 * Every file: 10 metrics x 3 groups (the size is one: no chart against
 	 * array.cols), 4 heatmaps, 2 fronts (batch has one value: one per
 	 * workload), as pictures; the fronts and the 3 slices as csv.
 	 */
-	static const char *const metrics[7] = { "cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac",
-						"tops_per_w" };
+	static const char *const metrics[10] = { "cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac",
+						 "tops_per_w", "area_mm2", "power_w", "tops_per_mm2" };
 	static const char *const others[6] = { "heatmap_alpha_os", "heatmap_alpha_ws", "heatmap_beta_os",
 					       "heatmap_beta_ws", "pareto_alpha", "pareto_beta" };
 	static const char *const csvs[5] = { "pareto_alpha", "pareto_beta", "slice_array.rows", "slice_dataflow",
 					     "slice_hbm.gbps" };
 	static const char *const axes[3] = { "array.rows", "dataflow", "hbm.gbps" };
-	char names[59][64], expect[4096] = "", plots[4200];
+	char names[77][64], expect[4096] = "", plots[4200];
 	int n = 0;
-	for (int m = 0; m < 7; m++)
+	for (int m = 0; m < 10; m++)
 		for (int a = 0; a < 3; a++)
 			for (int x = 0; x < 2; x++)
 				snprintf(names[n++], 64, "%s_vs_%s.%s", metrics[m], axes[a], x ? "svg" : "png");
@@ -363,7 +364,7 @@ START_TEST(charts)
 			snprintf(names[n++], 64, "%s.%s", others[k], x ? "svg" : "png");
 	for (int k = 0; k < 5; k++)
 		snprintf(names[n++], 64, "%s.csv", csvs[k]);
-	ck_assert_int_eq(n, 59);
+	ck_assert_int_eq(n, 77);
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
 			if (strcmp(names[j], names[i]) < 0) {
@@ -621,13 +622,16 @@ START_TEST(run_then_plot)
 	snprintf(o, sizeof o, "%s/out", dir);
 	const char *argv[] = { "sweep", spec, "-o", o, "--plot", NULL };
 	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
-	ck_assert_int_eq(count(out, "wrote "), 1 + 14 + 2 + 2);
+	ck_assert_int_eq(count(out, "wrote "), 1 + 20 + 2 + 2);
 	snprintf(plots, sizeof plots, "%s/plots", o);
 	char *got = listing(plots);
-	ck_assert_str_eq(got, "cycles_vs_dataflow.png\ncycles_vs_dataflow.svg\nenergy_pj_vs_dataflow.png\n"
+	ck_assert_str_eq(got, "area_mm2_vs_dataflow.png\narea_mm2_vs_dataflow.svg\n"
+			      "cycles_vs_dataflow.png\ncycles_vs_dataflow.svg\nenergy_pj_vs_dataflow.png\n"
 			      "energy_pj_vs_dataflow.svg\nhbm_bytes_vs_dataflow.png\nhbm_bytes_vs_dataflow.svg\n"
 			      "pareto_mlp.csv\npareto_mlp.png\npareto_mlp.svg\npj_per_mac_vs_dataflow.png\n"
-			      "pj_per_mac_vs_dataflow.svg\nslice_dataflow.csv\ntops_per_w_vs_dataflow.png\n"
+			      "pj_per_mac_vs_dataflow.svg\npower_w_vs_dataflow.png\npower_w_vs_dataflow.svg\n"
+			      "slice_dataflow.csv\ntops_per_mm2_vs_dataflow.png\ntops_per_mm2_vs_dataflow.svg\n"
+			      "tops_per_w_vs_dataflow.png\n"
 			      "tops_per_w_vs_dataflow.svg\ntops_vs_dataflow.png\ntops_vs_dataflow.svg\n"
 			      "utilization_vs_dataflow.png\nutilization_vs_dataflow.svg\n");
 	free(got);
@@ -651,7 +655,7 @@ END_TEST
  */
 static const char views_spec[] = "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\naxes:\n"
 				 "  array.rows: [8, 16]\n  array.cols: [8, 16]\n  hbm.gbps: [1, 2, 4, 8]\n"
-				 "  energy.hbm_pj_per_bit: [2, 4, 8, 16]\n  dataflow: [ws, os]\n  batch: [1, 8]\n"
+				 "  energy.hbm_pj_per_bit: [1, 4, 16, 64]\n  dataflow: [ws, os]\n  batch: [1, 8]\n"
 				 "  model: [analytic]\nzip: [[array.rows, array.cols], [hbm.gbps, energy.hbm_pj_per_bit]]\n";
 
 /* Runs views_spec into dir/out with --plot and the options given (NULL-terminated, at most 8); returns dir/out's csv. */
@@ -746,8 +750,13 @@ static void fronts_match(const char *dir, const struct th_csv *t, const char *xc
 START_TEST(pareto_of_a_sweep)
 {
 	char *dir = th_tmpdir(), *text;
+	/* By default latency against area (the area grows with the array, the cycles fall). */
 	struct th_csv *t = views_sweep(dir, &text, NULL);
 	ck_assert_uint_eq(t->rows, 32);
+	fronts_match(dir, t, "cycles", "area_mm2");
+	th_csv_free(t);
+	free(text);
+	t = views_sweep(dir, &text, "--pareto", "latency,energy", NULL);
 	fronts_match(dir, t, "cycles", "energy_pj");
 	th_csv_free(t);
 	free(text);
@@ -901,8 +910,8 @@ START_TEST(hold_errors)
 	free(out), free(err);
 	const char *a5[] = { "sweep", "--plot", o, "--pareto", "latency,cost", NULL };
 	ck_assert_int_eq(th_cli(".", a5, &out, &err), 2);
-	ck_assert_str_eq(err, "--pareto: expected two of latency, energy, joined by a comma (e.g. latency,energy), found "
-			      "\"latency,cost\"\n");
+	ck_assert_str_eq(err, "--pareto: expected two of latency, energy, area, joined by a comma (e.g. latency,area), "
+			      "found \"latency,cost\"\n");
 	free(out), free(err);
 	free(before), free(after), free(keep);
 	th_rmdir(dir);
