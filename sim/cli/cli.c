@@ -149,12 +149,11 @@ static const struct cli_opt opts[] = {
 	TEXT("--merge", NULL, "DIR", merge, C(SWEEP), P_DIR, "build DIR/sweep.csv from the point files there, listing those missing"),
 	{ NULL, "--hold", NULL, "AXIS=VALUE", { .kind = OPT_LIST, .max = SWEEPPLOT_MAX_HOLDS, .items = "holds",
 	  .count_off = A(nhold) }, 0, A(hold), C(SWEEP), P_NONE, NULL,
-	  "with --plot: the charts hold AXIS at VALUE (again for more); the others at the best point by cycles" },
+	  "with --plot: charts hold AXIS at VALUE (again: more); the rest at the best by cycles" },
 	TEXT("--pareto", NULL, "X,Y", pareto, C(SWEEP), P_NONE,
-	     "with --plot: the Pareto charts' two objectives, of latency, energy, area (default " SWEEPPLOT_PARETO_DEFAULT
-	     "; the third colours the points)"),
+	     "with --plot: Pareto charts of two of latency, energy, area (default " SWEEPPLOT_PARETO_DEFAULT ")"),
 	{ NULL, "--heatmaps", NULL, NULL, { .kind = OPT_CHOICE, .names = cli_heatmaps }, -1, A(heatmaps), C(SWEEP), P_NONE,
-	  NULL, "with --plot: the first 8 workload x dataflow pairs' heatmaps (default), or all" },
+	  NULL, "with --plot: heatmaps of the first 8 workload x dataflow pairs (default), or all" },
 	{ NULL, "-h", "--help", NULL, { .kind = OPT_FLAG }, 0, NO_FIELD, C_ALL, P_NONE, NULL, "print this help" },
 };
 
