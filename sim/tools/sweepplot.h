@@ -1,41 +1,57 @@
 /*
  * sweepplot.h - the charts of a finished sweep, drawn from DIR/sweep.csv alone
- * (tpusim sweep --plot DIR); plot.h draws them.
+ * (tpusim sweep --plot DIR [--hold AXIS=VALUE]... [--pareto X,Y] [--heatmaps
+ * first|all]); plot.h draws them.
  *
  * The table: the csv sweep_run writes, as sweep.h declares it: a header
- * `workload`, the axes, then the columns of sweep_csv_cols and `status`; one
- * row per point. Only rows whose status is `ok` are drawn; their metrics are
- * read from those columns by name (sweepplot_read.c).
+ * `workload`, the axes, then the columns of sweep_csv_cols, `point` and
+ * `status`; one row per point. Only rows whose status is `ok` are drawn;
+ * their metrics are read from those columns by name (sweepplot_read.c).
  *
  * Axes move in groups: two axes whose values always change together over the
  * rows (equal in two rows exactly when the other is) are one group, which is
  * how a zip group of the spec shows in the csv. An axis with one value is in
  * no group. A group is numeric when its first axis's values are all numbers,
- * else categorical. The group of the axis named `dataflow` splits the lines.
+ * else categorical. The group of the axis named `dataflow` splits the lines
+ * (unless it is held); those of `batch` and `model` split the Pareto charts.
+ *
+ * The held point. A chart against one group holds every other group at one
+ * value: the user's (sweepplot_opts.hold, "axis=value"), and for the groups
+ * not named, the value of the best row: the ok row with the fewest cycles
+ * among those with the user's values (of equal ones, the first in the csv).
+ * Every title says the values held, "(--hold)" or "(best by cycles)". A hold
+ * whose axis or value is not in the table, an axis held twice, or holds no ok
+ * row has are an input error naming what there is, before anything is drawn.
  *
  * The charts, each as .png and .svg in DIR/plots/:
  *  - <metric>_vs_<axis>: each metric (sweepplot_metric_names: the columns
- *    cycles, utilization, tops, energy_pj, pj_per_mac, and hbm_bytes, the sum
- *    of hbm_read_bytes and hbm_write_bytes) against each group (named by its
- *    first axis); a line per workload x dataflow (workload only when there are
- *    several, dataflow only when it varies and is not the chart's axis); every
- *    other group held at its value in the first ok row, written in the title.
- *    A numeric group on a log2 scale when its values are positive, span a
- *    factor of 4 or more, and are all powers of two or a geometric series
- *    (3 or more values, a constant ratio of 2 or more); y on a log10 scale
- *    when it spans a factor of 30 or more.
+ *    cycles, utilization, tops, energy_pj, pj_per_mac, tops_per_w, area_mm2,
+ *    power_w, tops_per_mm2, and hbm_bytes, the sum of hbm_read_bytes and
+ *    hbm_write_bytes) against each group (named by its first axis); a series
+ *    per workload x dataflow (workload only when there are several, dataflow
+ *    only when it varies, is not held and is not the chart's axis); the other
+ *    groups held. A numeric group as lines, on a log2 scale when its values
+ *    are positive, span a factor of 4 or more, and are all powers of two or a
+ *    geometric series (3 or more values, a constant ratio of 2 or more); a
+ *    categorical one as bars, the series side by side. y on a log10 scale when
+ *    it spans a factor of 30 or more. slice_<axis>.csv: the rows they draw.
  *  - heatmap_<workload>[_<dataflow>]: utilization and energy over the first
- *    two numeric groups (other than dataflow's), others held as above; one
- *    file per workload x dataflow, at most SWEEPPLOT_MAX_HEATMAPS of them
- *    (the first in the csv's order), and only for grids of at most
- *    SWEEPPLOT_MAX_CELLS cells along each axis.
- *  - pareto_<workload>: energy against cycles of every ok point of the
- *    workload; the Pareto-optimal ones (sweepplot_pareto) joined as a step
- *    line and labelled with their groups' values ("128x128 ws": a group's
- *    axes joined by x).
+ *    two numeric groups (other than dataflow's), others held; one file per
+ *    workload x dataflow, at most SWEEPPLOT_MAX_HEATMAPS of them (the first in
+ *    the csv's order; a note names the others; all with all_heatmaps), and
+ *    only for grids of at most SWEEPPLOT_MAX_CELLS cells along each axis.
+ *  - pareto_<workload>[_batch<B>][_<model>]: one per workload x batch x model,
+ *    two objectives (sweepplot_pareto_pair; latency, energy, area) of every ok
+ *    point, a series per dataflow, coloured by the third objective; the
+ *    Pareto-optimal ones (sweepplot_pareto) joined as a step line and
+ *    labelled with their axes by short name ("rows=16 cols=16 dataflow=os":
+ *    a name's part after its last '.', or the whole name when two axes share
+ *    that part; batch and model are in the title). pareto_<...>.csv: the front.
  *
- * The pictures are drawn into DIR/.plots.tmp.<pid> and moved into DIR/plots
- * only when all are drawn; a failure leaves DIR as it was.
+ * The csv files (sweepplot_rows_csv) list workload, the axes, the metrics
+ * shown (unscaled) and point, one row per row of sweep.csv drawn.
+ * Everything is drawn into DIR/.plots.tmp.<pid> and moved into DIR/plots
+ * only when all is drawn; a failure leaves DIR as it was.
  */
 #ifndef TPUSIM_SWEEPPLOT_H
 #define TPUSIM_SWEEPPLOT_H
