@@ -920,6 +920,55 @@ START_TEST(hold_errors)
 END_TEST
 
 /*
+ * Five workloads x two dataflows are ten heatmaps, two more than
+ * SWEEPPLOT_MAX_HEATMAPS (8): the note names the two left out (the last
+ * workload's, in the csv's order) and how to ask for them; --heatmaps all
+ * draws the ten; --hold dataflow=os one per workload.
+ */
+START_TEST(heatmaps_left_out)
+{
+	char *dir = th_tmpdir(), *text = NULL, *out, *err, p[4300];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	fputs("workload,array.rows,hbm.gbps,dataflow,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,"
+	      "pj_per_mac,%T,status\n", f);
+	for (int w = 1; w <= 5; w++)
+		for (int r = 8; r <= 16; r += 8)
+			for (int g = 100; g <= 400; g += 300)
+				for (int d = 0; d < 2; d++)
+					fprintf(f, "n/w%d.yaml,%d,%d,%s,%d,0.5,1,1,1,%d,1%%R,ok\n", w, r, g, d ? "os" : "ws",
+						1000 * w + r + g, 10 * r + d);
+	fclose(f);
+	free(write_fixture(dir, "sweep.csv", text));
+	free(text);
+	const char *a1[] = { "sweep", "--plot", dir, NULL };
+	ck_assert_msg(th_cli(".", a1, &out, &err) == 0, "%s", err);
+	ck_assert_msg(strstr(out, "heatmaps: drew the first 8 of 10 workload x dataflow pairs (at most 8); left out: w5 ws, "
+				  "w5 os (--heatmaps all draws every one, --hold dataflow=... one dataflow's)\n") != NULL, "%s", out);
+	ck_assert_int_eq(count(out, "/plots/heatmap_"), 2 * 8);
+	snprintf(p, sizeof p, "%s/plots/heatmap_w5_os.png", dir);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	free(out), free(err);
+	const char *a2[] = { "sweep", "--plot", dir, "--heatmaps", "all", NULL };
+	ck_assert_msg(th_cli(".", a2, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_null(strstr(out, "left out"));
+	ck_assert_int_eq(count(out, "/plots/heatmap_"), 2 * 10);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	free(out), free(err);
+	const char *a3[] = { "sweep", "--plot", dir, "--hold", "dataflow=os", NULL };
+	ck_assert_msg(th_cli(".", a3, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_null(strstr(out, "left out"));
+	ck_assert_int_eq(count(out, "/plots/heatmap_"), 2 * 5);
+	char *s = svg(dir, "heatmap_w3");
+	ck_assert(has_text(s, "w3: utilization and energy over array.rows and hbm.gbps; held at dataflow=os (--hold)"));
+	free(s);
+	free(out), free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * Text from the user reaches gnuplot's double-quoted strings, in which
  * gnuplot would run a command between backquotes: an axis value in the
  * sweep's charts, and a config's name in run --plot's. Neither may run.
@@ -969,6 +1018,7 @@ Suite *sweepplot_suite(void)
 	tcase_add_test(t, pareto_of_a_sweep);
 	tcase_add_test(t, hold_picks_the_slice);
 	tcase_add_test(t, hold_errors);
+	tcase_add_test(t, heatmaps_left_out);
 	suite_add_tcase(s, t);
 	return s;
 }
