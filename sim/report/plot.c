@@ -390,14 +390,16 @@ static void put_tics(FILE *f, const char *name, const struct plot_tics *t)
 	fprintf(f, ")\n");
 }
 
-/* The data block $<name><i> of n points, with a label column when labels is not NULL. */
-static void put_block(FILE *f, const char *name, int i, size_t n, const double *x, const double *y,
+/* The data block $<name><i> of n points, with a z column when z and a label column when labels is not NULL. */
+static void put_block(FILE *f, const char *name, int i, size_t n, const double *x, const double *y, const double *z,
 		      const char *const *labels)
 {
 	char s[300];
 	fprintf(f, "$%s%d << EOD\n", name, i);
 	for (size_t k = 0; k < n; k++) {
 		fprintf(f, "%.17g %.17g", x[k], y[k]);
+		if (z)
+			fprintf(f, " %.17g", z[k]);
 		if (labels)
 			fprintf(f, " \"%s\"", gp_str(s, sizeof s, labels[k]));
 		fprintf(f, "\n");
@@ -452,7 +454,7 @@ int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
 	for (int i = 0; i < c->nseries; i++)
-		put_block(f, "s", i, c->series[i].n, c->series[i].x, c->series[i].y, NULL);
+		put_block(f, "s", i, c->series[i].n, c->series[i].x, c->series[i].y, NULL, NULL);
 	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, c->title));
 	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, c->xlabel));
 	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, c->ylabel));
@@ -547,19 +549,6 @@ static void put_range(FILE *f, const char *axis, const struct plot_pareto *p, bo
 		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, a, b);
 }
 
-/* Series i's block $s<i>: x, y, and z when it has them. */
-static void put_block_z(FILE *f, int i, const struct plot_series *ser)
-{
-	fprintf(f, "$s%d << EOD\n", i);
-	for (size_t k = 0; k < ser->n; k++) {
-		fprintf(f, "%.17g %.17g", ser->x[k], ser->y[k]);
-		if (ser->z)
-			fprintf(f, " %.17g", ser->z[k]);
-		fprintf(f, "\n");
-	}
-	fprintf(f, "EOD\n");
-}
-
 int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 {
 	char script[64], tmp[LIMIT_PATH_BUF], s[600];
@@ -568,8 +557,8 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
 	for (int i = 0; i < p->nseries; i++)
-		put_block_z(f, i, &p->series[i]);
-	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL);
+		put_block(f, "s", i, p->series[i].n, p->series[i].x, p->series[i].y, p->series[i].z, NULL);
+	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL, NULL);
 	/* The labels in turn above and below their points, so that close neighbours do not overlap. */
 	for (int half = 0; half < 2; half++) {
 		fprintf(f, "$label%d << EOD\n", half);

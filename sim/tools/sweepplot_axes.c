@@ -232,8 +232,7 @@ static int group_values(struct sweepplot_view *v, int g)
 	return 0;
 }
 
-/* Axis i's group's index among the groups (v->lead), or -1: one value. */
-static int group_of(const struct sweepplot_view *v, int i)
+int sweepplot_axis_group(const struct sweepplot_view *v, int i)
 {
 	for (int g = 0; g < v->ng; g++)
 		if (v->group[i] == v->lead[g])
@@ -304,7 +303,7 @@ int sweepplot_view_make(struct sweepplot_view *v, const struct sweepplot_table *
 	}
 	v->batch = v->model = -1;
 	for (int i = 0; i < t->naxes; i++) {
-		int g = group_of(v, i);
+		int g = sweepplot_axis_group(v, i);
 		if (g >= 0 && !strcmp(t->axis[i], "batch"))
 			v->batch = g;
 		if (g >= 0 && !strcmp(t->axis[i], "model"))
@@ -397,7 +396,7 @@ int sweepplot_hold(struct sweepplot_view *v, const char *const *hold, int nhold,
 	if (nhold && (v->r0 = best_row(v, ax, val, nhold)) == SIZE_MAX)
 		return err_input(e, "--hold: expected an ok row with %s, found none", held);
 	for (int k = 0; k < nhold; k++) {
-		int g = group_of(v, ax[k]);
+		int g = sweepplot_axis_group(v, ax[k]);
 		if (g >= 0)
 			v->user |= 1ULL << g;
 		if (g >= 0 && g == v->df)

@@ -163,9 +163,7 @@ static int row_labels(const struct sweepplot_view *v, struct sweepplot_bufs *b)
 		if (!(f = open_memstream(&s, &len)))
 			return -1;
 		for (int i = 0, n = 0; i < t->naxes; i++) {
-			int g = v->group[i] < 0 ? -1 : 0;
-			while (g >= 0 && v->lead[g] != v->group[i])
-				g++;
+			int g = sweepplot_axis_group(v, i);
 			if (g < 0 || g == v->batch || g == v->model)
 				continue;
 			fprintf(f, "%s%s=%s", n++ ? " " : "", v->shortname[i], cell(t, r, i));

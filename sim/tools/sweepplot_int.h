@@ -87,6 +87,9 @@ static inline size_t ndf(const struct sweepplot_view *v, int skip)
 	return v->df >= 0 && v->df != skip ? v->nd[v->lead[v->df]] : 1;
 }
 
+/* Axis i's group: its index among the groups (v->lead), or -1 (the axis has one value). */
+int sweepplot_axis_group(const struct sweepplot_view *v, int i);
+
 /* Whether row r is ok and has the held value of every group not in mask. */
 bool sweepplot_at_held(const struct sweepplot_view *v, size_t r, uint64_t mask);
 
