@@ -549,6 +549,22 @@ static void put_range(FILE *f, const char *axis, const struct plot_pareto *p, bo
 		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, a, b);
 }
 
+/* Which front points' labels go to their left: those in the right 40% of every point's x span (of its log on a log axis). */
+static void labels_left(const struct plot_pareto *p, bool *left)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (int i = 0; i < p->nseries; i++)
+		for (size_t k = 0; k < p->series[i].n; k++) {
+			double x = p->xlog ? log10(p->series[i].x[k]) : p->series[i].x[k];
+			lo = fmin(lo, x);
+			hi = fmax(hi, x);
+		}
+	for (size_t k = 0; k < p->nfront; k++) {
+		double x = p->xlog ? log10(p->fx[k]) : p->fx[k];
+		left[k] = hi > lo && (x - lo) / (hi - lo) > 0.6;
+	}
+}
+
 int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 {
 	char script[64], tmp[LIMIT_PATH_BUF], s[600];
@@ -559,11 +575,24 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 	for (int i = 0; i < p->nseries; i++)
 		put_block(f, "s", i, p->series[i].n, p->series[i].x, p->series[i].y, p->series[i].z, NULL);
 	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL, NULL);
-	/* The labels in turn above and below their points, so that close neighbours do not overlap. */
-	for (int half = 0; half < 2; half++) {
-		fprintf(f, "$label%d << EOD\n", half);
-		for (size_t k = (size_t)half; k < p->nfront; k += 2)
-			fprintf(f, "%.17g %.17g \"%s\"\n", p->fx[k], p->fy[k], gp_str(s, sizeof s, p->labels[k]));
+	/*
+	 * The labels in turn above and below their points, so that close
+	 * neighbours do not overlap; those of points in the right 40% of the x
+	 * range to the left of them, so that none runs off the graph into the key
+	 * or the colour box. Block 2 * side + half.
+	 */
+	bool *left = calloc(p->nfront + 1, sizeof *left);
+	if (!left) {
+		fclose(f);
+		unlink(script);
+		return err_nomem(e, NULL);
+	}
+	labels_left(p, left);
+	for (int b = 0; b < 4; b++) {
+		fprintf(f, "$label%d << EOD\n", b);
+		for (size_t k = (size_t)(b % 2); k < p->nfront; k += 2)
+			if (left[k] == (b >= 2))
+				fprintf(f, "%.17g %.17g \"%s\"\n", p->fx[k], p->fy[k], gp_str(s, sizeof s, p->labels[k]));
 		fprintf(f, "EOD\n");
 	}
 	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, p->title));
@@ -591,9 +620,16 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 			fprintf(f, "lc rgb '%s', ", line_colours[i % 10]);
 	}
 	fprintf(f, "$front0 using 1:2 title \"%s\" with steps lw 2 lc rgb '#333333', "
-		   "$front0 using 1:2 notitle with points pt 6 ps 2.2 lw 2 lc rgb '#333333', "
-		   "$label0 using 1:2:3 notitle with labels left offset char 1.2,0.8 font ',10'%s\n",
-		gp_str(s, sizeof s, p->front_title),
-		p->nfront > 1 ? ", $label1 using 1:2:3 notitle with labels left offset char 1.2,-0.8 font ',10'" : "");
+		   "$front0 using 1:2 notitle with points pt 6 ps 2.2 lw 2 lc rgb '#333333'", gp_str(s, sizeof s, p->front_title));
+	for (int b = 0; b < 4; b++) {
+		size_t n = 0;
+		for (size_t k = (size_t)(b % 2); k < p->nfront; k += 2)
+			n += left[k] == (b >= 2);
+		if (n)
+			fprintf(f, ", $label%d using 1:2:3 notitle with labels %s offset char %s1.2,%s0.8 font ',10'", b,
+				b >= 2 ? "right" : "left", b >= 2 ? "-" : "", b % 2 ? "-" : "");
+	}
+	fprintf(f, "\n");
+	free(left);
 	return run_gnuplot(f, script, path, tmp, e);
 }
