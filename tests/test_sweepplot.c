@@ -912,6 +912,14 @@ START_TEST(hold_errors)
 	ck_assert_int_eq(th_cli(".", a4, &out, &err), 2);
 	ck_assert_str_eq(err, "--hold: expected --plot with it (it says what the charts show), found none\n");
 	free(out), free(err);
+	/* With the spec: refused before anything runs, no directory made. */
+	char *spec = th_write(dir, "s.yaml", views_spec), o2[4300];
+	snprintf(o2, sizeof o2, "%s/fresh", dir);
+	const char *a6[] = { "sweep", spec, "-o", o2, "--plot", "--hold", "hbm.gbps=3", NULL };
+	ck_assert_int_eq(th_cli(".", a6, &out, &err), 2);
+	ck_assert_str_eq(err, cases[0].msg);
+	ck_assert_int_ne(access(o2, F_OK), 0);
+	free(out), free(err), free(spec);
 	const char *a5[] = { "sweep", "--plot", o, "--pareto", "latency,cost", NULL };
 	ck_assert_int_eq(th_cli(".", a5, &out, &err), 2);
 	ck_assert_str_eq(err, "--pareto: expected two of latency, energy, area, joined by a comma (e.g. latency,area), "

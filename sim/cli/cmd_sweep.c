@@ -62,6 +62,20 @@ static void plot_opts(const struct cli_args *a, struct sweepplot_opts *po)
 	po->all_heatmaps = a->heatmaps == 1;
 }
 
+/* The holds checked against the spec's axes and values, before anything runs (sweepplot_hold_find). */
+static int holds_in_spec(const struct cli_args *a, const struct sweep *sw, struct err *e)
+{
+	struct sweepplot_axes ax = { .n = sw->naxes };
+	int axis[SWEEPPLOT_MAX_HOLDS];
+	size_t val[SWEEPPLOT_MAX_HOLDS];
+	for (int i = 0; i < sw->naxes; i++) {
+		ax.name[i] = sw->axes[i].name;
+		ax.nvals[i] = sw->axes[i].n;
+		ax.vals[i] = (const char *const *)sw->axes[i].values;
+	}
+	return sweepplot_hold_find(&ax, a->hold, a->nhold, axis, val, e);
+}
+
 /* Draws the charts of the sweep in dir (sweepplot.h) and lists them. */
 static int sweep_plot(const struct cli_args *a, const char *dir, struct err *e)
 {
@@ -165,7 +179,7 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 		return -1;
 	}
 	sw->no_reuse = a->rq.no_reuse;
-	if (!merge && cli_make_parents("-o", dir, true, e) < 0) {
+	if ((a->nhold && holds_in_spec(a, sw, e) < 0) || (!merge && cli_make_parents("-o", dir, true, e) < 0)) {
 		sweep_release(sw);
 		free(sw);
 		return -1;

@@ -136,6 +136,24 @@ struct sweepplot_opts {
 	bool all_heatmaps;           /* every workload x dataflow pair, not only the first SWEEPPLOT_MAX_HEATMAPS */
 };
 
+/* What --hold is checked against: n axes, each its name and its values as texts (borrowed). */
+struct sweepplot_axes {
+	int n;
+	const char *name[SWEEP_MAX_AXES];
+	size_t nvals[SWEEP_MAX_AXES];
+	const char *const *vals[SWEEP_MAX_AXES];
+};
+
+/*
+ * Each of the nhold holds "axis=value" as an axis index in ax[k] and a value
+ * index in val[k]; an input error naming --hold, listing the axes (with the
+ * nearest name) or the axis's values there are, for one that names none of
+ * them or an axis again. sweepplot_dir checks the holds against the csv;
+ * a sweep checks them against its spec too, before it runs.
+ */
+int sweepplot_hold_find(const struct sweepplot_axes *a, const char *const *hold, int nhold, int *ax, size_t *val,
+			struct err *e);
+
 /*
  * The Pareto objectives (names as --pareto takes them): each a metric, all
  * minimised. sweepplot_pareto_pair reads "x,y" (NULL: the default pair) into

@@ -325,57 +325,89 @@ bool sweepplot_at_held(const struct sweepplot_view *v, size_t r, uint64_t mask)
 }
 
 /* " (did you mean X?)" for the axis name closest to name, or "". */
-static void near_axis(const struct sweepplot_table *t, const char *name, char *buf, size_t size)
+static void near_axis(const struct sweepplot_axes *a, const char *name, char *buf, size_t size)
 {
 	size_t best = SIZE_MAX;
 	buf[0] = '\0';
-	for (int i = 0; i < t->naxes; i++) {
-		size_t d = cfg_suggest_distance(name, t->axis[i]);
+	for (int i = 0; i < a->n; i++) {
+		size_t d = cfg_suggest_distance(name, a->name[i]);
 		if (d < best) {
 			best = d;
-			snprintf(buf, size, " (did you mean %s?)", t->axis[i]);
+			snprintf(buf, size, " (did you mean %s?)", a->name[i]);
 		}
 	}
 }
 
-/* The values of axis a, in order of first appearance, joined by ", " (at most 20, then "..."). */
-static void axis_values(const struct sweepplot_view *v, int a, char *buf, size_t size)
+/* Axis i's values joined by ", " (at most 20, then "..."). */
+static void axis_values(const struct sweepplot_axes *a, int i, char *buf, size_t size)
 {
 	size_t n = 0;
 	buf[0] = '\0';
-	for (size_t k = 0; k < v->nd[a] && n < size; k++)
-		n += (size_t)snprintf(buf + n, size - n, "%s%s", k ? ", " : "", k < 20 ? cell(v->t, v->first[a][k], a) : "...");
+	for (size_t k = 0; k < a->nvals[i] && k <= 20 && n < size; k++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", k ? ", " : "", k < 20 ? a->vals[i][k] : "...");
 }
 
-/* The axis and value index of hold text h into *ax and *val; an input error when the table has not them. */
-static int hold_parse(const struct sweepplot_view *v, const char *h, int *ax, size_t *val, struct err *e)
+/* The axis and value index of hold text h into *ax and *val; an input error when a has not them. */
+static int hold_parse(const struct sweepplot_axes *a, const char *h, int *ax, size_t *val, struct err *e)
 {
-	const struct sweepplot_table *t = v->t;
 	const char *eq = strchr(h, '=');
 	char q[300], names[2000], near[300];
 	size_t n = 0;
 	names[0] = '\0';
-	for (int i = 0; i < t->naxes && n < sizeof names; i++)
-		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", t->axis[i]);
+	for (int i = 0; i < a->n && n < sizeof names; i++)
+		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", a->name[i]);
 	if (!eq || eq == h)
 		return err_input(e, "--hold: expected axis=value (an axis of the sweep: %s), found \"%s\"",
-				 t->naxes ? names : "none", err_quote(q, sizeof q, h, 60));
-	for (*ax = 0; *ax < t->naxes; (*ax)++)
-		if (strlen(t->axis[*ax]) == (size_t)(eq - h) && !strncmp(t->axis[*ax], h, (size_t)(eq - h)))
+				 a->n ? names : "none", err_quote(q, sizeof q, h, 60));
+	for (*ax = 0; *ax < a->n; (*ax)++)
+		if (strlen(a->name[*ax]) == (size_t)(eq - h) && !strncmp(a->name[*ax], h, (size_t)(eq - h)))
 			break;
-	if (*ax == t->naxes) {
+	if (*ax == a->n) {
 		char axis[200];
 		snprintf(axis, sizeof axis, "%.*s", (int)(eq - h), h);
-		near_axis(t, axis, near, sizeof near);
-		return err_input(e, "--hold: expected an axis of the sweep (%s), found \"%s\"%s", t->naxes ? names : "none",
+		near_axis(a, axis, near, sizeof near);
+		return err_input(e, "--hold: expected an axis of the sweep (%s), found \"%s\"%s", a->n ? names : "none",
 				 err_quote(q, sizeof q, axis, 60), near);
 	}
-	for (*val = 0; *val < v->nd[*ax]; (*val)++)
-		if (!strcmp(cell(t, v->first[*ax][*val], *ax), eq + 1))
+	for (*val = 0; *val < a->nvals[*ax]; (*val)++)
+		if (!strcmp(a->vals[*ax][*val], eq + 1))
 			return 0;
-	axis_values(v, *ax, names, sizeof names);
-	return err_input(e, "--hold: %s: expected one of its values in the sweep (%s), found \"%s\"", t->axis[*ax], names,
+	axis_values(a, *ax, names, sizeof names);
+	return err_input(e, "--hold: %s: expected one of its values in the sweep (%s), found \"%s\"", a->name[*ax], names,
 			 err_quote(q, sizeof q, eq + 1, 60));
+}
+
+int sweepplot_hold_find(const struct sweepplot_axes *a, const char *const *hold, int nhold, int *ax, size_t *val,
+			struct err *e)
+{
+	SIM_ASSERT(nhold <= SWEEPPLOT_MAX_HOLDS);
+	for (int k = 0; k < nhold; k++) {
+		if (hold_parse(a, hold[k], &ax[k], &val[k], e) < 0)
+			return -1;
+		for (int j = 0; j < k; j++)
+			if (ax[j] == ax[k])
+				return err_input(e, "--hold: expected each axis once, found %s again", a->name[ax[k]]);
+	}
+	return 0;
+}
+
+/* The table's axes and their values (as first seen) for sweepplot_hold_find; vals[i] owned, NULL: no memory. */
+static int table_axes(const struct sweepplot_view *v, struct sweepplot_axes *a)
+{
+	const struct sweepplot_table *t = v->t;
+	memset(a, 0, sizeof *a);
+	a->n = t->naxes;
+	for (int i = 0; i < t->naxes; i++) {
+		const char **vals = malloc((v->nd[i] + 1) * sizeof *vals);
+		if (!vals)
+			return -1;
+		for (size_t k = 0; k < v->nd[i]; k++)
+			vals[k] = cell(t, v->first[i][k], i);
+		a->name[i] = t->axis[i];
+		a->nvals[i] = v->nd[i];
+		a->vals[i] = vals;
+	}
+	return 0;
 }
 
 int sweepplot_hold(struct sweepplot_view *v, const char *const *hold, int nhold, struct err *e)
@@ -384,15 +416,14 @@ int sweepplot_hold(struct sweepplot_view *v, const char *const *hold, int nhold,
 	size_t val[SWEEPPLOT_MAX_HOLDS];
 	char held[1000];
 	size_t n = 0;
-	SIM_ASSERT(nhold <= SWEEPPLOT_MAX_HOLDS);
-	for (int k = 0; k < nhold; k++) {
-		if (hold_parse(v, hold[k], &ax[k], &val[k], e) < 0)
-			return -1;
-		for (int j = 0; j < k; j++)
-			if (ax[j] == ax[k])
-				return err_input(e, "--hold: expected each axis once, found %s again", v->t->axis[ax[k]]);
+	struct sweepplot_axes a;
+	int rc = table_axes(v, &a) < 0 ? err_nomem(e, NULL) : sweepplot_hold_find(&a, hold, nhold, ax, val, e);
+	for (int i = 0; i < a.n; i++)
+		free((void *)a.vals[i]);
+	if (rc < 0)
+		return -1;
+	for (int k = 0; k < nhold; k++)
 		n += (size_t)snprintf(held + n, n < sizeof held ? sizeof held - n : 0, "%s%s", k ? " and " : "", hold[k]);
-	}
 	if (nhold && (v->r0 = best_row(v, ax, val, nhold)) == SIZE_MAX)
 		return err_input(e, "--hold: expected an ok row with %s, found none", held);
 	for (int k = 0; k < nhold; k++) {
