@@ -124,8 +124,7 @@ static int column_read(const struct ynode *root, const struct ynode *t, int k, s
 	if (v && c->part >= 0)
 		v = v->kind == Y_MAP ? ynode_get(v, f->parts[c->part]) : NULL;
 	if (!v)
-		return err_at(e, in->pos, key, "expected %s, found none (a record of an older tpusim, run again)",
-			      f ? "a point's total" : "the design point's number");
+		return err_at(e, in->pos, key, "expected a number, found none (as in a record of an older tpusim)");
 	const char *x = v->str;
 	bool ok = v->kind == Y_SCALAR && !v->quoted && *x && strlen(x) < sizeof row->val[k];
 	bool count = f && f->kind == RF_COUNT;
