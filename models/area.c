@@ -13,7 +13,8 @@ const char *const area_part_names[] = { "pe_array", "sram_weights", "sram_inputs
 static const char *const node_names[] = { "45nm", "28nm", "16nm", "7nm", "custom", NULL };
 
 /*
- * The defaults are the 45 nm set (the node's row below). The overheads and
+ * The defaults are the 45 nm set: 45nm (and custom) bring the keys' own
+ * defaults, the other nodes the rows of area_node_defaults. The overheads and
  * the fractions are the same at every node (an assumption): they are fitted
  * to the one published floorplan of a systolic-array chip, TPU v1's (Jouppi
  * et al., "In-Datacenter Performance Analysis of a Tensor Processing Unit",
@@ -34,7 +35,7 @@ static const char *const node_names[] = { "45nm", "28nm", "16nm", "7nm", "custom
 const struct cfg_key area_keys[] = {
 	{ "node", CFG_ENUM, F(node), "", "45nm", 0, 0, node_names,
 	  "process node; brings its densities (MAC, register, bit cell, vector lane, idle power) but for those its "
-	  "own file (or --set) sets" },
+	  "own file (or --set) sets; 45nm and custom: the keys' defaults, the 45 nm set" },
 	{ "mac_int8_um2", CFG_DOUBLE, F(mac_int8_um2), "um2", "419", 0, 1e7, NULL,
 	  "an int8 multiplier and its 32-bit accumulating adder" },
 	{ "mac_fp16_um2", CFG_DOUBLE, F(mac_fp16_um2), "um2", "5824", 0, 1e7, NULL,
@@ -51,7 +52,7 @@ const struct cfg_key area_keys[] = {
 	{ "vector_lane_um2", CFG_DOUBLE, F(vector_lane_um2), "um2", "13041", 0, 1e8, NULL,
 	  "one vector lane: an fp32 multiplier and adder with eight 32-bit registers" },
 	{ "phy_mm2_per_gbps", CFG_DOUBLE, F(phy_mm2_per_gbps), "mm2/(GB/s)", "0.03", 0, 100, NULL,
-	  "memory controllers and PHYs per GB/s of hbm.gbps (default: hbm.type's)" },
+	  "memory controllers and PHYs per GB/s of hbm.gbps (default: hbm.type's; custom memory: HBM2's)" },
 	{ "io_mm2", CFG_DOUBLE, F(io_mm2), "mm2", "0", 0, 1e5, NULL,
 	  "host and chip-to-chip I/O (PCIe, ICI): controllers and PHYs, one figure for the chip" },
 	{ "interconnect_fraction", CFG_DOUBLE, F(interconnect_fraction), "", "0.21", 0, 0.45, NULL,
@@ -97,7 +98,7 @@ const char *const area_node_keys[AREA_NODE_NKEYS + 1] = {
  */
 const char *const area_node_defaults[AREA_NNODES][AREA_NODE_NKEYS] = {
 	/*             mac_int8  mac_fp16  mac_fp32  reg_bit   sram_bit  vector_lane idle */
-	[AREA_45NM]  = { "419",    "5824",   "11884",  "4.52",   "0.346",  "13041",    "96" },
+	[AREA_45NM]  = { NULL,     NULL,     NULL,     NULL,     NULL,     NULL,       NULL },   /* the keys' defaults */
 	[AREA_28NM]  = { "162.22", "2254.8", "4601.0", "1.750",  "0.127",  "5049.0",   "96" },
 	[AREA_16NM]  = { "52.970", "736.27", "1502.4", "0.5714", "0.07",   "1648.6",   "150" },
 	[AREA_7NM]   = { "10.139", "140.93", "287.56", "0.1094", "0.027",  "315.56",   "236" },

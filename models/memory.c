@@ -34,7 +34,7 @@ static const char *const type_names[] = { "ddr3", "lpddr4", "hbm2", "hbm2e", "hb
 #define F(x) offsetof(struct hbm_params, x)
 /* The keys every memory model reads; each model's own keys are in its table (mem_ops.keys). */
 const struct cfg_key hbm_keys[] = {
-	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology; brings its bandwidth, channels, latency, burst, interleaving and pJ/bit, but for those its own file (or --set) sets" },
+	{ "type", CFG_ENUM, F(type), "", "hbm2", 0, 0, type_names, "memory technology; brings its bandwidth, channels, latency, burst, interleaving, pJ/bit and PHY area, but for those its own file (or --set) sets" },
 	{ "gbps", CFG_DOUBLE, F(gbps), "GB/s", "256", 0.001, 1e6, NULL, "total bandwidth, 10^9 bytes per second" },
 	{ "model", CFG_ENUM, F(model), "", "channels", 0, 0, mem_model_names,
 	  "memory model: channels (the hbm.channels, latency_ns, burst_bytes and interleave_bytes keys), or ideal (every request completes at once)" },
@@ -66,7 +66,9 @@ const struct cfg_key hbm_keys[] = {
  * 17.3 mm2 of its modelled 291 for 34 GB/s; HBM assumed: about 8 mm2 for
  * one stack's 1,024-bit interface (its microbumps alone, some 1,700 at
  * 55 um pitch, take 5 mm2), so 0.03 per GB/s at HBM2's 256 GB/s a stack,
- * 0.02 at HBM2E's 410, 0.012 at HBM3's 819 (the same interface, faster pins). lpddr4 and custom: no collected source, the keys' own
+ * 0.02 at HBM2E's 410, 0.0098 at HBM3's 819 (the same interface, faster
+ * pins); lpddr4 assumed 0.1, a narrow interface's PHY per GB/s between
+ * DDR3's and HBM's. custom: the key's default, HBM2's 0.03. lpddr4 and custom: no collected source, the keys' own
  * defaults.
  */
 const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1] = {
@@ -77,10 +79,10 @@ const char *const hbm_type_keys[HBM_TYPE_NKEYS + 1] = {
 const char *const hbm_type_defaults[HBM_NTYPES][HBM_TYPE_NKEYS] = {
 	/*             gbps   channels latency_ns burst_bytes interleave_bytes hbm_pj_per_bit phy_mm2_per_gbps */
 	[HBM_DDR3]   = { "34",  "2",     "100",     "64",       "64",            "20",          "0.51" },
-	[HBM_LPDDR4] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL,          NULL },
+	[HBM_LPDDR4] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL,          "0.1" },
 	[HBM_HBM2]   = { "256", "16",    "100",     "32",       "256",           "3.97",        "0.03" },
 	[HBM_HBM2E]  = { "410", "16",    "100",     "32",       "256",           "4.3",         "0.02" },
-	[HBM_HBM3]   = { "819", "32",    "100",     "32",       "256",           "3.97",        "0.012" },
+	[HBM_HBM3]   = { "819", "32",    "100",     "32",       "256",           "3.97",        "0.0098" },
 	[HBM_CUSTOM] = { NULL,  NULL,    NULL,      NULL,       NULL,            NULL,          NULL },
 };
 

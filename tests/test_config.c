@@ -132,7 +132,7 @@ START_TEST(memory_overlay)
 	ck_assert_str_eq(config_origin(&c, "hbm.gbps").file, "configs/memory/hbm3.yaml");
 	ck_assert_str_eq(config_origin(&c, "array.rows").file, "configs/tpu_v4_mxu.yaml");
 	/* HBM3 brings its PHY area, as it brings its pJ per bit */
-	ck_assert(c.arch.area.phy_mm2_per_gbps == 0.012);
+	ck_assert(c.arch.area.phy_mm2_per_gbps == 0.0098);
 	c.arch.hbm = base.arch.hbm;
 	c.arch.area.phy_mm2_per_gbps = base.arch.area.phy_mm2_per_gbps;
 	ck_assert(cfg_equal(config_schema(), &c.arch, &base.arch));

@@ -170,6 +170,18 @@ static long long check_run(const char *preset, const char *wl, const char *model
 			      "%s on %s (%s): the run above its roofline", wl, preset, model);
 		folds = th_json_int(total, "folds");
 		check_golden(preset, wl, model, df, d->root);
+		/*
+		 * The peak power bounds the run's average, and every layer's where
+		 * layers do not overlap (the analytic model: no bytes cross in another
+		 * layer's cycles).
+		 */
+		double peak = th_json_num(d->root, "peak_power_w");
+		ck_assert_msg(th_json_num(total, "power_w") <= peak, "%s on %s (%s): %.17g W above the peak %.17g W", wl, preset,
+			      model, th_json_num(total, "power_w"), peak);
+		const struct ynode *rows = th_json_at(d->root, "layers");
+		for (size_t i = 0; !strcmp(model, "analytic") && i < rows->n; i++)
+			ck_assert_msg(th_json_num(rows->vals[i], "power_w") <= peak, "%s on %s: layer %zu above the peak", wl,
+				      preset, i);
 		const struct ynode *cats = th_json_at(total, "cycles_by_category");
 		long long sum_cats = 0;
 		ck_assert_ptr_nonnull(cats);

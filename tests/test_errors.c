@@ -145,8 +145,8 @@ static const struct bad cases[] = {
 	{ NULL, NULL, NULL, { RUN, "--set", "array.rows=8", "--set", "array.rows=16" },
 	  "--set:1:1: array.rows: expected each key once, found it again (first --set array.rows=8)" },
 	/* a memory key that ideal memory ignores */
-	{ NULL, NULL, NULL, { RUN, "--ideal-memory", "--set", "hbm.gbps=1" }, "--set:1:10: hbm.gbps: expected no hbm key "
-	  "(--ideal-memory makes memory ideal, so it would change nothing), found it set to 1" },
+	{ NULL, NULL, NULL, { RUN, "--ideal-memory", "--set", "hbm.channels=1" }, "--set:1:14: hbm.channels: expected no "
+	  "hbm key (--ideal-memory makes memory ideal, so it would change nothing), found it set to 1" },
 	{ NULL, NULL, NULL, { RUN, "--model", "functional", "--set", "hbm.latency_ns=5" }, "--set:1:16: hbm.latency_ns: "
 	  "expected no hbm key (the functional model runs on ideal memory, so it would change nothing), found it set to 5" },
 	{ NULL, NULL, NULL, { "lab", "-c", "c.yaml", "--gemm", "2x2x2", "--set", "hbm.gbps=1" }, "--set:1:10: hbm.gbps: "

@@ -358,6 +358,54 @@ START_TEST(failed_point_exit_status)
 END_TEST
 
 /*
+ * A failed point's .err is its message and one line break, whatever the
+ * error held before it was written: points that fail on a tiling check one
+ * after another in one worker (here, eight 256x256 arrays sharing 1 MiB of
+ * weights: 128 KiB each, two 128 KiB tiles needed) once left the bytes of an
+ * earlier, longer message after the line break, so the sweep refused its own
+ * record and wrote no sweep.csv. Under os the accumulators are what is short.
+ */
+START_TEST(error_record_one_line)
+{
+	char *dir = th_tmpdir(), *out, *err;
+	char *s = th_write(dir, "s.yaml", "configs: [tpu_v4_mxu]\nworkloads: [resnet50]\naxes:\n  array.rows: [256]\n"
+			   "  array.cols: [256]\n  chip.arrays_per_core: [8]\n  sram.inputs.kib: [3072, 12288]\n"
+			   "  sram.weights.kib: [1024, 4096]\n  hbm.gbps: [300, 600]\n  dataflow: [ws, os]\n"
+			   "  model: [analytic]\nzip: [[sram.inputs.kib, sram.weights.kib]]\n");
+	char *o = at(dir, "out"), *csv_path = at(o, "sweep.csv");
+	/*
+	 * The binary, from dir: the error of a ws point (at s.yaml) is then shorter
+	 * than the os point's before it (at the preset's full path).
+	 */
+	const char *argv[] = { "sweep", "s.yaml", "-o", "out", "-j", "1", NULL };
+	ck_assert_int_eq(th_run(th_tpusim(), dir, argv, &out, &err), 1);
+	ck_assert_msg(strstr(out, "8 points, 2 ok, 6 failed"), "%s%s", out, err);
+	free(out), free(err);
+	char *names = points_of(o), *p = names;
+	int nerr = 0;
+	for (char *name; (name = strsep(&p, " "));) {
+		if (!strstr(name, ".err"))
+			continue;
+		char file[600], *text;
+		snprintf(file, sizeof file, "points/%s", name);
+		char *path = at(o, file);
+		text = th_slurp(path);
+		size_t n = strlen(text);
+		ck_assert_msg(n > 1 && text[n - 1] == '\n' && strchr(text, '\n') == text + n - 1, "%s: %s", path, text);
+		ck_assert_msg(strstr(text, "sram.weights.kib: expected at least 262144 bytes for two streaming tiles") ||
+			      strstr(text, "sram.outputs.kib: expected at least 524288 bytes for two tiles"), "%s", text);
+		nerr++;
+		free(text), free(path);
+	}
+	ck_assert_int_eq(nerr, 6);
+	ck_assert_int_eq(access(csv_path, F_OK), 0);
+	free(names), free(s), free(o), free(csv_path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * A point file that is not a point's record: cycles that are not a count,
  * a total that is not finite, one without a column's number (an older
  * tpusim's), a FIFO, an .err of two lines. Not done: a
@@ -648,6 +696,7 @@ void sweep_guard_tests(TCase *t)
 	tcase_add_test(t, other_spec_refused);
 	tcase_add_test(t, directory_in_use);
 	tcase_add_test(t, failed_point_exit_status);
+	tcase_add_test(t, error_record_one_line);
 	tcase_add_test(t, point_records_checked);
 	tcase_add_test(t, inputs_bounded_writes_named);
 	tcase_add_test(t, emit_lines_cannot_split);

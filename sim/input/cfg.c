@@ -264,6 +264,14 @@ size_t cfg_suggest_distance(const char *name, const char *cand)
 	return d <= (limit < 2 ? 2 : limit) ? d : SIZE_MAX;
 }
 
+const char *cfg_gone(const struct cfg_schema *s, const char *name)
+{
+	for (size_t i = 0; s->gone && s->gone[i][0]; i++)
+		if (!strcmp(s->gone[i][0], name))
+			return s->gone[i][1];
+	return NULL;
+}
+
 const char *cfg_suggest(const struct cfg_schema *s, const char *name)
 {
 	static char best[CFG_NAME_MAX];
@@ -316,11 +324,13 @@ static const char *suggest_missing(const struct cfg_schema *s, const struct ynod
 static int unknown_key(const struct cfg_schema *s, const struct ynode *m, const char *prefix, const char *shown,
 		       const char *full, struct pos at, struct err *e)
 {
-	const char *hint = suggest_missing(s, m, prefix, full);
+	const char *hint = suggest_missing(s, m, prefix, full), *gone = cfg_gone(s, full);
 	if (!hint)
 		hint = cfg_suggest(s, full);
 	char path[CFG_NAME_MAX * 3], q[300];
 	snprintf(path, sizeof path, "%s%s", shown, err_quote(q, sizeof q, full, 60));
+	if (gone)
+		return err_at(e, at, path, "expected a known key, found one there is no more (%s)", gone);
 	if (hint)
 		return err_at(e, at, path, "expected a known key, found an unknown key (did you mean %s%s?)", shown, hint);
 	return err_at(e, at, path, "expected a known key, found an unknown key");

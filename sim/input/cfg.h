@@ -30,7 +30,11 @@ struct cfg_entry {
 struct cfg_schema {
 	struct cfg_entry *e;            /* owned */
 	size_t n;
+	const char *const (*gone)[2];   /* keys there are no more: { name, what replaced it }, ending with { NULL } */
 };
+
+/* What replaced key name if it is one there is no more ("area.idle_mw_per_mm2, ..."), or NULL. */
+const char *cfg_gone(const struct cfg_schema *s, const char *name);
 
 /* Appends every row of table under prefix ("" or "array."), at offset base. */
 int cfg_schema_add(struct cfg_schema *s, const char *prefix, const struct cfg_key *table, size_t base);

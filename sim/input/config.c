@@ -20,6 +20,13 @@ static const struct cfg_key top_keys[] = {
 
 static struct cfg_schema schema;
 
+/* Keys there are no more, and what to use instead. */
+static const char *const gone_keys[][2] = {
+	{ "energy.leak_pe_pj", "leakage is the die's idle power: area.idle_mw_per_mm2 x area_mm2" },
+	{ "energy.leak_sram_pj_per_kib", "leakage is the die's idle power: area.idle_mw_per_mm2 x area_mm2" },
+	{ NULL, NULL }
+};
+
 const struct cfg_schema *config_schema(void)
 {
 	if (!schema.n) {
@@ -36,6 +43,7 @@ const struct cfg_schema *config_schema(void)
 		rc |= cfg_schema_add(&schema, "chip.", chip_keys, offsetof(struct arch, chip));
 		rc |= cfg_schema_add(&schema, "sim.", sim_keys, offsetof(struct arch, sim));
 		SIM_ASSERT(rc == 0 && schema.n <= CONFIG_MAX_KEYS);
+		schema.gone = gone_keys;
 	}
 	return &schema;
 }
@@ -186,6 +194,8 @@ static int unknown_key(const struct cfg_schema *s, const char *key, struct pos a
 	for (size_t j = 0; j < s->n; j++)
 		if (!strncmp(s->e[j].name, sec, strlen(sec)))
 			return err_at(e, at, key, "expected a key, found a section (did you mean %s?)", s->e[j].name);
+	if (cfg_gone(s, key))
+		return err_at(e, at, key, "expected a known key, found one there is no more (%s)", cfg_gone(s, key));
 	const char *hint = cfg_suggest(s, key);
 	if (hint)
 		return err_at(e, at, key, "expected a known key, found an unknown key (did you mean %s?)", hint);
@@ -251,14 +261,17 @@ int config_set(struct config *c, const char *assignment, struct err *e)
 int config_memory_unused(const struct config *c, bool energy, const char *why, struct err *e)
 {
 	const struct cfg_schema *s = config_schema();
-	int pj = cfg_find(s, "energy.hbm_pj_per_bit");
 	for (size_t i = 0; i < s->n; i++) {
 		int from = source(c, (int)i);
 		char v[CFG_STR_MAX + 64];
 		if (strncmp(s->e[i].name, "hbm.", 4) || from <= 1 || (energy && from <= CONFIG_MAX_FILES))
 			continue;
-		/* The type brings the pJ per bit when nothing later gives it: the energy changes. */
-		if (energy && !strcmp(s->e[i].name, "hbm.type") && !given(c, pj))
+		/*
+		 * The bandwidth sets the PHYs' area (area.h), so the area, leakage and
+		 * peak power change; the type brings its PHY area, and its pJ per bit
+		 * too when nothing later gives it.
+		 */
+		if (energy && (!strcmp(s->e[i].name, "hbm.gbps") || !strcmp(s->e[i].name, "hbm.type")))
 			continue;
 		cfg_format(s, (int)i, &c->arch, v, sizeof v);
 		return err_at(e, c->origin[i], s->e[i].name, "expected no hbm key (%s, so it would change nothing), found it "

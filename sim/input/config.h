@@ -135,7 +135,8 @@ void config_resolve(struct config *c);
  * energy (the run reports none: the lab) so is one an overlay gave (a config
  * file after the first; the first, a preset, sets every key). With energy an
  * overlay is let be (its energy keys count: memory/hbm3's pJ per bit), and
- * so is hbm.type while it brings energy.hbm_pj_per_bit. why: the run's
+ * so are hbm.gbps and hbm.type, which set the PHYs' area (and the type the
+ * pJ per bit), so the area, leakage and peak power. why: the run's
  * reason, as "(why, so it would change nothing)" says it ("--ideal-memory
  * makes memory ideal").
  */

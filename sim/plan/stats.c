@@ -137,8 +137,9 @@ double result_peak_power_w(const struct arch *a)
 {
 	const struct energy_params *p = &a->energy;
 	double pj = (double)arch_pes(a) * (energy_mac_pj(p, a->array.dtype) + p->pe_move_pj);
+	/* each array's port of each buffer read and written its width */
 	for (int b = 0; b < SRAM_NBUF; b++)
-		pj += (double)a->chip.cores * (double)sram_port_bytes(&a->sram, b) *
+		pj += (double)arch_arrays(a) * 2.0 * (double)sram_port_bytes(&a->sram, b) *
 		      energy_sram_pj_per_byte(p, sram_bank_bytes(&a->sram, b));
 	pj += a->hbm.gbps / a->clock_ghz * 8.0 * p->hbm_pj_per_bit;   /* bytes per cycle x pJ per byte */
 	return pj * a->clock_ghz * 1e-3 + arch_idle_w(a);             /* pJ per cycle x 1e9 cycles/s x 1e-12 */

@@ -112,8 +112,10 @@ double result_energy(const struct arch *a, const struct result *r, double part[]
 
 /*
  * The most the counted actions can draw, in W: every PE doing a MAC (and
- * moving its operands) each cycle, every core's SRAM ports moving their
- * width each cycle, the memory at hbm.gbps, and the idle power.
+ * moving its operands) each cycle, each array's port of every buffer read
+ * and written its width each cycle, the memory at hbm.gbps, and the idle
+ * power. A whole run never draws more; a layer may where its bytes cross in
+ * other layers' cycles (bus_shift_bytes).
  */
 double result_peak_power_w(const struct arch *a);
 

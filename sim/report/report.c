@@ -25,7 +25,8 @@ void report_metrics(const struct arch *a, const struct result *r, bool ideal, st
 	m->tops_per_w = m->energy_pj > 0 ? m->ops / m->energy_pj : 0;
 	m->edp_js = m->energy_pj * 1e-12 * seconds;
 	m->power_w = seconds > 0 ? m->energy_pj * 1e-12 / seconds : 0;
-	m->tops_per_mm2 = m->achieved_ops_per_s * 1e-12 / arch_area_mm2(a, area);
+	double die = arch_area_mm2(a, area);
+	m->tops_per_mm2 = die > 0 ? m->achieved_ops_per_s * 1e-12 / die : 0;
 }
 
 void report_area(FILE *out, const struct arch *a, const char *prefix)
@@ -34,11 +35,12 @@ void report_area(FILE *out, const struct arch *a, const char *prefix)
 	char node[CFG_STR_MAX];
 	cfg_format(config_schema(), cfg_find(config_schema(), "area.node"), a, node, sizeof node);
 	fprintf(out, "%sarea %.4g mm2 at %s:", prefix, die, node);
+	double peak = 2 * arch_peak_macs_per_s(a) * 1e-12, watts = result_peak_power_w(a);
 	for (int k = 0; k < AR_N; k++)
-		fprintf(out, " %s %.4g (%.1f%%)%s", area_part_names[k], part[k], 100 * part[k] / die, k + 1 < AR_N ? "," : "\n");
-	fprintf(out, "%speak power %.4g W (every PE, SRAM port and the memory busy each cycle), idle %.4g W; peak %.4g TOPS/mm2, "
-		"%.4g TOPS/W\n", prefix, result_peak_power_w(a), arch_idle_w(a), 2 * arch_peak_macs_per_s(a) * 1e-12 / die,
-		2 * arch_peak_macs_per_s(a) * 1e-12 / result_peak_power_w(a));
+		fprintf(out, " %s %.4g (%.1f%%)%s", area_part_names[k], part[k], die > 0 ? 100 * part[k] / die : 0,
+			k + 1 < AR_N ? "," : "\n");
+	fprintf(out, "%speak power %.4g W (every PE, SRAM port and the memory busy each cycle: a bound), idle %.4g W; peak %.4g TOPS/mm2, "
+		"%.4g TOPS/W\n", prefix, watts, arch_idle_w(a), die > 0 ? peak / die : 0, watts > 0 ? peak / watts : 0);
 }
 
 void report_field_num(FILE *f, const struct result_field *fd, int i, const struct result *r, const struct metrics *m)

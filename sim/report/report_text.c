@@ -72,7 +72,7 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		m.tops_per_w, m.edp_js);
 	for (int k = 0; k < EN_N; k++)
 		fprintf(out, " %s %.4g uJ%s", energy_part_names[k], m.part[k] * 1e-6, k + 1 < EN_N ? "," : "\n");
-	fprintf(out, "power %.4g W average; %.4g TOPS/mm2, %.4g TOPS/W\n", m.power_w, m.tops_per_mm2, m.tops_per_w);
+	fprintf(out, "power %.4g W average; %.4g TOPS/mm2\n", m.power_w, m.tops_per_mm2);
 	report_area(out, a, "");
 	fprintf(out, "SRAM bytes read/written:");
 	for (int b = 0; b < SRAM_NBUF; b++)

@@ -42,7 +42,8 @@ uint64_t opcache_config_hash(const struct config *cfg)
 	for (size_t i = 0; i < s->n; i++) {
 		const char *name = s->e[i].name;
 		char val[128];
-		if (!strcmp(name, "name") || !strncmp(name, "energy.", 7) || !strncmp(name, "sim.", 4))
+		if (!strcmp(name, "name") || !strncmp(name, "energy.", 7) || !strncmp(name, "area.", 5) ||
+		    !strncmp(name, "sim.", 4))
 			continue;
 		cfg_format(s, (int)i, &cfg->arch, val, sizeof val);
 		h = fsx_fnv(h, name, strlen(name) + 1);

@@ -65,8 +65,11 @@ static int point_run(const struct sweep *sw, size_t p, const char *dir, struct o
 	for (char *c = e.msg; *c; c++)
 		if (*c == '\n')
 			*c = ' ';
+	/* One line: the message, cut to leave room for its line break and the NUL after it. */
 	size_t n = strlen(e.msg);
-	e.msg[n < ERR_MSG_MAX - 1 ? n : ERR_MSG_MAX - 2] = '\n';
+	n = n < ERR_MSG_MAX - 2 ? n : ERR_MSG_MAX - 2;
+	e.msg[n] = '\n';
+	e.msg[n + 1] = '\0';
 	point_path(sw, p, dir, "err", path, sizeof path);
 	return fsx_write_own(path, e.msg, strlen(e.msg)) < 0 ? -1 : SWEEP_FAILED;
 }
