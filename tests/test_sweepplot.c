@@ -701,11 +701,13 @@ static struct th_csv *plot_csv(const char *dir, const char *name, char **text)
 
 /*
  * The fronts drawn: per batch (a chart each, not pooled), the rows of
- * sweep.csv that no other row of that batch dominates in (x, y), found here
- * pair by pair, are the rows of the chart's csv, in order of x; and each is
- * labelled in the picture by its axes' names and values.
+ * sweep.csv (those keep says, or all) that no other such row of that batch
+ * dominates in (x, y), found here pair by pair, are the rows of the chart's
+ * csv (at least least of them), in order of x; and each is labelled in the
+ * picture by its axes' names and values.
  */
-static void fronts_match(const char *dir, const struct th_csv *t, const char *xcol, const char *ycol)
+static void fronts_match(const char *dir, const struct th_csv *t, const char *xcol, const char *ycol,
+			 bool (*keep)(const struct th_csv *, size_t), size_t least)
 {
 	static const char *const batches[2] = { "1", "8" };
 	for (int b = 0; b < 2; b++) {
@@ -713,11 +715,12 @@ static void fronts_match(const char *dir, const struct th_csv *t, const char *xc
 		size_t want[64], nw = 0;
 		for (size_t i = 0; i < t->rows; i++) {
 			bool dominated = false;
-			if (strcmp(th_csv_get(t, i, "batch"), batches[b]) || strcmp(th_csv_get(t, i, "status"), "ok"))
+			if (strcmp(th_csv_get(t, i, "batch"), batches[b]) || strcmp(th_csv_get(t, i, "status"), "ok") ||
+			    (keep && !keep(t, i)))
 				continue;
 			double xi = th_csv_num(t, i, xcol), yi = th_csv_num(t, i, ycol);
 			for (size_t j = 0; j < t->rows; j++) {
-				if (strcmp(th_csv_get(t, j, "batch"), batches[b]))
+				if (strcmp(th_csv_get(t, j, "batch"), batches[b]) || (keep && !keep(t, j)))
 					continue;
 				double xj = th_csv_num(t, j, xcol), yj = th_csv_num(t, j, ycol);
 				dominated |= xj <= xi && yj <= yi && (xj < xi || yj < yi);
@@ -725,7 +728,7 @@ static void fronts_match(const char *dir, const struct th_csv *t, const char *xc
 			if (!dominated)
 				want[nw++] = i;
 		}
-		ck_assert_uint_ge(nw, 2);       /* the test means something: a front, not one best point */
+		ck_assert_uint_ge(nw, least);   /* the test means something: a front, not one best point */
 		snprintf(name, sizeof name, "pareto_mlp_batch%s.csv", batches[b]);
 		struct th_csv *f = plot_csv(dir, name, &ftext);
 		ck_assert_uint_eq(f->rows, nw);
@@ -783,10 +786,14 @@ static void slice_is(const char *dir, const struct th_csv *t, const char *slice,
 /* The batch the hold test's charts hold, found here: that of the ok row with the fewest cycles among gbps 2, ws. */
 static const char *held_batch;
 
+static bool gbps2_ws_any_batch(const struct th_csv *t, size_t i)
+{
+	return !strcmp(th_csv_get(t, i, "hbm.gbps"), "2") && !strcmp(th_csv_get(t, i, "dataflow"), "ws");
+}
+
 static bool gbps2_ws(const struct th_csv *t, size_t i)
 {
-	return !strcmp(th_csv_get(t, i, "hbm.gbps"), "2") && !strcmp(th_csv_get(t, i, "dataflow"), "ws") &&
-	       !strcmp(th_csv_get(t, i, "batch"), held_batch);
+	return gbps2_ws_any_batch(t, i) && !strcmp(th_csv_get(t, i, "batch"), held_batch);
 }
 
 /* Without --hold: the best row of all by cycles (the first of equals) holds the size and the batch. */
@@ -870,7 +877,7 @@ START_TEST(pareto_of_a_sweep)
 	/* By default latency against area (the area grows with the array, the cycles fall). */
 	struct th_csv *t = views_sweep(dir, &text, NULL);
 	ck_assert_uint_eq(t->rows, 32);
-	fronts_match(dir, t, "cycles", "area_mm2");
+	fronts_match(dir, t, "cycles", "area_mm2", NULL, 2);
 	/* Nothing held: against hbm.gbps, every dataflow's line, the size and batch of the best row of all. */
 	best_all = 0;
 	for (size_t i = 1; i < t->rows; i++)
@@ -888,7 +895,7 @@ START_TEST(pareto_of_a_sweep)
 	free(text);
 	/* Energy, the other way round: energy on x. */
 	t = views_sweep(dir, &text, "--pareto", "energy,latency", NULL);
-	fronts_match(dir, t, "energy_pj", "cycles");
+	fronts_match(dir, t, "energy_pj", "cycles", NULL, 2);
 	th_csv_free(t);
 	free(text);
 	th_rmdir(dir);
@@ -913,6 +920,12 @@ START_TEST(hold_picks_the_slice)
 	ck_assert_msg(has_text(s, title), "%s", title);
 	/* dataflow held: one line, not one per dataflow */
 	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 1);
+	free(s);
+	/* The fronts of the points with the values held (at 2 GB/s the larger array is no faster: one point each). */
+	fronts_match(dir, t, "cycles", "area_mm2", gbps2_ws_any_batch, 1);
+	s = svg_of(dir, "pareto_mlp_batch1");
+	ck_assert(has_text(s, "area vs cycles: mlp, batch=1; held at hbm.gbps x energy.hbm_pj_per_bit=2x4, dataflow=ws "
+			      "(--hold); every design point coloured by energy, the Pareto-optimal ones labelled"));
 	free(s);
 	th_csv_free(t);
 	free(text);

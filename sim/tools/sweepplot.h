@@ -41,7 +41,7 @@
  *    the csv's order; a note names the others; all with all_heatmaps), and
  *    only for grids of at most SWEEPPLOT_MAX_CELLS cells along each axis.
  *  - pareto_<workload>[_batch<B>][_<model>]: one per workload x batch x model,
- *    two objectives (sweepplot_pareto_pair; latency, energy, area) of every ok
+ *    of the rows with the user's held values (not the best row's), two objectives (sweepplot_pareto_pair; latency, energy, area) of every ok
  *    point, a series per dataflow, coloured by the third objective; the
  *    Pareto-optimal ones (sweepplot_pareto) joined as a step line and
  *    labelled with their axes by short name ("rows=16 cols=16 dataflow=os":

@@ -1,7 +1,8 @@
 /*
  * sweepplot_pareto_chart.c - the Pareto charts of a sweep (see sweepplot.h):
  * one per workload x batch x model (the points of one are comparable
- * designs; those of two are different questions), two objectives from
+ * designs; those of two are different questions), narrowed to the user's
+ * held values (--hold), two objectives from
  * --pareto, every ok point coloured by the third, a series per dataflow, the
  * front (sweepplot_pareto) as a labelled step line, and the front again as
  * pareto_<...>.csv beside the pictures.
@@ -43,10 +44,15 @@ int sweepplot_pareto_pair(const char *text, int pair[2], int *colour, struct err
 	return 0;
 }
 
-/* Whether row r is one of chart key's points: ok, of workload w and the key's batch and model. */
+/*
+ * Whether row r is one of chart key's points: ok, of workload w and the
+ * key's batch and model, and with the user's held values (--hold narrows
+ * the fronts too; the best point's values do not).
+ */
 static bool in_key(const struct sweepplot_view *v, size_t r, size_t w, size_t bv, size_t mv)
 {
-	return v->t->rows[r].ok && wval(v, r) == w && (v->batch < 0 || gval(v, v->batch, r) == bv) &&
+	uint64_t all = v->ng < 64 ? (1ULL << v->ng) - 1 : ~0ULL;
+	return sweepplot_at_held(v, r, all & ~v->user) && wval(v, r) == w && (v->batch < 0 || gval(v, v->batch, r) == bv) &&
 	       (v->model < 0 || gval(v, v->model, r) == mv);
 }
 
@@ -77,7 +83,7 @@ static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v,
 	const struct sweepplot_table *t = v->t;
 	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { 0, 0, 0 };
 	struct sweepplot_scale sc[3];
-	char title[1200], ftitle[200], *titles[SWEEP_MAX_VALUES];
+	char title[4000], ftitle[200], held[3000], *titles[SWEEP_MAX_VALUES];
 	struct plot_pareto p = { 0 };
 
 	for (size_t k = 0; k < np; k++)
@@ -142,8 +148,10 @@ static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v,
 	p.labels = b->flab;
 	snprintf(ftitle, sizeof ftitle, "Pareto front (%zu of %zu points)", nf, np);
 	p.front_title = ftitle;
-	snprintf(title, sizeof title, "%s vs %s: %s; every design point%s%s, the Pareto-optimal ones labelled",
-		 sweepplot_metric_titles[m[1]], sweepplot_metric_titles[m[0]], what, m[2] >= 0 ? " coloured by " : "",
+	uint64_t all = v->ng < 64 ? (1ULL << v->ng) - 1 : ~0ULL;
+	sweepplot_held_text(v, all & ~v->user, held, sizeof held);
+	snprintf(title, sizeof title, "%s vs %s: %s%s; every design point%s%s, the Pareto-optimal ones labelled",
+		 sweepplot_metric_titles[m[1]], sweepplot_metric_titles[m[0]], what, held, m[2] >= 0 ? " coloured by " : "",
 		 m[2] >= 0 ? sweepplot_metric_titles[m[2]] : "");
 	p.title = title;
 	p.xlabel = sc[0].label;
