@@ -1,7 +1,8 @@
 /*
  * sweep_csv.c - sweep.csv (see sweep.h): its columns, one table naming the
- * result field (stats.h) or the top-level key each one shows; a point's row read from its file;
- * the whole table written from the point files, atomically.
+ * result field (stats.h) or the record's top-level key each one shows; a
+ * point's row read from its file; the whole table written from the point
+ * files, atomically.
  */
 #include "sweep_int.h"
 
@@ -58,8 +59,8 @@ static void cols_build(void)
 		int n = f ? f->n : 1;
 		SIM_ASSERT(shown[i].from == SWEEP_FROM_TOP || (f && f->reported && (f->n == 1 || f->csv)));
 		for (int k = 0; k < n; k++) {
+			SIM_ASSERT(ncols < SWEEP_CSV_MAX_COLS);
 			struct sweep_csv_col *c = &cols[ncols++];
-			SIM_ASSERT(ncols <= SWEEP_CSV_MAX_COLS);
 			c->from = shown[i].from;
 			c->field = shown[i].field;
 			c->part = f && f->n > 1 ? k : -1;
