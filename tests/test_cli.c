@@ -80,7 +80,7 @@ static const struct {
 	{ "lab", { "-c, --config CONFIG", "--dataflow ws|os|is", "--seed N", "--vcd BASE", "--gemm MxKxN", "--cycles A..B",
 		   "--step", "--format text|json", "--html FILE", "--set key.path=value", "-h, --help" } },
 	{ "sweep", { "-o, --out DIR", "-j, --jobs N", "--points I-J", "--no-reuse", "--plot", "--emit parallel|slurm",
-		     "--chunk-size C", "--merge DIR", "-h, --help" } },
+		     "--chunk-size C", "--merge DIR", "--hold AXIS=VALUE", "--pareto X,Y", "--heatmaps first|all", "-h, --help" } },
 	{ "trace", { "--records", "-h, --help" } },
 };
 
@@ -267,7 +267,7 @@ START_TEST(parser_refusals)
 								   "\"1048577\"" },
 		{ { "run", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c", "c.yaml", "-c",
 		    "c.yaml", "-c", "c.yaml", "-c", "c.yaml" }, "-c: expected at most 8 config files, found more" },
-		{ { "sweep", "--plot", "o", "--no-reuse" }, "sweep --plot: expected only DIR, found another option" },
+		{ { "sweep", "--plot", "o", "--no-reuse" }, "sweep --plot: expected only DIR and --hold, --pareto, --heatmaps, found another option" },
 		{ { "sweep", "--plot" }, "--plot: expected a value after it, found the end of the command line" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -7,6 +7,7 @@
  * sweep.csv as one run straight through.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "energy.h"
 #include "stats.h"
 #include "sweep.h"
 #include "tests.h"
@@ -120,32 +122,80 @@ START_TEST(spec_errors)
 }
 END_TEST
 
-/* The keys of summary.json's total that sweep.csv's 7 numbers show, in its order (README, "Sweeps"). */
+/* The keys of summary.json's total that sweep.csv's first 7 numbers show, in its order (README, "Sweeps"). */
 static const char *const csv_keys[7] = { "cycles", "utilization", "achieved_ops_per_s", "hbm_read_bytes",
 					 "hbm_write_bytes", "energy_pj", "pj_per_mac" };
 
 /*
- * The column table: the header as documented, each column found by its name
- * and naming a field of the result table (one value, written to
- * summary.json) that is the key above; only tops is scaled.
+ * sweep.csv's columns after the axes, as README "Sweeps" lists them, into
+ * buf joined by commas: the 7 above (tops for achieved_ops_per_s), then
+ * area_mm2 and peak_power_w (the record's top level), power_w, tops_per_mm2,
+ * tops_per_w, a cycles_<category> per category and an energy_<part>_pj per
+ * energy component (their names from cat.h and energy.h), point and status.
+ * Returns how many there are before point.
+ */
+static int want_columns(char *buf, size_t size)
+{
+	static const char *const first[] = { "cycles", "utilization", "tops", "hbm_read_bytes", "hbm_write_bytes",
+					     "energy_pj", "pj_per_mac", "area_mm2", "peak_power_w", "power_w",
+					     "tops_per_mm2", "tops_per_w" };
+	int n = 0;
+	buf[0] = 0;
+	for (size_t k = 0; k < sizeof first / sizeof first[0]; k++, n++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s,", first[k]);
+	for (int k = 0; cat_names[k]; k++, n++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "cycles_%s,", cat_names[k]);
+	for (int k = 0; k < EN_N; k++, n++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "energy_%s_pj,", energy_part_names[k]);
+	snprintf(buf + strlen(buf), size - strlen(buf), "point,status");
+	return n;
+}
+
+/* n commas (owned): the empty columns of a row that is not ok. */
+static char *commas(int n)
+{
+	char *s = malloc((size_t)n + 1);
+	memset(s, ',', (size_t)n);
+	s[n] = 0;
+	return s;
+}
+
+/*
+ * The column table: the header as documented, each column found by its name;
+ * the first 7 name the keys above, one value each, of which only tops is
+ * scaled; a part's column names its field's part.
  */
 START_TEST(csv_columns)
 {
-	char names[400], cut[10];
-	ck_assert_int_eq(SWEEP_CSV_NCOLS, 7);
+	char names[2000], want[2000], cut[10];
+	int n = want_columns(want, sizeof want);
+	ck_assert_int_eq(sweep_csv_ncols(), n);
+	ck_assert_int_eq(n, 12 + 7 + 7);        /* 7 categories, 7 energy components (by hand: cat.h, energy.h) */
 	sweep_csv_names(",", names, sizeof names);
-	ck_assert_str_eq(names, "cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,status");
+	ck_assert_str_eq(names, want);
 	sweep_csv_names(",", cut, sizeof cut);
 	ck_assert_str_eq(cut, "cycles,ut");
-	for (int k = 0; k < SWEEP_CSV_NCOLS; k++) {
-		const struct result_field *f = result_field_find(sweep_csv_cols[k].field);
-		ck_assert_int_eq(sweep_csv_col(sweep_csv_cols[k].name), k);
-		ck_assert_str_eq(sweep_csv_cols[k].field, csv_keys[k]);
-		ck_assert_msg(f && f->n == 1 && f->reported, "%s", sweep_csv_cols[k].field);
-		ck_assert(sweep_csv_cols[k].div == (k == 2 ? 1e12 : 1));
+	const struct sweep_csv_col *c = sweep_csv_cols();
+	for (int k = 0; k < n; k++) {
+		const struct result_field *f = result_field_find(c[k].field);
+		bool top = k == 7 || k == 8;    /* area_mm2, peak_power_w: numbers of the design point, not results */
+		ck_assert_int_eq(sweep_csv_col(c[k].name), k);
+		if (k < 7)
+			ck_assert_str_eq(c[k].field, csv_keys[k]);
+		ck_assert_int_eq(c[k].from, top ? SWEEP_FROM_TOP : SWEEP_FROM_TOTAL);
+		if (top)
+			ck_assert_msg(!f && c[k].part < 0 && !strcmp(c[k].field, c[k].name), "%s", c[k].field);
+		else
+			ck_assert_msg(f && f->reported && (c[k].part < 0) == (f->n == 1), "%s", c[k].field);
+		ck_assert(c[k].div == (k == 2 ? 1e12 : 1));
 	}
+	ck_assert_str_eq(c[12].field, "cycles_by_category");
+	ck_assert_int_eq(c[12].part, 0);
+	ck_assert_str_eq(c[25].field, "energy_pj_by_component");
+	ck_assert_int_eq(c[25].part, 6);
 	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_STATUS), -1);
-	ck_assert_int_eq(sweep_csv_col("tops_per_w"), -1);
+	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_POINT), -1);
+	ck_assert_int_eq(sweep_csv_col("cycles_by_category"), -1);
 	ck_assert_ptr_null(result_field_find("tops"));
 }
 END_TEST
@@ -180,6 +230,55 @@ static void run_total(const char *dir, const char *wl, const char *rows, const c
 	free(text);
 }
 
+/*
+ * Row i's columns past the first 7 against its point file (named by its
+ * point column): area_mm2 and peak_power_w as written at its top level,
+ * power_w, tops_per_mm2, tops_per_w and each part as written in the total;
+ * power is energy over time; the categories sum to the cycles and the energy
+ * components to energy_pj.
+ */
+static void row_against_point(const char *dir, const struct th_csv *t, size_t i)
+{
+	char path[4400], col[80];
+	const char *pt = th_csv_get(t, i, "point");
+	ck_assert_int_eq((int)strlen(pt), (int)strlen("points/0123456789abcdef.json"));
+	ck_assert(!strncmp(pt, "points/", 7) && !strcmp(pt + 23, ".json"));
+	snprintf(path, sizeof path, "%s/out/%s", dir, pt);
+	char *text = th_slurp(path);
+	struct err e;
+	struct ydoc *d = ydoc_parse_json(path, text, &e);
+	ck_assert(d);
+	const struct ynode *tot = ynode_get(d->root, "total"), *cats = ynode_get(tot, "cycles_by_category"),
+			   *parts = ynode_get(tot, "energy_pj_by_component");
+	ck_assert_str_eq(th_csv_get(t, i, "cycles"), ynode_get(tot, "cycles")->str);
+	static const char *const in_total[3] = { "power_w", "tops_per_mm2", "tops_per_w" };
+	static const char *const at_top[2] = { "area_mm2", "peak_power_w" };
+	for (int k = 0; k < 3; k++)
+		ck_assert_str_eq(th_csv_get(t, i, in_total[k]), ynode_get(tot, in_total[k])->str);
+	for (int k = 0; k < 2; k++)
+		ck_assert_str_eq(th_csv_get(t, i, at_top[k]), ynode_get(d->root, at_top[k])->str);
+	/* power is energy over time (1 pJ = 1e-12 J; a cycle 1 / clock_ghz ns), computed here */
+	double secs = th_csv_num(t, i, "cycles") / (strtod(ynode_get(d->root, "clock_ghz")->str, NULL) * 1e9);
+	double w = th_csv_num(t, i, "energy_pj") * 1e-12 / secs;
+	ck_assert_msg(fabs(th_csv_num(t, i, "power_w") - w) <= 1e-9 * w, "%.17g %.17g", th_csv_num(t, i, "power_w"), w);
+	long long sum = 0;
+	for (int k = 0; cat_names[k]; k++) {
+		snprintf(col, sizeof col, "cycles_%s", cat_names[k]);
+		ck_assert_str_eq(th_csv_get(t, i, col), ynode_get(cats, cat_names[k])->str);
+		sum += th_csv_int(t, i, col);
+	}
+	ck_assert_int_eq(sum, th_csv_int(t, i, "cycles"));
+	double esum = 0, energy = th_csv_num(t, i, "energy_pj");
+	for (int k = 0; k < EN_N; k++) {
+		snprintf(col, sizeof col, "energy_%s_pj", energy_part_names[k]);
+		ck_assert_str_eq(th_csv_get(t, i, col), ynode_get(parts, energy_part_names[k])->str);
+		esum += th_csv_num(t, i, col);
+	}
+	ck_assert_msg(fabs(esum - energy) <= 1e-9 * energy, "%.17g %.17g", esum, energy);
+	ydoc_free(d);
+	free(text);
+}
+
 START_TEST(rows_match_single_runs)
 {
 	char *dir = th_tmpdir(), *wl = th_write(dir, "tiny.yaml", tiny), spec[1024], *out, *err, *v[16];
@@ -191,8 +290,10 @@ START_TEST(rows_match_single_runs)
 	free(err);
 	char *csv = csv_of(dir);
 	ck_assert_int_eq(lines(csv, v, 16), 9);
-	ck_assert_str_eq(v[0], "workload,array.rows,dataflow,model,cycles,utilization,tops,hbm_read_bytes,"
-			       "hbm_write_bytes,energy_pj,pj_per_mac,status");
+	char names[2000], hd[2100];
+	int ncols = want_columns(names, sizeof names);
+	snprintf(hd, sizeof hd, "workload,array.rows,dataflow,model,%s", names);
+	ck_assert_str_eq(v[0], hd);
 	/* Spec order: rows outermost, model fastest. */
 	static const char *const order[8][3] = { { "4", "ws", "analytic" }, { "4", "ws", "cycle" }, { "4", "os", "analytic" },
 						 { "4", "os", "cycle" }, { "8", "ws", "analytic" }, { "8", "ws", "cycle" },
@@ -203,7 +304,7 @@ START_TEST(rows_match_single_runs)
 	char cycles[8][64], *text = csv_of(dir);
 	struct th_csv *t = th_csv("sweep.csv", text);
 	ck_assert_uint_eq(t->rows, 8);
-	ck_assert_uint_eq(t->cols, 12);
+	ck_assert_uint_eq(t->cols, 4 + (size_t)ncols + 2);
 	for (size_t i = 0; i < 8; i++) {
 		char want[7][64];
 		ck_assert_str_eq(th_csv_get(t, i, "workload"), wl);
@@ -213,6 +314,7 @@ START_TEST(rows_match_single_runs)
 		for (int k = 0; k < 7; k++)
 			ck_assert_str_eq(th_csv_get(t, i, metrics[k]), want[k]);
 		ck_assert_str_eq(th_csv_get(t, i, "status"), "ok");
+		row_against_point(dir, t, i);
 		snprintf(cycles[i], sizeof cycles[i], "%s", th_csv_get(t, i, "cycles"));
 	}
 	th_csv_free(t);
@@ -243,7 +345,7 @@ START_TEST(zip_moves_together)
 	struct th_csv *t = th_csv("sweep.csv", text);
 	static const char *const axes[3] = { "array.rows", "dataflow", "array.cols" };
 	ck_assert_uint_eq(t->rows, 6);
-	ck_assert_uint_eq(t->cols, 13);
+	ck_assert_uint_eq(t->cols, 5 + (size_t)sweep_csv_ncols() + 2);
 	for (size_t i = 0; i < 6; i++)
 		for (int k = 0; k < 3; k++)
 			ck_assert_str_eq(th_csv_get(t, i, axes[k]), want[i][k]);
@@ -273,10 +375,12 @@ START_TEST(failing_point_recorded)
 	ck_assert_ptr_nonnull(strstr(err, "expected at most 1 folds for the cycle model (sim.max_folds)"));
 	char *csv = csv_of(dir);
 	ck_assert_int_eq(lines(csv, v, 8), 3);
-	/* Row 1: seven empty numbers, then the message quoted (it holds commas). */
-	char want[9000];
+	/* Row 1: the numbers empty, its .err file, then the message quoted (it holds commas). */
+	char want[9000], *names = point_names(dir), *dot = strstr(names, ".err"), *empty = commas(sweep_csv_ncols());
+	ck_assert_ptr_nonnull(dot);
 	err[strcspn(err, "\n")] = 0;
-	q = want + snprintf(want, sizeof want, "%s,1,,,,,,,,\"", wl);
+	q = want + snprintf(want, sizeof want, "%s,1%s,points/%.16s.err,\"", wl, empty, dot - 16);
+	free(empty);
 	for (const char *s = err; *s; s++) {
 		if (*s == '"')
 			*q++ = '"';
@@ -286,7 +390,6 @@ START_TEST(failing_point_recorded)
 	ck_assert_str_eq(v[1], want);
 	/* Row 2 ran: ok, after the failure. */
 	ck_assert_int_eq(strncmp(v[2] + strlen(v[2]) - 3, ",ok", 3), 0);
-	char *names = point_names(dir);
 	ck_assert_ptr_nonnull(strstr(names, ".err"));
 	ck_assert_ptr_nonnull(strstr(names, ".json"));
 	free(names);
@@ -663,8 +766,12 @@ START_TEST(merge_lists_missing)
 	/* The csv has them as missing rows. */
 	char *csv = csv_of(dir), *v[64];
 	ck_assert_int_eq(lines(csv, v, 64), 41);
-	ck_assert_str_eq(v[1], "configs/workloads/mlp.yaml,1,4,ws,analytic,,,,,,,,missing");
-	ck_assert_str_eq(v[39], "configs/workloads/mlp.yaml,10,8,ws,analytic,,,,,,,,missing");
+	char *empty = commas(sweep_csv_ncols() + 2), row[400];
+	snprintf(row, sizeof row, "configs/workloads/mlp.yaml,1,4,ws,analytic%smissing", empty);
+	ck_assert_str_eq(v[1], row);
+	snprintf(row, sizeof row, "configs/workloads/mlp.yaml,10,8,ws,analytic%smissing", empty);
+	ck_assert_str_eq(v[39], row);
+	free(empty);
 	ck_assert_int_eq(strncmp(v[2] + strlen(v[2]) - 3, ",ok", 3), 0);
 	free(csv);
 	/* Every file gone: 20 listed, then the rest counted. */

@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,50 @@
 #include "sweepplot.h"
 #include "tests.h"
 
+/*
+ * The fixtures below write sweep.csv's first 7 numbers by hand and mark the
+ * rest, which grows with the result table: "%T" in a header stands for the
+ * columns after pj_per_mac up to point, "%R" in an ok row for their values
+ * (each 1, the point "points/p.json") after its 7, "%E" in another row for
+ * them empty. fixture() expands the marks (owned).
+ */
+static char *fixture(const char *text)
+{
+	char names[2000], *tail;
+	size_t cap = strlen(text) * 8 + 4096, n = 0;
+	char *out = malloc(cap);
+	int extra = sweep_csv_ncols() - 7;
+	sweep_csv_names(",", names, sizeof names);
+	tail = strstr(names, "pj_per_mac,") + strlen("pj_per_mac,");
+	*strrchr(tail, ',') = 0;                /* up to point: status is the fixture's */
+	for (const char *s = text; *s; s++) {
+		ck_assert(n + 3000 < cap);
+		if (s[0] == '%' && (s[1] == 'T' || s[1] == 'R' || s[1] == 'E')) {
+			for (int k = 0; s[1] != 'T' && k < extra; k++)
+				n += (size_t)snprintf(out + n, cap - n, ",%s", s[1] == 'R' ? "1" : "");
+			if (s[1] == 'T')
+				n += (size_t)snprintf(out + n, cap - n, "%s", tail);
+			else
+				n += (size_t)snprintf(out + n, cap - n, ",%s", s[1] == 'R' ? "points/p.json" : "");
+			s++;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
+/* th_write of a fixture. */
+static char *write_fixture(const char *dir, const char *name, const char *text)
+{
+	char *t = fixture(text), *p = th_write(dir, name, t);
+	free(t);
+	return p;
+}
+
 static const char header[] = "workload,array.rows,array.cols,hbm.gbps,dataflow,batch,cycles,utilization,tops,"
-			     "hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,status\n";
+			     "hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,%T,status\n";
 
 /*
  * The fixtures of this file spell sweep.csv's columns as sweep.h declares
@@ -27,13 +70,14 @@ static const char header[] = "workload,array.rows,array.cols,hbm.gbps,dataflow,b
  */
 START_TEST(header_is_sweeps)
 {
-	char names[400], csv[600];
+	char names[2000], csv[4000];
 	sweep_csv_names(",", names, sizeof names);
-	const char *tail = header + strlen("workload,array.rows,array.cols,hbm.gbps,dataflow,batch,");
+	char *hd = fixture(header), *tail = hd + strlen("workload,array.rows,array.cols,hbm.gbps,dataflow,batch,");
 	ck_assert_uint_eq(strlen(tail), strlen(names) + 1);
 	ck_assert_int_eq(strncmp(tail, names, strlen(names)), 0);
-	snprintf(csv, sizeof csv, "%s,x,%s\nw.yaml,4,1,1,1,1,1,1,1,ok\n", SWEEP_CSV_WORKLOAD, names);
-	char *dir = th_tmpdir(), *path = th_write(dir, "sweep.csv", csv);
+	free(hd);
+	snprintf(csv, sizeof csv, "%s,x,%s\nw.yaml,4,1,1,1,1,1,1,1%%R,ok\n", SWEEP_CSV_WORKLOAD, names);
+	char *dir = th_tmpdir(), *path = write_fixture(dir, "sweep.csv", csv);
 	struct sweepplot_table t;
 	struct err e = { 0 };
 	ck_assert_msg(sweepplot_read(&t, path, &e) == 0, "%s", e.msg);
@@ -76,10 +120,20 @@ static const struct {
 	{ "32", "400", "ws", 1000, 400, 0.4321, true }, { "32", "400", "os", 1000, 500, 0.72, false },
 };
 
-/* The label tpusim gives point i of alpha: the size group's values joined by x, then hbm.gbps, then dataflow. */
+/* The label tpusim gives point i of alpha: each axis of a group by its name's last part, =, its value. */
 static void label_of(int i, char *buf, size_t size)
 {
-	snprintf(buf, size, "%sx%s %s %s", alpha[i].size, alpha[i].size, alpha[i].gbps, alpha[i].df);
+	snprintf(buf, size, "rows=%s cols=%s gbps=%s dataflow=%s", alpha[i].size, alpha[i].size, alpha[i].gbps, alpha[i].df);
+}
+
+/* The held row when nothing is held: the fewest cycles of all (beta's are alpha's doubled), the first of equals. */
+static int best_alpha(void)
+{
+	int best = 0;
+	for (int i = 1; i < 12; i++)
+		if (alpha[i].cycles < alpha[best].cycles)
+			best = i;
+	return best;
 }
 
 /*
@@ -89,9 +143,9 @@ static void label_of(int i, char *buf, size_t size)
  */
 static void write_csv(const char *dir)
 {
-	char path[4200];
-	snprintf(path, sizeof path, "%s/sweep.csv", dir);
-	FILE *f = fopen(path, "w");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(f);
 	fputs(header, f);
 	for (int w = 0; w < 2; w++)
@@ -100,12 +154,14 @@ static void write_csv(const char *dir)
 			fprintf(f, "nets/%s.yaml,%s,%s,%s,%s,1,", w ? "beta" : "alpha", alpha[i].size, alpha[i].size,
 				alpha[i].gbps, alpha[i].df);
 			if (w && i == 7)
-				fputs(",,,,,,,\"s.yaml:4:19: array.rows: expected an integer in [1, 4096], found \"\"0\"\"\"\n", f);
+				fputs(",,,,,,%E,\"s.yaml:4:19: array.rows: expected an integer in [1, 4096], found \"\"0\"\"\"\n", f);
 			else
-				fprintf(f, "%g,%g,0.5,1000,500,%g,0.25,ok\n", alpha[i].cycles * k, alpha[i].util,
+				fprintf(f, "%g,%g,0.5,1000,500,%g,0.25%%R,ok\n", alpha[i].cycles * k, alpha[i].util,
 					alpha[i].energy * k);
 		}
 	ck_assert_int_eq(fclose(f), 0);
+	free(write_fixture(dir, "sweep.csv", text));
+	free(text);
 }
 
 static char *svg(const char *dir, const char *name)
@@ -210,14 +266,14 @@ END_TEST
 START_TEST(groups)
 {
 	static const char csv[] = "workload,a,b,c,d,e,f,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,"
-				  "energy_pj,pj_per_mac,status\n"
-				  "w,1,30,x,7,p,p,1,1,1,1,1,1,1,ok\n"
-				  "w,1,30,y,7,p,p,1,1,1,1,1,1,1,ok\n"
-				  "w,2,20,x,7,q,q,1,1,1,1,1,1,1,ok\n"
-				  "w,2,20,y,7,q,q,1,1,1,1,1,1,1,ok\n"
-				  "w,3,10,x,7,r,q,1,1,1,1,1,1,1,ok\n"
-				  "w,3,10,y,7,q,q,,,,,,,,failed\n";
-	char *dir = th_tmpdir(), *path = th_write(dir, "sweep.csv", csv);
+				  "energy_pj,pj_per_mac,%T,status\n"
+				  "w,1,30,x,7,p,p,1,1,1,1,1,1,1%R,ok\n"
+				  "w,1,30,y,7,p,p,1,1,1,1,1,1,1%R,ok\n"
+				  "w,2,20,x,7,q,q,1,1,1,1,1,1,1%R,ok\n"
+				  "w,2,20,y,7,q,q,1,1,1,1,1,1,1%R,ok\n"
+				  "w,3,10,x,7,r,q,1,1,1,1,1,1,1%R,ok\n"
+				  "w,3,10,y,7,q,q,,,,,,,%E,failed\n";
+	char *dir = th_tmpdir(), *path = write_fixture(dir, "sweep.csv", csv);
 	struct sweepplot_table t;
 	struct err e = { 0 };
 	int g[SWEEP_MAX_AXES];
@@ -240,12 +296,12 @@ END_TEST
 START_TEST(reader)
 {
 	static const char csv[] = "workload,dataflow,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,"
-				  "energy_pj,pj_per_mac,status\r\n"
-				  "\"a,b.yaml\",ws,100,0.5,1.5,30,12,7e3,2.5,ok\r\n"
+				  "energy_pj,pj_per_mac,%T,status\r\n"
+				  "\"a,b.yaml\",ws,100,0.5,1.5,30,12,7e3,2.5%R,ok\r\n"
 				  "\r\n"
-				  "w.yaml,\"o\"\"s\",,,,,,,,\"bad, \"\"very\"\"\nbad\"\n"
-				  "w.yaml,is,1,0,0,0,0,0,0,ok";
-	char *dir = th_tmpdir(), *path = th_write(dir, "sweep.csv", csv);
+				  "w.yaml,\"o\"\"s\",,,,,,,%E,\"bad, \"\"very\"\"\nbad\"\n"
+				  "w.yaml,is,1,0,0,0,0,0,0%R,ok";
+	char *dir = th_tmpdir(), *path = write_fixture(dir, "sweep.csv", csv);
 	struct sweepplot_table t;
 	struct err e = { 0 };
 	ck_assert_msg(sweepplot_read(&t, path, &e) == 0, "%s", e.msg);
@@ -276,40 +332,51 @@ START_TEST(charts)
 {
 	char *dir = th_tmpdir(), *out, *err, *s, want[4400], label[64];
 	write_csv(dir);
-	const char *argv[] = { "sweep", "--plot", dir, NULL };
+	/* The fronts by hand are of energy against cycles (the fixture's areas are all 1). */
+	const char *argv[] = { "sweep", "--plot", dir, "--pareto", "latency,energy", NULL };
 	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
 	ck_assert_str_eq(err, "");
 	snprintf(want, sizeof want, "skipped 1 of 24 rows whose status is not ok (the first: %s/sweep.csv:21: s.yaml:4:19: "
 		 "array.rows: expected an integer in [1, 4096], found \"0\")\n", dir);
 	ck_assert_msg(!strncmp(out, want, strlen(want)), "%s", out);
-	ck_assert_int_eq(count(out, "\nwrote "), 48);
+	ck_assert_int_eq(count(out, "\nwrote "), 2 * 36 + 5);
 
-	/* Every file: 6 metrics x 3 groups (the size is one: no chart against array.cols), 4 heatmaps, 2 fronts. */
-	static const char *const metrics[6] = { "cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac" };
+	/*
+	 * Every file: 10 metrics x 3 groups (the size is one: no chart against
+	 * array.cols), 4 heatmaps, 2 fronts (batch has one value: one per
+	 * workload), as pictures; the fronts and the 3 slices as csv.
+	 */
+	static const char *const metrics[10] = { "cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac",
+						 "tops_per_w", "area_mm2", "power_w", "tops_per_mm2" };
 	static const char *const others[6] = { "heatmap_alpha_os", "heatmap_alpha_ws", "heatmap_beta_os",
 					       "heatmap_beta_ws", "pareto_alpha", "pareto_beta" };
+	static const char *const csvs[5] = { "pareto_alpha", "pareto_beta", "slice_array.rows", "slice_dataflow",
+					     "slice_hbm.gbps" };
 	static const char *const axes[3] = { "array.rows", "dataflow", "hbm.gbps" };
-	char names[24][64], expect[4096] = "", plots[4200];
+	char names[77][64], expect[4096] = "", plots[4200];
 	int n = 0;
-	for (int m = 0; m < 6; m++)
+	for (int m = 0; m < 10; m++)
 		for (int a = 0; a < 3; a++)
-			snprintf(names[n++], 64, "%s_vs_%s", metrics[m], axes[a]);
+			for (int x = 0; x < 2; x++)
+				snprintf(names[n++], 64, "%s_vs_%s.%s", metrics[m], axes[a], x ? "svg" : "png");
 	for (int k = 0; k < 6; k++)
-		snprintf(names[n++], 64, "%s", others[k]);
-	for (int i = 0; i < 24; i++)
-		for (int j = i + 1; j < 24; j++)
+		for (int x = 0; x < 2; x++)
+			snprintf(names[n++], 64, "%s.%s", others[k], x ? "svg" : "png");
+	for (int k = 0; k < 5; k++)
+		snprintf(names[n++], 64, "%s.csv", csvs[k]);
+	ck_assert_int_eq(n, 77);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
 			if (strcmp(names[j], names[i]) < 0) {
 				char t[64];
 				memcpy(t, names[i], 64);
 				memcpy(names[i], names[j], 64);
 				memcpy(names[j], t, 64);
 			}
-	for (int i = 0; i < 24; i++) {
+	for (int i = 0; i < n; i++) {
 		strcat(expect, names[i]);
-		strcat(expect, ".png\n");
-		strcat(expect, names[i]);
-		strcat(expect, ".svg\n");
-		snprintf(want, sizeof want, "wrote %s/plots/%s.png\n", dir, names[i]);
+		strcat(expect, "\n");
+		snprintf(want, sizeof want, "wrote %s/plots/%s\n", dir, names[i]);
 		ck_assert_msg(strstr(out, want) != NULL, "%s not listed", want);
 	}
 	snprintf(plots, sizeof plots, "%s/plots", dir);
@@ -320,14 +387,17 @@ START_TEST(charts)
 	got = listing(dir);
 	ck_assert_str_eq(got, "plots\nsweep.csv\n");
 	free(got);
-	for (int i = 0; i < 24; i++) {
-		char p[4400], head[8] = { 0 };
-		snprintf(p, sizeof p, "%s/%s.png", plots, names[i]);
+	for (int i = 0; i < n; i++) {
+		char p[4400], head[8] = { 0 }, *dot = strrchr(names[i], '.');
+		if (strcmp(dot, ".png"))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", plots, names[i]);
 		FILE *f = fopen(p, "rb");
 		ck_assert_ptr_nonnull(f);
 		ck_assert_uint_eq(fread(head, 1, 4, f), 4);
 		fclose(f);
 		ck_assert_int_eq(memcmp(head, "\x89PNG", 4), 0);
+		*dot = 0;
 		free(svg(dir, names[i]));
 	}
 
@@ -335,26 +405,37 @@ START_TEST(charts)
 	s = svg(dir, "cycles_vs_array.rows");
 	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 4);
 	ck_assert(has_text(s, "alpha ws") && has_text(s, "alpha os") && has_text(s, "beta ws") && has_text(s, "beta os"));
-	ck_assert(has_text(s, "cycles vs array.rows x array.cols; held at hbm.gbps=100"));
+	int b0 = best_alpha();
+	char title[300];
+	snprintf(title, sizeof title, "cycles vs array.rows x array.cols; held at hbm.gbps=%s (best by cycles)", alpha[b0].gbps);
+	ck_assert_msg(has_text(s, title), "%s", title);
 	double x8 = text_x(s, "8x8"), x16 = text_x(s, "16x16"), x32 = text_x(s, "32x32");
 	ck_assert_msg(x16 - x8 > 50 && fabs((x16 - x8) - (x32 - x16)) < 1, "%g %g %g", x8, x16, x32);
 	free(s);
-	/* Against the dataflow: a line per workload, the size held at the first row's. */
+	/* Against the dataflow: bars, a series per workload, the size held at the best row's. */
 	s = svg(dir, "utilization_vs_dataflow");
 	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 2);
 	ck_assert(has_text(s, "alpha") && has_text(s, "beta") && has_text(s, "ws") && has_text(s, "os"));
-	ck_assert(has_text(s, "utilization vs dataflow; held at array.rows x array.cols=8x8, hbm.gbps=100"));
+	snprintf(title, sizeof title, "utilization vs dataflow; held at array.rows x array.cols=%sx%s, hbm.gbps=%s (best by "
+		 "cycles)", alpha[b0].size, alpha[b0].size, alpha[b0].gbps);
+	ck_assert_msg(has_text(s, title), "%s", title);
 	free(s);
 	s = svg(dir, "energy_pj_vs_hbm.gbps");
 	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 4);
-	ck_assert(has_text(s, "energy vs hbm.gbps; held at array.rows x array.cols=8x8"));
+	snprintf(title, sizeof title, "energy vs hbm.gbps; held at array.rows x array.cols=%sx%s (best by cycles)",
+		 alpha[b0].size, alpha[b0].size);
+	ck_assert_msg(has_text(s, title), "%s", title);
 	free(s);
 
 	/* The fronts: the five points by hand, labelled; no dominated point labelled. */
 	for (int w = 0; w < 2; w++) {
 		s = svg(dir, w ? "pareto_beta" : "pareto_alpha");
-		/* ws, os, the step line, its markers, the labels above and below */
-		ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 6);
+		/*
+		 * ws, os, the step line, its markers, the labels above and below
+		 * to the right, and one more set to the left: 8x8 400 ws, the fifth
+		 * (k = 4, above) at 7000 cycles, past 60% of the span 1000..8000.
+		 */
+		ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 7);
 		ck_assert(has_text(s, "ws") && has_text(s, "os"));
 		ck_assert(has_text(s, w ? "Pareto front (5 of 11 points)" : "Pareto front (5 of 12 points)"));
 		for (int i = 0; i < 12; i++) {
@@ -378,7 +459,7 @@ START_TEST(charts)
 	char *mine = th_write(plots, "notes.txt", "mine\n");
 	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
 	got = listing(plots);
-	ck_assert_int_eq(count(got, "\n"), 49);
+	ck_assert_int_eq(count(got, "\n"), n + 1);
 	ck_assert_ptr_nonnull(strstr(got, "notes.txt\n"));
 	free(got);
 	got = listing(dir);
@@ -392,38 +473,48 @@ START_TEST(charts)
 }
 END_TEST
 
-/* Bad input: exit 2, the message (positions counted by hand), and nothing written beside the csv. */
+/*
+ * Bad input: exit 2, the message, and nothing written beside the csv. The
+ * columns before the tail's are counted by hand; those in or after it (a
+ * fixture's mark grows with the result table) are where find is in the
+ * expanded line, plus off.
+ */
 START_TEST(errors)
 {
-	static const char tail[] = "cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,status\n";
-	static const char row[] = "w.yaml,4,1,1,1,1,1,1,1,ok\n";
+	static const char tail[] = "cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,%T,status\n";
+	static const char row[] = "w.yaml,4,1,1,1,1,1,1,1%R,ok\n";
 	static const struct {
-		const char *line1, *rest, *msg;     /* msg follows "<dir>/sweep.csv" */
+		const char *line1, *rest, *msg;     /* msg follows "<dir>/sweep.csv"; %ld: the column found */
+		long line;                          /* the line find is on, or 0: msg has no %ld */
+		const char *find;
+		long off;
 	} cases[] = {
-		{ "workload,x,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,state\n", "",
-		  ":1:88: expected the column status, found \"state\"" },
-		{ "wl,x,", NULL, ":1:1: expected the column workload, found \"wl\"" },
-		{ "workload,status\n", "", ":1:1: expected the columns workload, the axes, then cycles, utilization, tops, "
-					   "hbm_read_bytes, hbm_write_bytes, energy_pj, pj_per_mac, status; found 2 columns" },
-		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,ok\nw.yaml,4,1,1,1,1,1,1,ok\n",
-		  ":3:1: expected 10 fields as the header has, found 9" },
-		{ "workload,x,", "w.yaml,4,12x,1,1,1,1,1,1,ok\n", ":2:10: cycles: expected a number in [0, 1e200], found \"12x\"" },
-		{ "workload,x,", "w.yaml,4,1,1,1,1,1,-2,1,ok\n", ":2:20: energy_pj: expected a number in [0, 1e200], found \"-2\"" },
-		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,ok\nw.yaml,4,,,,,,,,\"oops\n",
-		  ":3:17: expected the quote that closes this field, found the end of the file" },
-		{ "workload,x,", "w.yaml,4\"x,1,1,1,1,1,1,1,ok\n", ":2:9: expected a quote only at the start of a field, "
-								 "found one inside" },
-		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1,\"ok\"x\n", ":2:28: expected a comma or the end of the line after a "
-								  "quoted field, found \"x\"" },
-		{ "workload,x,x,", "w.yaml,4,1,1,1,1,1,1,1,1,ok\n", ":1:12: expected each column once, found \"x\" again" },
-		{ "workload,a b,", "w.yaml,4,1,1,1,1,1,1,1,ok\n", ":1:10: expected an axis name of letters, digits, '.', '_' "
-								  "and '-', found \"a b\"" },
-		{ "workload,x,", ",4,1,1,1,1,1,1,1,ok\n", ":2:1: workload: expected a workload path, found an empty field" },
-		{ "workload,x,", "w.yaml,4,,,,,,,,failed\nw.yaml,8,,,,,,,,failed\n",
-		  ": expected at least one row with status ok, found none in 2 rows" },
-		{ "", NULL, ": expected a header line (workload, the axes, cycles, ..., status), found an empty file" },
+		{ "workload,x,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,pj_per_mac,%T,state\n", "",
+		  ":1:%ld: expected the column status, found \"state\"", 1, "state", 0 },
+		{ "wl,x,", NULL, ":1:1: expected the column workload, found \"wl\"", 0, NULL, 0 },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1%R,ok\nw.yaml,4,1,1,1,1,1,1%R,ok\n",
+		  ":3:1: expected %ld fields as the header has, found %ld", 0, NULL, 0 },
+		{ "workload,x,", "w.yaml,4,12x,1,1,1,1,1,1%R,ok\n", ":2:10: cycles: expected a number in [0, 1e200], found \"12x\"",
+		  0, NULL, 0 },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,-2,1%R,ok\n", ":2:20: energy_pj: expected a number in [0, 1e200], found \"-2\"",
+		  0, NULL, 0 },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1%R,ok\nw.yaml,4,,,,,,,%E,\"oops\n",
+		  ":3:%ld: expected the quote that closes this field, found the end of the file", 3, "\"oops", 0 },
+		{ "workload,x,", "w.yaml,4\"x,1,1,1,1,1,1,1%R,ok\n", ":2:9: expected a quote only at the start of a field, "
+								 "found one inside", 0, NULL, 0 },
+		{ "workload,x,", "w.yaml,4,1,1,1,1,1,1,1%R,\"ok\"x\n", ":2:%ld: expected a comma or the end of the line after a "
+								  "quoted field, found \"x\"", 2, "\"ok\"x", 4 },
+		{ "workload,x,x,", "w.yaml,4,1,1,1,1,1,1,1,1%R,ok\n", ":1:12: expected each column once, found \"x\" again", 0,
+		  NULL, 0 },
+		{ "workload,a b,", "w.yaml,4,1,1,1,1,1,1,1%R,ok\n", ":1:10: expected an axis name of letters, digits, '.', '_' "
+								  "and '-', found \"a b\"", 0, NULL, 0 },
+		{ "workload,x,", ",4,1,1,1,1,1,1,1%R,ok\n", ":2:1: workload: expected a workload path, found an empty field", 0,
+		  NULL, 0 },
+		{ "workload,x,", "w.yaml,4,,,,,,,%E,failed\nw.yaml,8,,,,,,,%E,failed\n",
+		  ": expected at least one row with status ok, found none in 2 rows", 0, NULL, 0 },
+		{ "", NULL, ": expected a header line (workload, the axes, cycles, ..., status), found an empty file", 0, NULL, 0 },
 	};
-	char *out, *err, want[4400], text[1000];
+	char *out, *err, want[4400], text[8000], msg[1000];
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *dir = th_tmpdir();
 		if (cases[i].rest && !*cases[i].rest)
@@ -434,10 +525,24 @@ START_TEST(errors)
 			snprintf(text, sizeof text, "%s%s%s", cases[i].line1, tail, row);
 		else
 			text[0] = '\0';
-		free(th_write(dir, "sweep.csv", text));
+		char *full = fixture(text);
+		snprintf(msg, sizeof msg, "%s", cases[i].msg);
+		if (cases[i].line) {
+			const char *l = full;
+			for (long k = 1; k < cases[i].line; k++)
+				l = strchr(l, '\n') + 1;
+			ck_assert_ptr_nonnull(strstr(l, cases[i].find));
+			snprintf(msg, sizeof msg, cases[i].msg, (long)(strstr(l, cases[i].find) - l) + 1 + cases[i].off);
+		} else if (strstr(cases[i].msg, "%ld")) {
+			/* workload, x, the numbers, point, status; the second row has one number fewer */
+			long n = 2 + sweep_csv_ncols() + 2;
+			snprintf(msg, sizeof msg, cases[i].msg, n, n - 1);
+		}
+		free(th_write(dir, "sweep.csv", full));
+		free(full);
 		const char *argv[] = { "sweep", "--plot", dir, NULL };
 		ck_assert_int_eq(th_cli(".", argv, &out, &err), 2);
-		snprintf(want, sizeof want, "%s/sweep.csv%s\n", dir, cases[i].msg);
+		snprintf(want, sizeof want, "%s/sweep.csv%s\n", dir, msg);
 		ck_assert_str_eq(err, want);
 		ck_assert_str_eq(out, "");
 		char *got = listing(dir);
@@ -521,14 +626,18 @@ START_TEST(run_then_plot)
 	snprintf(o, sizeof o, "%s/out", dir);
 	const char *argv[] = { "sweep", spec, "-o", o, "--plot", NULL };
 	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
-	ck_assert_int_eq(count(out, "wrote "), 1 + 14);
+	ck_assert_int_eq(count(out, "wrote "), 1 + 20 + 2 + 2);
 	snprintf(plots, sizeof plots, "%s/plots", o);
 	char *got = listing(plots);
-	ck_assert_str_eq(got, "cycles_vs_dataflow.png\ncycles_vs_dataflow.svg\nenergy_pj_vs_dataflow.png\n"
+	ck_assert_str_eq(got, "area_mm2_vs_dataflow.png\narea_mm2_vs_dataflow.svg\n"
+			      "cycles_vs_dataflow.png\ncycles_vs_dataflow.svg\nenergy_pj_vs_dataflow.png\n"
 			      "energy_pj_vs_dataflow.svg\nhbm_bytes_vs_dataflow.png\nhbm_bytes_vs_dataflow.svg\n"
-			      "pareto_mlp.png\npareto_mlp.svg\npj_per_mac_vs_dataflow.png\npj_per_mac_vs_dataflow.svg\n"
-			      "tops_vs_dataflow.png\ntops_vs_dataflow.svg\nutilization_vs_dataflow.png\n"
-			      "utilization_vs_dataflow.svg\n");
+			      "pareto_mlp.csv\npareto_mlp.png\npareto_mlp.svg\npj_per_mac_vs_dataflow.png\n"
+			      "pj_per_mac_vs_dataflow.svg\npower_w_vs_dataflow.png\npower_w_vs_dataflow.svg\n"
+			      "slice_dataflow.csv\ntops_per_mm2_vs_dataflow.png\ntops_per_mm2_vs_dataflow.svg\n"
+			      "tops_per_w_vs_dataflow.png\n"
+			      "tops_per_w_vs_dataflow.svg\ntops_vs_dataflow.png\ntops_vs_dataflow.svg\n"
+			      "utilization_vs_dataflow.png\nutilization_vs_dataflow.svg\n");
 	free(got);
 	char *s = svg(o, "cycles_vs_dataflow");
 	/* One workload: one line, named in the title. */
@@ -538,6 +647,332 @@ START_TEST(run_then_plot)
 	free(spec);
 	free(out);
 	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * A sweep whose fronts are not one point: a wider memory bus is faster and
+ * costs more per bit (hbm.gbps zipped with energy.hbm_pj_per_bit), crossed
+ * with two sizes, two dataflows and two batches: 32 points, analytic.
+ */
+static const char views_spec[] = "configs: [configs/lab_4x4.yaml]\nworkloads: [configs/workloads/mlp.yaml]\naxes:\n"
+				 "  array.rows: [8, 16]\n  array.cols: [8, 16]\n  hbm.gbps: [1, 2, 4, 8]\n"
+				 "  energy.hbm_pj_per_bit: [1, 4, 16, 64]\n  dataflow: [ws, os]\n  batch: [1, 8]\n"
+				 "  model: [analytic]\nzip: [[array.rows, array.cols], [hbm.gbps, energy.hbm_pj_per_bit]]\n";
+
+/* Runs views_spec into dir/out with --plot and the options given (NULL-terminated, at most 8); returns dir/out's csv. */
+static struct th_csv *views_sweep(const char *dir, char **text, ...)
+{
+	char o[4200], *out, *err;
+	char *spec = th_write(dir, "s.yaml", views_spec);
+	const char *argv[16] = { "sweep", spec, "-o", o, "--plot" };
+	int n = 5;
+	va_list ap;
+	va_start(ap, text);
+	for (const char *a; n < 14 && (a = va_arg(ap, const char *));)
+		argv[n++] = a;
+	va_end(ap);
+	snprintf(o, sizeof o, "%s/out", dir);
+	ck_assert_msg(th_cli(".", argv, &out, &err) == 0, "%s", err);
+	free(out), free(err), free(spec);
+	snprintf(o, sizeof o, "%s/out/sweep.csv", dir);
+	*text = th_slurp(o);
+	return th_csv("sweep.csv", *text);
+}
+
+/* dir/out/plots/name.svg (owned). */
+static char *svg_of(const char *dir, const char *name)
+{
+	char o[4200];
+	snprintf(o, sizeof o, "%s/out", dir);
+	return svg(o, name);
+}
+
+/* dir/out/plots/name as a table (owned, with its text in *text). */
+static struct th_csv *plot_csv(const char *dir, const char *name, char **text)
+{
+	char p[4400];
+	snprintf(p, sizeof p, "%s/out/plots/%s", dir, name);
+	*text = th_slurp(p);
+	return th_csv(name, *text);
+}
+
+/*
+ * The fronts drawn: per batch (a chart each, not pooled), the rows of
+ * sweep.csv (those keep says, or all) that no other such row of that batch
+ * dominates in (x, y), found here pair by pair, are the rows of the chart's
+ * csv (at least least of them), in order of x; and each is labelled in the
+ * picture by its axes' names and values.
+ */
+static void fronts_match(const char *dir, const struct th_csv *t, const char *xcol, const char *ycol,
+			 bool (*keep)(const struct th_csv *, size_t), size_t least)
+{
+	static const char *const batches[2] = { "1", "8" };
+	for (int b = 0; b < 2; b++) {
+		char name[100], *ftext, label[400];
+		size_t want[64], nw = 0;
+		for (size_t i = 0; i < t->rows; i++) {
+			bool dominated = false;
+			if (strcmp(th_csv_get(t, i, "batch"), batches[b]) || strcmp(th_csv_get(t, i, "status"), "ok") ||
+			    (keep && !keep(t, i)))
+				continue;
+			double xi = th_csv_num(t, i, xcol), yi = th_csv_num(t, i, ycol);
+			for (size_t j = 0; j < t->rows; j++) {
+				if (strcmp(th_csv_get(t, j, "batch"), batches[b]) || (keep && !keep(t, j)))
+					continue;
+				double xj = th_csv_num(t, j, xcol), yj = th_csv_num(t, j, ycol);
+				dominated |= xj <= xi && yj <= yi && (xj < xi || yj < yi);
+			}
+			if (!dominated)
+				want[nw++] = i;
+		}
+		ck_assert_uint_ge(nw, least);   /* the test means something: a front, not one best point */
+		snprintf(name, sizeof name, "pareto_mlp_batch%s.csv", batches[b]);
+		struct th_csv *f = plot_csv(dir, name, &ftext);
+		ck_assert_uint_eq(f->rows, nw);
+		ck_assert_str_eq(f->cell[f->cols - 1], "point");
+		ck_assert_str_eq(f->cell[t->cols - sweep_csv_ncols() - 2], xcol);     /* after workload and the axes */
+		snprintf(name, sizeof name, "pareto_mlp_batch%s", batches[b]);
+		char *s = svg_of(dir, name);
+		for (size_t k = 0; k < nw; k++) {
+			bool found = false;
+			for (size_t i = 0; i < nw; i++)
+				found |= !strcmp(th_csv_get(f, k, "point"), th_csv_get(t, want[i], "point"));
+			ck_assert_msg(found, "%s: %s is not on the front", name, th_csv_get(f, k, "point"));
+			if (k)
+				ck_assert(th_csv_num(f, k - 1, xcol) <= th_csv_num(f, k, xcol));
+			snprintf(label, sizeof label, "rows=%s cols=%s gbps=%s hbm_pj_per_bit=%s dataflow=%s",
+				 th_csv_get(f, k, "array.rows"), th_csv_get(f, k, "array.cols"), th_csv_get(f, k, "hbm.gbps"),
+				 th_csv_get(f, k, "energy.hbm_pj_per_bit"), th_csv_get(f, k, "dataflow"));
+			ck_assert_msg(has_text(s, label), "%s: no label %s", name, label);
+		}
+		free(s);
+		th_csv_free(f);
+		free(ftext);
+	}
+}
+
+
+/*
+ * slice's rows (what the charts against an axis draw) are exactly the ok rows
+ * of sweep.csv that have the values held: want(t, i) says which.
+ */
+static void slice_is(const char *dir, const struct th_csv *t, const char *slice, bool (*want)(const struct th_csv *, size_t))
+{
+	char *stext;
+	struct th_csv *s = plot_csv(dir, slice, &stext);
+	size_t n = 0;
+	for (size_t i = 0; i < t->rows; i++) {
+		if (!want(t, i))
+			continue;
+		bool found = false;
+		for (size_t k = 0; k < s->rows; k++)
+			if (!strcmp(th_csv_get(s, k, "point"), th_csv_get(t, i, "point"))) {
+				found = true;
+				ck_assert_str_eq(th_csv_get(s, k, "cycles"), th_csv_get(t, i, "cycles"));
+				ck_assert(th_csv_num(s, k, "hbm_bytes") ==
+					  th_csv_num(t, i, "hbm_read_bytes") + th_csv_num(t, i, "hbm_write_bytes"));
+			}
+		ck_assert_msg(found, "%s: row %zu not drawn", slice, i);
+		n++;
+	}
+	ck_assert_msg(s->rows == n, "%s: %zu rows drawn, %zu held", slice, s->rows, n);
+	th_csv_free(s);
+	free(stext);
+}
+
+/* The batch the hold test's charts hold, found here: that of the ok row with the fewest cycles among gbps 2, ws. */
+static const char *held_batch;
+
+static bool gbps2_ws_any_batch(const struct th_csv *t, size_t i)
+{
+	return !strcmp(th_csv_get(t, i, "hbm.gbps"), "2") && !strcmp(th_csv_get(t, i, "dataflow"), "ws");
+}
+
+static bool gbps2_ws(const struct th_csv *t, size_t i)
+{
+	return gbps2_ws_any_batch(t, i) && !strcmp(th_csv_get(t, i, "batch"), held_batch);
+}
+
+/* Without --hold: the best row of all by cycles (the first of equals) holds the size and the batch. */
+static size_t best_all;
+static const struct th_csv *best_t;
+
+static bool at_best(const struct th_csv *t, size_t i)
+{
+	return !strcmp(th_csv_get(t, i, "array.rows"), th_csv_get(best_t, best_all, "array.rows")) &&
+	       !strcmp(th_csv_get(t, i, "batch"), th_csv_get(best_t, best_all, "batch"));
+}
+
+/*
+ * A bad --hold on dir's plotted sweep: exit 2, what there is listed, and the
+ * plots there as they were (with the sweep's run, --merge, --plot).
+ */
+static void hold_errors(const char *dir)
+{
+	char *out, *err, o[4200], p[4400];
+	snprintf(o, sizeof o, "%s/out", dir);
+	snprintf(p, sizeof p, "%s/plots", o);
+	/* The plots' names and one file's bytes, made different from what a plot writes so that a rewrite shows. */
+	char *before = listing(p), *keep;
+	snprintf(p, sizeof p, "%s/plots/slice_dataflow.csv", o);
+	free(th_write(o, "plots/slice_dataflow.csv", "mine\n"));
+	static const struct {
+		const char *hold, *msg;
+	} cases[] = {
+		{ "hbm.gbps=3", "--hold: hbm.gbps: expected one of its values in the sweep (1, 2, 4, 8), found \"3\"\n" },
+		{ "hbm.gps=2", "--hold: expected an axis of the sweep (array.rows, array.cols, hbm.gbps, energy.hbm_pj_per_bit, "
+			       "dataflow, batch, model), found \"hbm.gps\" (did you mean hbm.gbps?)\n" },
+		{ "dataflow", "--hold: expected axis=value (an axis of the sweep: array.rows, array.cols, hbm.gbps, "
+			      "energy.hbm_pj_per_bit, dataflow, batch, model), found \"dataflow\"\n" },
+		{ "array.cols=16", NULL },      /* with array.rows=8 (zipped): no row has both */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		for (int how = 0; how < 2; how++) {
+			const char *a1[] = { "sweep", "--plot", o, "--hold", "array.rows=8", "--hold", cases[i].hold, NULL };
+			const char *a2[] = { "sweep", "--merge", o, "--plot", "--hold", cases[i].hold, "--hold", "array.rows=8", NULL };
+			int rc = th_cli(".", how ? a2 : a1, &out, &err);
+			ck_assert_msg(rc == 2, "%d: %s", rc, err);
+			ck_assert_str_eq(err, cases[i].msg ? cases[i].msg : how ? "--hold: expected an ok row with array.cols=16 "
+					 "and array.rows=8, found none\n" : "--hold: expected an ok row with array.rows=8 and "
+					 "array.cols=16, found none\n");
+			free(out), free(err);
+		}
+	snprintf(p, sizeof p, "%s/plots", o);
+	char *after = listing(p);
+	ck_assert_str_eq(after, before);
+	snprintf(p, sizeof p, "%s/plots/slice_dataflow.csv", o);
+	keep = th_slurp(p);
+	ck_assert_str_eq(keep, "mine\n");
+	/* The same axis twice; --hold without --plot. */
+	const char *a3[] = { "sweep", "--plot", o, "--hold", "batch=1", "--hold", "batch=8", NULL };
+	ck_assert_int_eq(th_cli(".", a3, &out, &err), 2);
+	ck_assert_str_eq(err, "--hold: expected each axis once, found batch again\n");
+	free(out), free(err);
+	const char *a4[] = { "sweep", "--merge", o, "--hold", "batch=1", NULL };
+	ck_assert_int_eq(th_cli(".", a4, &out, &err), 2);
+	ck_assert_str_eq(err, "--hold: expected --plot with it (it says what the charts show), found none\n");
+	free(out), free(err);
+	/* With the spec: refused before anything runs, no directory made. */
+	char *spec = th_write(dir, "s.yaml", views_spec), o2[4300];
+	snprintf(o2, sizeof o2, "%s/fresh", dir);
+	const char *a6[] = { "sweep", spec, "-o", o2, "--plot", "--hold", "hbm.gbps=3", NULL };
+	ck_assert_int_eq(th_cli(".", a6, &out, &err), 2);
+	ck_assert_str_eq(err, cases[0].msg);
+	ck_assert_int_ne(access(o2, F_OK), 0);
+	free(out), free(err), free(spec);
+	const char *a5[] = { "sweep", "--plot", o, "--pareto", "latency,cost", NULL };
+	ck_assert_int_eq(th_cli(".", a5, &out, &err), 2);
+	ck_assert_str_eq(err, "--pareto: expected two of latency, energy, area, joined by a comma (e.g. latency,area), "
+			      "found \"latency,cost\"\n");
+	free(out), free(err);
+	free(before), free(after), free(keep);
+}
+
+START_TEST(pareto_of_a_sweep)
+{
+	char *dir = th_tmpdir(), *text;
+	/* By default latency against area (the area grows with the array, the cycles fall). */
+	struct th_csv *t = views_sweep(dir, &text, NULL);
+	ck_assert_uint_eq(t->rows, 32);
+	fronts_match(dir, t, "cycles", "area_mm2", NULL, 2);
+	/* Nothing held: against hbm.gbps, every dataflow's line, the size and batch of the best row of all. */
+	best_all = 0;
+	for (size_t i = 1; i < t->rows; i++)
+		if (th_csv_int(t, i, "cycles") < th_csv_int(t, best_all, "cycles"))
+			best_all = i;
+	best_t = t;
+	slice_is(dir, t, "slice_hbm.gbps.csv", at_best);
+	char *s = svg_of(dir, "cycles_vs_hbm.gbps"), title[600];
+	snprintf(title, sizeof title, "cycles vs hbm.gbps x energy.hbm_pj_per_bit: mlp; held at array.rows x array.cols=%sx%s, "
+		 "batch=%s (best by cycles)", th_csv_get(t, best_all, "array.rows"), th_csv_get(t, best_all, "array.cols"),
+		 th_csv_get(t, best_all, "batch"));
+	ck_assert_msg(has_text(s, title), "%s", title);
+	free(s);
+	th_csv_free(t);
+	free(text);
+	/* Energy, the other way round: energy on x. */
+	t = views_sweep(dir, &text, "--pareto", "energy,latency", NULL);
+	fronts_match(dir, t, "energy_pj", "cycles", NULL, 2);
+	th_csv_free(t);
+	free(text);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(hold_picks_the_slice)
+{
+	char *dir = th_tmpdir(), *text, title[600], *s;
+	struct th_csv *t = views_sweep(dir, &text, "--hold", "hbm.gbps=2", "--hold", "dataflow=ws", NULL);
+	size_t best = SIZE_MAX;
+	for (size_t i = 0; i < t->rows; i++)
+		if (!strcmp(th_csv_get(t, i, "hbm.gbps"), "2") && !strcmp(th_csv_get(t, i, "dataflow"), "ws") &&
+		    (best == SIZE_MAX || th_csv_int(t, i, "cycles") < th_csv_int(t, best, "cycles")))
+			best = i;
+	held_batch = th_csv_get(t, best, "batch");
+	slice_is(dir, t, "slice_array.rows.csv", gbps2_ws);
+	s = svg_of(dir, "cycles_vs_array.rows");
+	snprintf(title, sizeof title, "cycles vs array.rows x array.cols: mlp; held at hbm.gbps x energy.hbm_pj_per_bit=2x4, "
+		 "dataflow=ws (--hold); batch=%s (best by cycles)", held_batch);
+	ck_assert_msg(has_text(s, title), "%s", title);
+	/* dataflow held: one line, not one per dataflow */
+	ck_assert_int_eq(count(s, "<g id=\"gnuplot_plot_"), 1);
+	free(s);
+	/* The fronts of the points with the values held (at 2 GB/s the larger array is no faster: one point each). */
+	fronts_match(dir, t, "cycles", "area_mm2", gbps2_ws_any_batch, 1);
+	s = svg_of(dir, "pareto_mlp_batch1");
+	ck_assert(has_text(s, "area vs cycles: mlp, batch=1; held at hbm.gbps x energy.hbm_pj_per_bit=2x4, dataflow=ws "
+			      "(--hold); every design point coloured by energy, the Pareto-optimal ones labelled"));
+	free(s);
+	th_csv_free(t);
+	free(text);
+	hold_errors(dir);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+
+/*
+ * Three workloads x three dataflows are nine heatmaps, one more than
+ * SWEEPPLOT_MAX_HEATMAPS (8): the note names the one left out (the last
+ * workload's last dataflow, in the csv's order) and how to ask for it;
+ * --heatmaps all draws the nine.
+ */
+START_TEST(heatmaps_left_out)
+{
+	static const char *const dfs[3] = { "ws", "os", "is" };
+	char *dir = th_tmpdir(), *text = NULL, *out, *err, p[4300];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	fputs("workload,array.rows,hbm.gbps,dataflow,cycles,utilization,tops,hbm_read_bytes,hbm_write_bytes,energy_pj,"
+	      "pj_per_mac,%T,status\n", f);
+	for (int w = 1; w <= 3; w++)
+		for (int r = 8; r <= 16; r += 8)
+			for (int g = 100; g <= 400; g += 300)
+				for (int d = 0; d < 3; d++)
+					fprintf(f, "n/w%d.yaml,%d,%d,%s,%d,0.5,1,1,1,%d,1%%R,ok\n", w, r, g, dfs[d],
+						1000 * w + r + g, 10 * r + d);
+	fclose(f);
+	free(write_fixture(dir, "sweep.csv", text));
+	free(text);
+	const char *a1[] = { "sweep", "--plot", dir, NULL };
+	ck_assert_msg(th_cli(".", a1, &out, &err) == 0, "%s", err);
+	ck_assert_msg(strstr(out, "heatmaps: drew the first 8 of 9 workload x dataflow pairs (at most 8); left out: w3 is "
+				  "(--heatmaps all draws every one, --hold dataflow=... one dataflow's)\n") != NULL, "%s", out);
+	ck_assert_int_eq(count(out, "/plots/heatmap_"), 2 * 8);
+	snprintf(p, sizeof p, "%s/plots/heatmap_w3_is.png", dir);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	free(out), free(err);
+	const char *a2[] = { "sweep", "--plot", dir, "--heatmaps", "all", NULL };
+	ck_assert_msg(th_cli(".", a2, &out, &err) == 0, "%s", err);
+	ck_assert_ptr_null(strstr(out, "left out"));
+	ck_assert_int_eq(count(out, "/plots/heatmap_"), 2 * 9);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	free(out), free(err);
 	th_rmdir(dir);
 	free(dir);
 }
@@ -590,6 +1025,9 @@ Suite *sweepplot_suite(void)
 	tcase_add_test(t, errors_around);
 	tcase_add_test(t, run_then_plot);
 	tcase_add_test(t, no_command_from_text);
+	tcase_add_test(t, pareto_of_a_sweep);
+	tcase_add_test(t, hold_picks_the_slice);
+	tcase_add_test(t, heatmaps_left_out);
 	suite_add_tcase(s, t);
 	return s;
 }

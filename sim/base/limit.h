@@ -162,7 +162,7 @@
 #define SWEEP_MAX_JOBS 64               /* -j: points run at once */
 #define SWEEP_MAX_CHUNKS 1000           /* jobs an emit makes unless --chunk-size says otherwise */
 #define SWEEP_SLURM_MAX_ARRAY 1001      /* Slurm's MaxArraySize by default (indices 0..1000): more tasks get a note */
-#define SWEEPPLOT_MAX_HEATMAPS 8        /* heatmap files per format: the first workload x dataflow pairs */
+#define SWEEPPLOT_MAX_HEATMAPS 8        /* heatmap files per format: the first workload x dataflow pairs (--heatmaps all: every one) */
 #define SWEEPPLOT_MAX_CELLS 64          /* values along each axis of a heatmap */
 #define SWEEPPLOT_MAX_CSV_BYTES (1u << 30)      /* a sweep.csv --plot reads: SWEEP_MAX_POINTS rows of up to 1 KB */
 

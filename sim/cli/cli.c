@@ -23,6 +23,7 @@
 #define C_SIM (C(RUN) | C(ROOFLINE) | C(COMPARE))
 
 const char *const cli_lab_formats[] = { "text", "json", NULL };
+const char *const cli_heatmaps[] = { "first", "all", NULL };
 
 const struct cli_command cli_commands[CMD_COUNT] = {
 	[CMD_RUN] = { "run", "simulate a workload: cycles, utilization, HBM traffic, roofline",
@@ -58,13 +59,14 @@ const struct cli_command cli_commands[CMD_COUNT] = {
 		      "or every PE register of one dataflow in a VCD trace (--vcd).\n",
 		      NULL, "lab runs one GEMM on the functional model with ideal memory", true, cmd_lab },
 	[CMD_SWEEP] = { "sweep", "run the points of a sweep spec, here or on a cluster; merge; plot",
-			{ "sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot]",
+			{ "sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot [VIEW]]",
 			  "sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]",
-			  "sweep --merge DIR [--plot]", "sweep --plot DIR" },
+			  "sweep --merge DIR [--plot [VIEW]]", "sweep --plot DIR [VIEW]" },
 			"Run every point of a sweep spec (configs, workloads, axes, zip) in worker processes:\n"
 			"DIR/points/<hash>.json each, then DIR/sweep.csv; run again, it skips the points done.\n"
 			"--emit writes the jobs for a cluster instead, --merge builds sweep.csv from the point\n"
-			"files and lists those missing (exit status 4), --plot draws sweep.csv into DIR/plots.\n",
+			"files and lists those missing (exit status 4), --plot draws sweep.csv into DIR/plots.\n"
+			"VIEW: --hold AXIS=VALUE (again for more), --pareto X,Y, --heatmaps all.\n",
 			"SPEC.yaml", NULL, false, cmd_sweep },
 	[CMD_TRACE] = { "trace", "check an event trace and recompute its totals from the events",
 			{ "trace FILE.gz [--records]" },
@@ -145,6 +147,13 @@ static const struct cli_opt opts[] = {
 	{ NULL, "--chunk-size", NULL, "C", { .kind = OPT_INT, .lo = 1, .hi = SWEEP_MAX_POINTS, .is_long = true }, 0, A(chunk),
 	  C(SWEEP), P_NONE, NULL, "with --emit: C points per job (default 10)" },
 	TEXT("--merge", NULL, "DIR", merge, C(SWEEP), P_DIR, "build DIR/sweep.csv from the point files there, listing those missing"),
+	{ NULL, "--hold", NULL, "AXIS=VALUE", { .kind = OPT_LIST, .max = SWEEPPLOT_MAX_HOLDS, .items = "holds",
+	  .count_off = A(nhold) }, 0, A(hold), C(SWEEP), P_NONE, NULL,
+	  "with --plot: charts hold AXIS at VALUE (again: more); the rest at the best by cycles" },
+	TEXT("--pareto", NULL, "X,Y", pareto, C(SWEEP), P_NONE,
+	     "with --plot: Pareto charts of two of latency, energy, area (default " SWEEPPLOT_PARETO_DEFAULT ")"),
+	{ NULL, "--heatmaps", NULL, NULL, { .kind = OPT_CHOICE, .names = cli_heatmaps }, -1, A(heatmaps), C(SWEEP), P_NONE,
+	  NULL, "with --plot: heatmaps of the first 8 workload x dataflow pairs (default), or all" },
 	{ NULL, "-h", "--help", NULL, { .kind = OPT_FLAG }, 0, NO_FIELD, C_ALL, P_NONE, NULL, "print this help" },
 };
 

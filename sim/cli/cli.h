@@ -25,6 +25,7 @@
 
 #include "api.h"
 #include "err.h"
+#include "sweepplot.h"
 
 enum { CMD_RUN, CMD_ROOFLINE, CMD_COMPARE, CMD_LOWER, CMD_CONFIG, CMD_LAB, CMD_SWEEP, CMD_TRACE, CMD_COUNT };
 
@@ -49,6 +50,10 @@ struct cli_args {
 	const char *points, *merge;     /* sweep */
 	int emit;                       /* sweep: enum sweep_engine, or -1 */
 	bool sweep_plot;                /* sweep --plot */
+	const char *hold[SWEEPPLOT_MAX_HOLDS];  /* sweep --plot --hold, each AXIS=VALUE */
+	int nhold;
+	const char *pareto;             /* sweep --plot --pareto X,Y */
+	int heatmaps;                   /* sweep --plot --heatmaps: index in cli_heatmaps, or -1 */
 	int at[CLI_MAX_OPTS];           /* each option row: the index in argv where it was last given, or 0 */
 	struct timespec start;          /* when tpusim started, for --timing */
 };
@@ -67,6 +72,7 @@ struct cli_command {
 
 extern const struct cli_command cli_commands[CMD_COUNT];
 extern const char *const cli_lab_formats[];     /* "text", "json", NULL */
+extern const char *const cli_heatmaps[];        /* "first", "all", NULL */
 
 /*
  * tpusim help [CMD], tpusim --help, tpusim CMD --help (-h anywhere an option

@@ -51,11 +51,38 @@ static void sweep_progress(void *ctx, const struct sweep_progress *p)
 	fflush(stdout);
 }
 
+/* The view the command line asks of the charts: --hold, --pareto, --heatmaps. */
+static void plot_opts(const struct cli_args *a, struct sweepplot_opts *po)
+{
+	memset(po, 0, sizeof *po);
+	for (int k = 0; k < a->nhold; k++)
+		po->hold[k] = a->hold[k];
+	po->nhold = a->nhold;
+	po->pareto = a->pareto;
+	po->all_heatmaps = a->heatmaps == 1;
+}
+
+/* The holds checked against the spec's axes and values, before anything runs (sweepplot_hold_find). */
+static int holds_in_spec(const struct cli_args *a, const struct sweep *sw, struct err *e)
+{
+	struct sweepplot_axes ax = { .n = sw->naxes };
+	int axis[SWEEPPLOT_MAX_HOLDS];
+	size_t val[SWEEPPLOT_MAX_HOLDS];
+	for (int i = 0; i < sw->naxes; i++) {
+		ax.name[i] = sw->axes[i].name;
+		ax.nvals[i] = sw->axes[i].n;
+		ax.vals[i] = (const char *const *)sw->axes[i].values;
+	}
+	return sweepplot_hold_find(&ax, a->hold, a->nhold, axis, val, e);
+}
+
 /* Draws the charts of the sweep in dir (sweepplot.h) and lists them. */
-static int sweep_plot(const char *dir, struct err *e)
+static int sweep_plot(const struct cli_args *a, const char *dir, struct err *e)
 {
 	struct sweepplot_out o;
-	if (sweepplot_dir(dir, &o, e) < 0)
+	struct sweepplot_opts po;
+	plot_opts(a, &po);
+	if (sweepplot_dir(dir, &po, &o, e) < 0)
 		return -1;
 	for (size_t k = 0; k < o.nnotes; k++)
 		printf("%s\n", o.notes[k]);
@@ -80,10 +107,11 @@ static bool point_range(const char *text, long long *first, long long *last)
 }
 
 /*
- * tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot]
+ * tpusim sweep SPEC.yaml -o DIR [-j N] [--points I-J] [--no-reuse] [--plot [VIEW]]
  * tpusim sweep SPEC.yaml -o DIR --emit parallel|slurm [--chunk-size C] [--no-reuse]
- * tpusim sweep --merge DIR [--plot]
- * tpusim sweep --plot DIR
+ * tpusim sweep --merge DIR [--plot [VIEW]]
+ * tpusim sweep --plot DIR [VIEW]
+ * VIEW: --hold AXIS=VALUE ..., --pareto X,Y, --heatmaps first|all
  * Returns the exit status (4: points missing after a merge; else 1: points failed), or -1 with e set.
  */
 int cmd_sweep(const struct cli_args *a, struct err *e)
@@ -97,11 +125,22 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 	size_t missing = 0, failed = 0;
 	int rc;
 
-	/* sweep --plot DIR: the option first, then the directory, nothing else. */
+	/* The view's options go with --plot; the one bad --pareto is said before any point runs. */
+	const char *vopt = a->nhold ? "--hold" : a->pareto ? "--pareto" : a->heatmaps >= 0 ? "--heatmaps" : NULL;
+	if (vopt && !plot)
+		return err_input(e, "%s: expected --plot with it (it says what the charts show), found none", vopt);
+	if (a->pareto) {
+		int pair[2], colour;
+		if (sweepplot_pareto_pair(a->pareto, pair, &colour, e) < 0)
+			return -1;
+	}
+	/* sweep --plot DIR: the option first, then the directory, nothing else but the view's options. */
 	if (plot && cli_given(a, "--plot") == 2) {
 		for (int i = 0; i < CLI_MAX_OPTS; i++)
-			if (a->at[i] > 2)
-				return err_input(e, "sweep --plot: expected only DIR, found another option");
+			if (a->at[i] > 2 && a->at[i] != cli_given(a, "--hold") && a->at[i] != cli_given(a, "--pareto") &&
+			    a->at[i] != cli_given(a, "--heatmaps"))
+				return err_input(e, "sweep --plot: expected only DIR and --hold, --pareto, --heatmaps, found "
+						 "another option");
 		char q[300];
 		if (a->extra)
 			return err_input(e, "sweep --plot: expected only DIR, found another, \"%s\"",
@@ -110,7 +149,7 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 			return err_input(e, "--plot: expected a value after it, found the end of the command line");
 		if (!*spec)
 			return cli_bad_arg(e, "--plot", "expected a directory", spec);
-		return sweep_plot(spec, e);
+		return sweep_plot(a, spec, e);
 	}
 	if (cli_one_operand(a, e) < 0)
 		return -1;
@@ -140,7 +179,7 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 		return -1;
 	}
 	sw->no_reuse = a->rq.no_reuse;
-	if (!merge && cli_make_parents("-o", dir, true, e) < 0) {
+	if ((a->nhold && holds_in_spec(a, sw, e) < 0) || (!merge && cli_make_parents("-o", dir, true, e) < 0)) {
 		sweep_release(sw);
 		free(sw);
 		return -1;
@@ -168,7 +207,7 @@ int cmd_sweep(const struct cli_args *a, struct err *e)
 	free(text);
 	/* The charts of what is there (failed points are left out), then the line that says what is not. */
 	if (rc == 0 && plot && !missing)
-		rc = sweep_plot(merge ? merge : dir, e);
+		rc = sweep_plot(a, merge ? merge : dir, e);
 	fflush(stdout);
 	if (rc == 0 && missing) {
 		/* Missing points first: their jobs are still to run. */

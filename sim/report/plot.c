@@ -375,6 +375,9 @@ int plot_compare(const char *path, const struct config *cfg, const struct worklo
 static const char *const line_colours[10] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 					      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf" };
 
+/* The points of the series, in turn: disc, square, triangles, diamond, pentagon. */
+static const int point_types[6] = { 7, 5, 9, 11, 13, 15 };
+
 /* `set NAME (...)` with the tics t, or nothing when t has none. */
 static void put_tics(FILE *f, const char *name, const struct plot_tics *t)
 {
@@ -387,14 +390,16 @@ static void put_tics(FILE *f, const char *name, const struct plot_tics *t)
 	fprintf(f, ")\n");
 }
 
-/* The data block $<name><i> of n points, with a label column when labels is not NULL. */
-static void put_block(FILE *f, const char *name, int i, size_t n, const double *x, const double *y,
+/* The data block $<name><i> of n points, with a z column when z and a label column when labels is not NULL. */
+static void put_block(FILE *f, const char *name, int i, size_t n, const double *x, const double *y, const double *z,
 		      const char *const *labels)
 {
 	char s[300];
 	fprintf(f, "$%s%d << EOD\n", name, i);
 	for (size_t k = 0; k < n; k++) {
 		fprintf(f, "%.17g %.17g", x[k], y[k]);
+		if (z)
+			fprintf(f, " %.17g", z[k]);
 		if (labels)
 			fprintf(f, " \"%s\"", gp_str(s, sizeof s, labels[k]));
 		fprintf(f, "\n");
@@ -421,16 +426,35 @@ static void put_xrange(FILE *f, const struct plot_lines *c)
 		fprintf(f, "set xrange [%.17g:%.17g]\n", lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo));
 }
 
+/* The lines of c, or its bars when its x are categories (each category's bars side by side, 0.8 wide in all). */
+static void put_lines(FILE *f, const struct plot_lines *c)
+{
+	double w = c->nseries ? 0.8 / c->nseries : 0.8;
+	char s[600];
+	if (c->categories)
+		fprintf(f, "set boxwidth %.17g absolute\nset style fill solid 0.85 border rgb '#333333'\n", w);
+	fprintf(f, "plot ");
+	for (int i = 0; i < c->nseries; i++) {
+		fprintf(f, "%s$s%d ", i ? ", " : "", i);
+		if (c->categories)
+			fprintf(f, "using ($1 - 0.4 + %.17g):2 title \"%s\" with boxes lc rgb '%s'", (i + 0.5) * w,
+				gp_str(s, sizeof s, c->series[i].title), line_colours[i % 10]);
+		else
+			fprintf(f, "using 1:2 title \"%s\" with linespoints lw 2 dt %d pt %d ps 1.4 lc rgb '%s'",
+				gp_str(s, sizeof s, c->series[i].title), 1 + i / 10 % 4, point_types[i % 6], line_colours[i % 10]);
+	}
+	fprintf(f, "\n");
+}
+
 int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 {
-	static const int points[6] = { 7, 5, 9, 11, 13, 15 };   /* disc, square, triangles, diamond, pentagon */
 	char script[64], tmp[LIMIT_PATH_BUF], s[600];
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
 	for (int i = 0; i < c->nseries; i++)
-		put_block(f, "s", i, c->series[i].n, c->series[i].x, c->series[i].y, NULL);
+		put_block(f, "s", i, c->series[i].n, c->series[i].x, c->series[i].y, NULL, NULL);
 	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, c->title));
 	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, c->xlabel));
 	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, c->ylabel));
@@ -452,12 +476,7 @@ int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 		fprintf(f, "set yrange [0:*]\n");
 	put_tics(f, "xtics", &c->xtics);
 	put_xrange(f, c);
-	fprintf(f, "plot ");
-	for (int i = 0; i < c->nseries; i++)
-		fprintf(f, "%s$s%d using 1:2 title \"%s\" with linespoints lw 2 dt %d pt %d ps 1.4 lc rgb '%s'",
-			i ? ", " : "", i, gp_str(s, sizeof s, c->series[i].title), 1 + i / 10 % 4, points[i % 6],
-			line_colours[i % 10]);
-	fprintf(f, "\n");
+	put_lines(f, c);
 	return run_gnuplot(f, script, path, tmp, e);
 }
 
@@ -530,6 +549,22 @@ static void put_range(FILE *f, const char *axis, const struct plot_pareto *p, bo
 		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, a, b);
 }
 
+/* Which front points' labels go to their left: those in the right 40% of every point's x span (of its log on a log axis). */
+static void labels_left(const struct plot_pareto *p, bool *left)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (int i = 0; i < p->nseries; i++)
+		for (size_t k = 0; k < p->series[i].n; k++) {
+			double x = p->xlog ? log10(p->series[i].x[k]) : p->series[i].x[k];
+			lo = fmin(lo, x);
+			hi = fmax(hi, x);
+		}
+	for (size_t k = 0; k < p->nfront; k++) {
+		double x = p->xlog ? log10(p->fx[k]) : p->fx[k];
+		left[k] = hi > lo && (x - lo) / (hi - lo) > 0.6;
+	}
+}
+
 int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 {
 	char script[64], tmp[LIMIT_PATH_BUF], s[600];
@@ -538,13 +573,26 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
 	for (int i = 0; i < p->nseries; i++)
-		put_block(f, "s", i, p->series[i].n, p->series[i].x, p->series[i].y, NULL);
-	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL);
-	/* The labels in turn above and below their points, so that close neighbours do not overlap. */
-	for (int half = 0; half < 2; half++) {
-		fprintf(f, "$label%d << EOD\n", half);
-		for (size_t k = (size_t)half; k < p->nfront; k += 2)
-			fprintf(f, "%.17g %.17g \"%s\"\n", p->fx[k], p->fy[k], gp_str(s, sizeof s, p->labels[k]));
+		put_block(f, "s", i, p->series[i].n, p->series[i].x, p->series[i].y, p->series[i].z, NULL);
+	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL, NULL);
+	/*
+	 * The labels in turn above and below their points, so that close
+	 * neighbours do not overlap; those of points in the right 40% of the x
+	 * range to the left of them, so that none runs off the graph into the key
+	 * or the colour box. Block 2 * side + half.
+	 */
+	bool *left = calloc(p->nfront + 1, sizeof *left);
+	if (!left) {
+		fclose(f);
+		unlink(script);
+		return err_nomem(e, NULL);
+	}
+	labels_left(p, left);
+	for (int b = 0; b < 4; b++) {
+		fprintf(f, "$label%d << EOD\n", b);
+		for (size_t k = (size_t)(b % 2); k < p->nfront; k += 2)
+			if (left[k] == (b >= 2))
+				fprintf(f, "%.17g %.17g \"%s\"\n", p->fx[k], p->fy[k], gp_str(s, sizeof s, p->labels[k]));
 		fprintf(f, "EOD\n");
 	}
 	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, p->title));
@@ -556,16 +604,32 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 		fprintf(f, "set logscale x 10\n");
 	if (p->ylog)
 		fprintf(f, "set logscale y 10\n");
+	if (p->zlabel)
+		fprintf(f, "set cblabel \"%s\"\n%s"
+			   "set palette defined (0 '#fde725', 1 '#5ec962', 2 '#21918c', 3 '#3b528b', 4 '#440154')\n",
+			gp_str(s, sizeof s, p->zlabel), p->zlog ? "set logscale cb 10\n" : "");
 	put_range(f, "x", p, p->xlog, 0.05, 0.25);
 	put_range(f, "y", p, p->ylog, 0.08, 0.08);
 	fprintf(f, "plot ");
-	for (int i = 0; i < p->nseries; i++)
-		fprintf(f, "$s%d using 1:2 title \"%s\" with points pt 7 ps 1.2 lc rgb '%s', ", i,
-			gp_str(s, sizeof s, p->series[i].title), line_colours[i % 10]);
+	for (int i = 0; i < p->nseries; i++) {
+		fprintf(f, "$s%d using 1:2%s title \"%s\" with points pt %d ps 1.4 ", i, p->zlabel ? ":3" : "",
+			gp_str(s, sizeof s, p->series[i].title), point_types[i % 6]);
+		if (p->zlabel)
+			fprintf(f, "lc palette, ");
+		else
+			fprintf(f, "lc rgb '%s', ", line_colours[i % 10]);
+	}
 	fprintf(f, "$front0 using 1:2 title \"%s\" with steps lw 2 lc rgb '#333333', "
-		   "$front0 using 1:2 notitle with points pt 6 ps 2.2 lw 2 lc rgb '#333333', "
-		   "$label0 using 1:2:3 notitle with labels left offset char 1.2,0.8 font ',10'%s\n",
-		gp_str(s, sizeof s, p->front_title),
-		p->nfront > 1 ? ", $label1 using 1:2:3 notitle with labels left offset char 1.2,-0.8 font ',10'" : "");
+		   "$front0 using 1:2 notitle with points pt 6 ps 2.2 lw 2 lc rgb '#333333'", gp_str(s, sizeof s, p->front_title));
+	for (int b = 0; b < 4; b++) {
+		size_t n = 0;
+		for (size_t k = (size_t)(b % 2); k < p->nfront; k += 2)
+			n += left[k] == (b >= 2);
+		if (n)
+			fprintf(f, ", $label%d using 1:2:3 notitle with labels %s offset char %s1.2,%s0.8 font ',10'", b,
+				b >= 2 ? "right" : "left", b >= 2 ? "-" : "", b % 2 ? "-" : "");
+	}
+	fprintf(f, "\n");
+	free(left);
 	return run_gnuplot(f, script, path, tmp, e);
 }

@@ -49,11 +49,11 @@ int plot_compare(const char *path, const struct config *cfg, const struct worklo
 
 /* ---- charts of a sweep (sweepplot.h decides what they show) ---- */
 
-/* One line of a chart: n points (x[i], y[i]), in order of x (borrowed). */
+/* One line of a chart: n points (x[i], y[i]), in order of x (borrowed); z: each point's colour value, or NULL. */
 struct plot_series {
 	const char *title;
 	size_t n;
-	const double *x, *y;
+	const double *x, *y, *z;
 };
 
 /* Tics at chosen places: n positions with their text (borrowed); n == 0: gnuplot's own. */
@@ -65,8 +65,9 @@ struct plot_tics {
 
 /*
  * A metric against one axis, a line per series. categories: x are category
- * indices 0 .. xtics.n-1, drawn as categories; else numbers, on a log2 scale
- * when xlog2. ylog: y on a log10 scale, else linear from 0.
+ * indices 0 .. xtics.n-1, drawn as bars, the series' side by side in each
+ * category; else numbers, joined as lines, on a log2 scale when xlog2. ylog:
+ * y on a log10 scale, else linear from 0.
  */
 struct plot_lines {
 	const char *title, *xlabel, *ylabel;
@@ -101,13 +102,14 @@ struct plot_heatmap {
 int plot_heatmap(const char *path, const struct plot_heatmap *h, struct err *e);
 
 /*
- * Energy against latency: every point (a series each), then the front's
- * nfront points (sorted by x) joined as a step line, each with its label.
- * xlog, ylog: log10 scales.
+ * Two objectives, both minimised: every point (a series each, told apart by
+ * the point's shape; coloured by a palette over their z when zlabel is not
+ * NULL, else a colour per series), then the front's nfront points (sorted by
+ * x) joined as a step line, each with its label. xlog, ylog, zlog: log10 scales.
  */
 struct plot_pareto {
-	const char *title, *xlabel, *ylabel;
-	bool xlog, ylog;
+	const char *title, *xlabel, *ylabel, *zlabel;
+	bool xlog, ylog, zlog;
 	int nseries;
 	const struct plot_series *series;
 	size_t nfront;

@@ -176,30 +176,45 @@ int sweep_run_points(const struct sweep *sw, const char *dir, int jobs,
  * sweep.csv (sweep_csv.c), built from the point files only: a header, then
  * one row per point in point order, each
  *
- *     workload, the axes' values (in the spec's order), the columns below, status
+ *     workload, the axes' values (in the spec's order), the columns below, point, status
  *
- * Each column below is a total of the point's summary.json: a field of the
- * result field table (stats.h), copied as written, or divided (tops: ops/s
- * over 1e12). status is "ok", "missing" (no point file), or the point's
- * one-line error; the columns are empty unless it is ok. sweepplot reads the
- * columns by these names.
+ * The columns below come from the point's summary.json, one table in
+ * sweep_csv.c naming what each shows: a key at the record's top level (a
+ * number of the design point, e.g. its area), or a field of the result field
+ * table (stats.h) in "total", a field of parts giving a column per part
+ * named by the field's csv pattern (cycles_by_category: cycles_compute, ...).
+ * Each is copied as written, or divided (tops: ops/s over 1e12). point is the
+ * point's file relative to DIR (points/<hash>.json, or .err for a failed
+ * one; empty when missing). status is "ok", "missing" (no point file), or
+ * the point's one-line error; the columns are empty unless it is ok.
+ * sweepplot reads the columns by these names. A point file without one of
+ * them is not a record (a file of an older tpusim): it is run again.
  */
+enum sweep_csv_from { SWEEP_FROM_TOTAL, SWEEP_FROM_TOP };
+
 struct sweep_csv_col {
-	const char *name;               /* the heading */
-	const char *field;              /* the result field it shows (stats.h; one value, reported): its key in "total" */
-	double div;                     /* 1: the field's text as written; else its value / div, as %.17g */
+	char name[40];                  /* the heading */
+	int from;                       /* enum sweep_csv_from */
+	const char *field;              /* SWEEP_FROM_TOTAL: the result field (stats.h; reported), its key in "total";
+					   SWEEP_FROM_TOP: the key at the top level */
+	int part;                       /* the field's part, or -1 (one value) */
+	double div;                     /* 1: the value's text as written; else its value / div, as %.17g */
 };
 
-#define SWEEP_CSV_NCOLS 7
-extern const struct sweep_csv_col sweep_csv_cols[SWEEP_CSV_NCOLS];
+#define SWEEP_CSV_MAX_COLS 48
+
+/* The columns (built once from the table and result_fields), and how many. */
+const struct sweep_csv_col *sweep_csv_cols(void);
+int sweep_csv_ncols(void);
 
 #define SWEEP_CSV_WORKLOAD "workload"   /* the first column */
+#define SWEEP_CSV_POINT "point"         /* the one before the last */
 #define SWEEP_CSV_STATUS "status"       /* the last one */
 
 /* The index of column name in sweep_csv_cols, or -1. */
 int sweep_csv_col(const char *name);
 
-/* The columns' names then status, joined by sep, into buf (truncated to size). */
+/* The columns' names, point, then status, joined by sep, into buf (truncated to size). */
 void sweep_csv_names(const char *sep, char *buf, size_t size);
 
 enum sweep_engine { SWEEP_PARALLEL, SWEEP_SLURM };

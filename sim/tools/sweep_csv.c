@@ -1,7 +1,8 @@
 /*
  * sweep_csv.c - sweep.csv (see sweep.h): its columns, one table naming the
- * result field (stats.h) each one shows; a point's row read from its file;
- * the whole table written from the point files, atomically.
+ * result field (stats.h) or the record's top-level key each one shows; a
+ * point's row read from its file; the whole table written from the point
+ * files, atomically.
  */
 #include "sweep_int.h"
 
@@ -18,53 +19,118 @@
 #include "stats.h"
 #include "ydoc.h"
 
-const struct sweep_csv_col sweep_csv_cols[SWEEP_CSV_NCOLS] = {
-	{ "cycles", "cycles", 1 },
-	{ "utilization", "utilization", 1 },
-	{ "tops", "achieved_ops_per_s", 1e12 },
-	{ "hbm_read_bytes", "hbm_read_bytes", 1 },
-	{ "hbm_write_bytes", "hbm_write_bytes", 1 },
-	{ "energy_pj", "energy_pj", 1 },
-	{ "pj_per_mac", "pj_per_mac", 1 },
+/*
+ * What sweep.csv shows, in its order: fields of the result field table in
+ * the point's total (a field of parts: a column per part, named by its csv
+ * pattern), and numbers at the record's top level. The old seven first, so
+ * that a reader of those finds them where they were.
+ */
+static const struct {
+	int from;                       /* enum sweep_csv_from */
+	const char *field, *name;       /* name: the heading, or NULL: the field's (a part's: by its csv pattern) */
+	double div;
+} shown[] = {
+	{ SWEEP_FROM_TOTAL, "cycles", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "utilization", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "achieved_ops_per_s", "tops", 1e12 },
+	{ SWEEP_FROM_TOTAL, "hbm_read_bytes", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "hbm_write_bytes", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "energy_pj", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "pj_per_mac", NULL, 1 },
+	{ SWEEP_FROM_TOP, "area_mm2", NULL, 1 },
+	{ SWEEP_FROM_TOP, "peak_power_w", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "power_w", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "tops_per_mm2", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "tops_per_w", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "cycles_by_category", NULL, 1 },
+	{ SWEEP_FROM_TOTAL, "energy_pj_by_component", NULL, 1 },
 };
+
+static struct sweep_csv_col cols[SWEEP_CSV_MAX_COLS];
+static int ncols;
+
+/* cols from shown and the result fields, once. */
+static void cols_build(void)
+{
+	if (ncols)
+		return;
+	for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) {
+		const struct result_field *f = shown[i].from == SWEEP_FROM_TOTAL ? result_field_find(shown[i].field) : NULL;
+		int n = f ? f->n : 1;
+		SIM_ASSERT(shown[i].from == SWEEP_FROM_TOP || (f && f->reported && (f->n == 1 || f->csv)));
+		for (int k = 0; k < n; k++) {
+			SIM_ASSERT(ncols < SWEEP_CSV_MAX_COLS);
+			struct sweep_csv_col *c = &cols[ncols++];
+			c->from = shown[i].from;
+			c->field = shown[i].field;
+			c->part = f && f->n > 1 ? k : -1;
+			c->div = shown[i].div;
+			if (c->part >= 0)
+				snprintf(c->name, sizeof c->name, f->csv, f->parts[k]);
+			else
+				snprintf(c->name, sizeof c->name, "%s", shown[i].name ? shown[i].name : shown[i].field);
+		}
+	}
+}
+
+const struct sweep_csv_col *sweep_csv_cols(void)
+{
+	cols_build();
+	return cols;
+}
+
+int sweep_csv_ncols(void)
+{
+	cols_build();
+	return ncols;
+}
 
 int sweep_csv_col(const char *name)
 {
-	for (int k = 0; k < SWEEP_CSV_NCOLS; k++)
-		if (!strcmp(sweep_csv_cols[k].name, name))
+	cols_build();
+	for (int k = 0; k < ncols; k++)
+		if (!strcmp(cols[k].name, name))
 			return k;
 	return -1;
 }
 
 void sweep_csv_names(const char *sep, char *buf, size_t size)
 {
+	static const char *const last[2] = { SWEEP_CSV_POINT, SWEEP_CSV_STATUS };
 	size_t n = 0;
+	cols_build();
 	buf[0] = '\0';
-	for (int k = 0; k <= SWEEP_CSV_NCOLS && n < size; k++)
-		n += (size_t)snprintf(buf + n, size - n, "%s%s", k ? sep : "",
-				      k < SWEEP_CSV_NCOLS ? sweep_csv_cols[k].name : SWEEP_CSV_STATUS);
+	for (int k = 0; k < ncols + 2 && n < size; k++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", k ? sep : "", k < ncols ? cols[k].name : last[k - ncols]);
 }
 
 /*
- * Column k of the total t into row: the field's text, or its value / div.
- * A record says each as the run wrote it: a count a whole number of at
- * least 0 (RF_COUNT), a metric a finite number of at least 0; anything else
- * is not a record (a file that was edited, or not written by a run).
+ * Column k into row, from the record's root (top-level keys) or its total t:
+ * the value's text, or its value / div. A record says each as the run wrote
+ * it: a count a whole number of at least 0 (RF_COUNT), a metric or a
+ * top-level number a finite number of at least 0; anything else, or none, is
+ * not a record (a file that was edited, not written by a run, or written by
+ * a tpusim that had not this column yet).
  */
-static int column_read(const struct ynode *t, int k, struct sweep_row *row, struct err *e)
+static int column_read(const struct ynode *root, const struct ynode *t, int k, struct sweep_row *row, struct err *e)
 {
-	const struct sweep_csv_col *c = &sweep_csv_cols[k];
-	const struct result_field *f = result_field_find(c->field);
-	char *out = row->val[k], *end, key[80], found[100];
-	SIM_ASSERT(f && f->n == 1 && f->reported);
-	const struct ynode *v = ynode_get(t, f->name);
-	snprintf(key, sizeof key, "total.%s", f->name);
+	const struct sweep_csv_col *c = &cols[k];
+	const struct result_field *f = c->from == SWEEP_FROM_TOTAL ? result_field_find(c->field) : NULL;
+	char *out = row->val[k], *end, key[120], found[100];
+	const struct ynode *in = f ? t : root, *v = ynode_get(in, c->field);
+	if (f)
+		snprintf(key, sizeof key, "total.%s%s%s", f->name, c->part >= 0 ? "." : "", c->part >= 0 ? f->parts[c->part] : "");
+	else
+		snprintf(key, sizeof key, "%s", c->field);
+	if (v && c->part >= 0)
+		v = v->kind == Y_MAP ? ynode_get(v, f->parts[c->part]) : NULL;
 	if (!v)
-		return err_at(e, t->pos, key, "expected a point's total, found none");
+		return err_at(e, in->pos, key, "expected a number, found none (as in a record of an older tpusim)");
 	const char *x = v->str;
 	bool ok = v->kind == Y_SCALAR && !v->quoted && *x && strlen(x) < sizeof row->val[k];
+	bool count = f && f->kind == RF_COUNT;
 	errno = 0;
-	if (ok && f->kind == RF_COUNT) {
+	if (ok && count) {
 		long long n = strtoll(x, &end, 10);
 		ok = !*end && !errno && n >= 0 && x[0] != '+';
 	} else if (ok) {
@@ -73,7 +139,7 @@ static int column_read(const struct ynode *t, int k, struct sweep_row *row, stru
 	}
 	if (!ok)
 		return err_at(e, v->pos, key, "expected %s, found %s",
-			      f->kind == RF_COUNT ? "a count (a whole number of at least 0)" : "a finite number of at least 0",
+			      count ? "a count (a whole number of at least 0)" : "a finite number of at least 0",
 			      ynode_describe(v, found, sizeof found));
 	snprintf(out, sizeof row->val[k], "%s", x);
 	if (c->div != 1)
@@ -111,8 +177,8 @@ static int json_read(const char *path, const char *text, struct sweep_row *row, 
 		struct pos whole = { path, 0, 0 };
 		rc = t && t->kind == Y_MAP ? 0 : err_at(e, d->root ? d->root->pos : whole, "total",
 							 "expected a point's totals (a summary.json), found none");
-		for (int k = 0; rc == 0 && k < SWEEP_CSV_NCOLS; k++)
-			rc = column_read(t, k, row, e);
+		for (int k = 0; rc == 0 && k < sweep_csv_ncols(); k++)
+			rc = column_read(d->root, t, k, row, e);
 	}
 	ydoc_free(d);
 	return rc;
@@ -160,7 +226,7 @@ static void csv_field(FILE *f, const char *s, bool last)
 
 int sweep_csv_write(const struct sweep *sw, const char *dir, unsigned char *st_out, struct err *e)
 {
-	char *text = NULL, path[LIMIT_PATH_BUF];
+	char *text = NULL, path[LIMIT_PATH_BUF], stem[17], point[40];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	struct sweep_row *row = malloc(sizeof *row);
@@ -174,8 +240,9 @@ int sweep_csv_write(const struct sweep *sw, const char *dir, unsigned char *st_o
 	fputs(SWEEP_CSV_WORKLOAD ",", f);
 	for (int i = 0; i < sw->naxes; i++)
 		csv_field(f, sw->axes[i].name, false);
-	for (int k = 0; k < SWEEP_CSV_NCOLS; k++)
-		csv_field(f, sweep_csv_cols[k].name, false);
+	for (int k = 0; k < sweep_csv_ncols(); k++)
+		csv_field(f, cols[k].name, false);
+	csv_field(f, SWEEP_CSV_POINT, false);
 	csv_field(f, SWEEP_CSV_STATUS, true);
 	for (size_t p = 0; p < sw->npoints; p++) {
 		size_t vidx[SWEEP_MAX_AXES];
@@ -193,8 +260,11 @@ int sweep_csv_write(const struct sweep *sw, const char *dir, unsigned char *st_o
 		csv_field(f, sw->workloads[widx], false);
 		for (int i = 0; i < sw->naxes; i++)
 			csv_field(f, sw->axes[i].values[vidx[i]], false);
-		for (int k = 0; k < SWEEP_CSV_NCOLS; k++)
+		for (int k = 0; k < ncols; k++)
 			csv_field(f, st == SWEEP_OK ? row->val[k] : "", false);
+		sweep_hash_text(sw->hash[p], stem);
+		snprintf(point, sizeof point, "points/%s.%s", stem, st == SWEEP_OK ? "json" : "err");
+		csv_field(f, st == SWEEP_MISSING ? "" : point, false);
 		csv_field(f, st == SWEEP_OK ? "ok" : st == SWEEP_FAILED ? row->err : "missing", true);
 	}
 	free(row);

@@ -50,7 +50,7 @@ enum sweep_status { SWEEP_MISSING, SWEEP_OK, SWEEP_FAILED, SWEEP_INVALID };
 
 /* A point's row of sweep.csv after the axes, as text, from its file. */
 struct sweep_row {
-	char val[SWEEP_CSV_NCOLS][40];  /* SWEEP_OK: each column of sweep_csv_cols */
+	char val[SWEEP_CSV_MAX_COLS][40];       /* SWEEP_OK: each column of sweep_csv_cols */
 	char err[ERR_MSG_MAX];          /* SWEEP_FAILED: the .err file's line */
 };
 

@@ -3,8 +3,9 @@
  * distinct values by hashing, the axes that change together (a zip group of
  * the spec) found by comparing their indexings; and the view the charts read:
  * each group's values as numbers, their order and labels, its name and unit,
- * the dataflow's group, the workloads' short names, and the values held by
- * a chart (those of the first ok row).
+ * the dataflow's, batch's and model's groups, the workloads' short names,
+ * and the values held by a chart: the user's (--hold), the others those of
+ * the best row by cycles among the rows with the user's.
  */
 #include "sweepplot_int.h"
 
@@ -231,6 +232,47 @@ static int group_values(struct sweepplot_view *v, int g)
 	return 0;
 }
 
+int sweepplot_axis_group(const struct sweepplot_view *v, int i)
+{
+	for (int g = 0; g < v->ng; g++)
+		if (v->group[i] == v->lead[g])
+			return g;
+	return -1;
+}
+
+/* Each axis's short name: what follows its last '.', unless another axis's is the same. */
+static void short_names(struct sweepplot_view *v)
+{
+	const struct sweepplot_table *t = v->t;
+	for (int i = 0; i < t->naxes; i++) {
+		const char *dot = strrchr(t->axis[i], '.'), *s = dot ? dot + 1 : t->axis[i];
+		bool unique = *s != '\0';
+		for (int j = 0; j < t->naxes && unique; j++) {
+			const char *dj = strrchr(t->axis[j], '.');
+			unique = j == i || strcmp(dj ? dj + 1 : t->axis[j], s);
+		}
+		snprintf(v->shortname[i], sizeof v->shortname[i], "%s", unique ? s : t->axis[i]);
+	}
+}
+
+/*
+ * The ok row with the fewest cycles (the first of equal ones) of those where
+ * axis ax[k] has value val[k] for each of the n holds; SIZE_MAX: none.
+ */
+static size_t best_row(const struct sweepplot_view *v, const int *ax, const size_t *val, int n)
+{
+	const struct sweepplot_table *t = v->t;
+	size_t best = SIZE_MAX;
+	for (size_t r = 0; r < t->nrows; r++) {
+		bool held = t->rows[r].ok;
+		for (int k = 0; k < n && held; k++)
+			held = v->idx[ax[k]][r] == val[k];
+		if (held && (best == SIZE_MAX || t->rows[r].m[SWEEPPLOT_CYCLES] < t->rows[best].m[SWEEPPLOT_CYCLES]))
+			best = r;
+	}
+	return best;
+}
+
 int sweepplot_view_make(struct sweepplot_view *v, const struct sweepplot_table *t)
 {
 	size_t *map;
@@ -259,8 +301,16 @@ int sweepplot_view_make(struct sweepplot_view *v, const struct sweepplot_table *
 			if (v->group[i] == v->lead[g] && !strcmp(t->axis[i], "dataflow"))
 				v->df = g;
 	}
-	for (v->r0 = 0; v->r0 < t->nrows && !t->rows[v->r0].ok; v->r0++)
-		;
+	v->batch = v->model = -1;
+	for (int i = 0; i < t->naxes; i++) {
+		int g = sweepplot_axis_group(v, i);
+		if (g >= 0 && !strcmp(t->axis[i], "batch"))
+			v->batch = g;
+		if (g >= 0 && !strcmp(t->axis[i], "model"))
+			v->model = g;
+	}
+	short_names(v);
+	v->r0 = best_row(v, NULL, NULL, 0);
 	return workload_names(v);
 }
 
@@ -274,14 +324,143 @@ bool sweepplot_at_held(const struct sweepplot_view *v, size_t r, uint64_t mask)
 	return true;
 }
 
-void sweepplot_held_text(const struct sweepplot_view *v, uint64_t mask, char *buf, size_t size)
+/* " (did you mean X?)" for the axis name closest to name, or "". */
+static void near_axis(const struct sweepplot_axes *a, const char *name, char *buf, size_t size)
+{
+	size_t best = SIZE_MAX;
+	buf[0] = '\0';
+	for (int i = 0; i < a->n; i++) {
+		size_t d = cfg_suggest_distance(name, a->name[i]);
+		if (d < best) {
+			best = d;
+			snprintf(buf, size, " (did you mean %s?)", a->name[i]);
+		}
+	}
+}
+
+/* Axis i's values joined by ", " (at most 20, then "..."). */
+static void axis_values(const struct sweepplot_axes *a, int i, char *buf, size_t size)
 {
 	size_t n = 0;
 	buf[0] = '\0';
-	for (int g = 0; g < v->ng && n + 1 < size; g++) {
-		if (mask >> g & 1)
+	for (size_t k = 0; k < a->nvals[i] && k <= 20 && n < size; k++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", k ? ", " : "", k < 20 ? a->vals[i][k] : "...");
+}
+
+/* The axis and value index of hold text h into *ax and *val; an input error when a has not them. */
+static int hold_parse(const struct sweepplot_axes *a, const char *h, int *ax, size_t *val, struct err *e)
+{
+	const char *eq = strchr(h, '=');
+	char q[300], names[2000], near[300];
+	size_t n = 0;
+	names[0] = '\0';
+	for (int i = 0; i < a->n && n < sizeof names; i++)
+		n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", a->name[i]);
+	if (!eq || eq == h)
+		return err_input(e, "--hold: expected axis=value (an axis of the sweep: %s), found \"%s\"",
+				 a->n ? names : "none", err_quote(q, sizeof q, h, 60));
+	for (*ax = 0; *ax < a->n; (*ax)++)
+		if (strlen(a->name[*ax]) == (size_t)(eq - h) && !strncmp(a->name[*ax], h, (size_t)(eq - h)))
+			break;
+	if (*ax == a->n) {
+		char axis[200];
+		snprintf(axis, sizeof axis, "%.*s", (int)(eq - h), h);
+		near_axis(a, axis, near, sizeof near);
+		return err_input(e, "--hold: expected an axis of the sweep (%s), found \"%s\"%s", a->n ? names : "none",
+				 err_quote(q, sizeof q, axis, 60), near);
+	}
+	for (*val = 0; *val < a->nvals[*ax]; (*val)++)
+		if (!strcmp(a->vals[*ax][*val], eq + 1))
+			return 0;
+	axis_values(a, *ax, names, sizeof names);
+	return err_input(e, "--hold: %s: expected one of its values in the sweep (%s), found \"%s\"", a->name[*ax], names,
+			 err_quote(q, sizeof q, eq + 1, 60));
+}
+
+int sweepplot_hold_find(const struct sweepplot_axes *a, const char *const *hold, int nhold, int *ax, size_t *val,
+			struct err *e)
+{
+	SIM_ASSERT(nhold <= SWEEPPLOT_MAX_HOLDS);
+	for (int k = 0; k < nhold; k++) {
+		if (hold_parse(a, hold[k], &ax[k], &val[k], e) < 0)
+			return -1;
+		for (int j = 0; j < k; j++)
+			if (ax[j] == ax[k])
+				return err_input(e, "--hold: expected each axis once, found %s again", a->name[ax[k]]);
+	}
+	return 0;
+}
+
+/* The table's axes and their values (as first seen) for sweepplot_hold_find; vals[i] owned, NULL: no memory. */
+static int table_axes(const struct sweepplot_view *v, struct sweepplot_axes *a)
+{
+	const struct sweepplot_table *t = v->t;
+	memset(a, 0, sizeof *a);
+	a->n = t->naxes;
+	for (int i = 0; i < t->naxes; i++) {
+		const char **vals = malloc((v->nd[i] + 1) * sizeof *vals);
+		if (!vals)
+			return -1;
+		for (size_t k = 0; k < v->nd[i]; k++)
+			vals[k] = cell(t, v->first[i][k], i);
+		a->name[i] = t->axis[i];
+		a->nvals[i] = v->nd[i];
+		a->vals[i] = vals;
+	}
+	return 0;
+}
+
+int sweepplot_hold(struct sweepplot_view *v, const char *const *hold, int nhold, struct err *e)
+{
+	int ax[SWEEPPLOT_MAX_HOLDS];
+	size_t val[SWEEPPLOT_MAX_HOLDS];
+	char held[1000];
+	size_t n = 0;
+	struct sweepplot_axes a;
+	int rc = table_axes(v, &a) < 0 ? err_nomem(e, NULL) : sweepplot_hold_find(&a, hold, nhold, ax, val, e);
+	for (int i = 0; i < a.n; i++)
+		free((void *)a.vals[i]);
+	if (rc < 0)
+		return -1;
+	for (int k = 0; k < nhold; k++)
+		n += (size_t)snprintf(held + n, n < sizeof held ? sizeof held - n : 0, "%s%s", k ? " and " : "", hold[k]);
+	if (nhold && (v->r0 = best_row(v, ax, val, nhold)) == SIZE_MAX)
+		return err_input(e, "--hold: expected an ok row with %s, found none", held);
+	for (int k = 0; k < nhold; k++) {
+		int g = sweepplot_axis_group(v, ax[k]);
+		if (g >= 0)
+			v->user |= 1ULL << g;
+		if (g >= 0 && g == v->df)
+			v->df = -1;
+	}
+	return 0;
+}
+
+/* Appends the groups of want (user's or not) not in mask, "a=1, b=2", to buf at *n. */
+static void held_list(const struct sweepplot_view *v, uint64_t mask, bool user, char *buf, size_t size, size_t *n)
+{
+	bool first = true;
+	for (int g = 0; g < v->ng && *n + 1 < size; g++) {
+		if ((mask >> g & 1) || (bool)(v->user >> g & 1) != user)
 			continue;
-		n += (size_t)snprintf(buf + n, size - n, "%s%s=%s", n ? ", " : "; held at ", v->name[g],
-				      v->label[g][gval(v, g, v->r0)]);
+		*n += (size_t)snprintf(buf + *n, size - *n, "%s%s=%s", first ? "" : ", ", v->name[g],
+				       v->label[g][gval(v, g, v->r0)]);
+		first = false;
+	}
+}
+
+void sweepplot_held_text(const struct sweepplot_view *v, uint64_t mask, char *buf, size_t size)
+{
+	size_t n = 0;
+	uint64_t all = v->ng < 64 ? (1ULL << v->ng) - 1 : ~0ULL;
+	buf[0] = '\0';
+	for (int u = 1; u >= 0; u--) {
+		uint64_t these = (u ? v->user : ~v->user) & all & ~mask;
+		if (!these || n + 1 >= size)
+			continue;
+		n += (size_t)snprintf(buf + n, size - n, "%s", n ? "; " : "; held at ");
+		held_list(v, mask, u, buf, size, &n);
+		if (n + 1 < size)
+			n += (size_t)snprintf(buf + n, size - n, " (%s)", u ? "--hold" : "best by cycles");
 	}
 }

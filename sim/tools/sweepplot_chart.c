@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report.h"
+
 void sweepplot_metric_scale(int m, double max, struct sweepplot_scale *s)
 {
 	static const char *const cyc[] = { "cycles", "cycles (thousands)", "cycles (millions)", "cycles (billions)",
@@ -39,15 +41,32 @@ void sweepplot_metric_scale(int m, double max, struct sweepplot_scale *s)
 	case SWEEPPLOT_ENERGY:
 		snprintf(s->label, sizeof s->label, "energy (%s)", pj[k]);
 		break;
-	default:
+	case SWEEPPLOT_PJ_PER_MAC:
 		s->div = 1;
 		snprintf(s->label, sizeof s->label, "energy per MAC (pJ)");
+		break;
+	case SWEEPPLOT_TOPS_PER_W:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "TOPS per watt (10^12 ops/J)");
+		break;
+	case SWEEPPLOT_AREA:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "area (mm^2)");
+		break;
+	case SWEEPPLOT_POWER:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "average power (W)");
+		break;
+	default:
+		s->div = 1;
+		snprintf(s->label, sizeof s->label, "TOPS per mm^2");
 		break;
 	}
 }
 
 const char *const sweepplot_metric_titles[SWEEPPLOT_NMETRICS] = { "cycles", "utilization", "achieved TOPS",
-							       "HBM traffic", "energy", "energy per MAC" };
+							       "HBM traffic", "energy", "energy per MAC", "TOPS/W",
+							       "area", "power", "TOPS/mm^2" };
 
 void sweepplot_axis_label(const struct sweepplot_view *v, int g, char *buf, size_t size)
 {
@@ -84,31 +103,76 @@ int sweepplot_split_series(const struct sweepplot_point *pt, size_t np, size_t n
 		ser[n].n = k - start;
 		ser[n].x = xs + start;
 		ser[n].y = ys + start;
+		ser[n].z = NULL;
 		n++;
 	}
 	return n;
 }
 
-/* Each ok row's label: its groups' values, joined by spaces. */
+int sweepplot_rows_csv(struct sweepplot_drawing *d, const struct sweepplot_view *v, const char *name,
+		       const size_t *rows, size_t n, const int *m, int nm, struct err *e)
+{
+	const struct sweepplot_table *t = v->t;
+	char *text = NULL, file[400];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return err_nomem(e, NULL);
+	fputs(SWEEP_CSV_WORKLOAD, f);
+	for (int i = 0; i < t->naxes; i++)
+		fputc(',', f), report_csv_str(f, t->axis[i]);
+	for (int k = 0; k < nm; k++)
+		fprintf(f, ",%s", sweepplot_metric_names[m[k]]);
+	fputs("," SWEEP_CSV_POINT "\n", f);
+	for (size_t k = 0; k < n; k++) {
+		const struct sweepplot_row *row = &t->rows[rows[k]];
+		report_csv_str(f, row->workload);
+		for (int i = 0; i < t->naxes; i++)
+			fputc(',', f), report_csv_str(f, row->val[i]);
+		for (int j = 0; j < nm; j++)
+			fprintf(f, ",%.17g", row->m[m[j]]);
+		fputc(',', f), report_csv_str(f, row->point);
+		fputc('\n', f);
+	}
+	if (ferror(f) | (fclose(f) != 0)) {
+		free(text);
+		return err_nomem(e, NULL);
+	}
+	snprintf(file, sizeof file, "%s.csv", name);
+	int rc = sweepplot_write(d, file, text, len, e);
+	free(text);
+	return rc;
+}
+
+/*
+ * Each ok row's label: axis=value for every axis of a group (an axis with
+ * one value says nothing), by its short name, joined by spaces; not batch's
+ * and model's, which the Pareto chart's title says.
+ */
 static int row_labels(const struct sweepplot_view *v, struct sweepplot_bufs *b)
 {
 	const struct sweepplot_table *t = v->t;
 	if (!(b->labels = calloc(t->nrows, sizeof *b->labels)))
 		return -1;
 	for (size_t r = 0; r < t->nrows; r++) {
-		size_t len = 1;
+		char *s = NULL;
+		size_t len = 0;
+		FILE *f;
 		if (!t->rows[r].ok)
 			continue;
-		for (int g = 0; g < v->ng; g++)
-			len += strlen(v->label[g][gval(v, g, r)]) + 1;
-		if (!(b->labels[r] = malloc(len)))
+		if (!(f = open_memstream(&s, &len)))
 			return -1;
-		b->labels[r][0] = '\0';
-		for (int g = 0; g < v->ng; g++) {
-			if (g)
-				strcat(b->labels[r], " ");
-			strcat(b->labels[r], v->label[g][gval(v, g, r)]);
+		for (int i = 0, n = 0; i < t->naxes; i++) {
+			int g = sweepplot_axis_group(v, i);
+			if (g < 0 || g == v->batch || g == v->model)
+				continue;
+			fprintf(f, "%s%s=%s", n++ ? " " : "", v->shortname[i], cell(t, r, i));
 		}
+		if (ferror(f) | (fclose(f) != 0)) {
+			free(s);
+			return -1;
+		}
+		b->labels[r] = s;
 	}
 	return 0;
 }
@@ -121,6 +185,7 @@ int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b
 	b->pt = malloc(n * sizeof *b->pt);
 	b->xs = malloc(n * sizeof *b->xs);
 	b->ys = malloc(n * sizeof *b->ys);
+	b->zs = malloc(n * sizeof *b->zs);
 	b->ser = malloc(n * sizeof *b->ser);
 	b->tic_at = malloc(tics * sizeof *b->tic_at);
 	b->tic_text = malloc(tics * sizeof *b->tic_text);
@@ -130,7 +195,7 @@ int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b
 	b->fx = malloc(n * sizeof *b->fx);
 	b->fy = malloc(n * sizeof *b->fy);
 	b->flab = malloc(n * sizeof *b->flab);
-	if (!b->pt || !b->xs || !b->ys || !b->ser || !b->tic_at || !b->tic_text || !b->z[0] || !b->z[1] || !b->front ||
+	if (!b->pt || !b->xs || !b->ys || !b->zs || !b->ser || !b->tic_at || !b->tic_text || !b->z[0] || !b->z[1] || !b->front ||
 	    !b->fx || !b->fy || !b->flab)
 		return -1;
 	return row_labels(v, b);
@@ -144,6 +209,7 @@ void sweepplot_bufs_release(const struct sweepplot_view *v, struct sweepplot_buf
 	free(b->pt);
 	free(b->xs);
 	free(b->ys);
+	free(b->zs);
 	free(b->ser);
 	for (size_t k = 0; b->titles && k < b->nkeys; k++)
 		free(b->titles[k]);

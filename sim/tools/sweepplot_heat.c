@@ -1,15 +1,47 @@
 /*
  * sweepplot_heat.c - the heatmaps of a sweep (see sweepplot.h): utilization and
  * energy over two numeric groups, one file per workload x dataflow, every
- * other group held.
+ * other group held; the pairs left out past SWEEPPLOT_MAX_HEATMAPS named.
  */
 #include "sweepplot_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int sweepplot_chart_heat(struct sweepplot_drawing *d, const struct sweepplot_view *v, int gx, int gy,
+/* Key's name as the notes say it: "beta os" (workload, then the dataflow's value when it splits them). */
+static void key_text(const struct sweepplot_view *v, size_t key, size_t nd, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s", v->wname[key / nd], nd > 1 ? " " : "", nd > 1 ? v->label[v->df][key % nd] : "");
+}
+
+/* The note for the pairs left out, drawn from..nkeys-1 of those with cells (has), and how to ask for them. */
+static int left_out(struct sweepplot_drawing *d, const struct sweepplot_view *v, const bool *has, size_t from,
+		    size_t nkeys, size_t nd, size_t drawn, struct err *e)
+{
+	char list[900] = "", one[400];
+	size_t n = 0, shown = 0;
+	for (size_t key = from; key < nkeys; key++) {
+		if (!has[key])
+			continue;
+		n++;
+		key_text(v, key, nd, one, sizeof one);
+		if (shown < 8 && strlen(list) + strlen(one) + 2 < sizeof list - 40) {
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", shown ? ", " : "", one);
+			shown++;
+		}
+	}
+	if (!n)
+		return 0;
+	if (shown < n)
+		snprintf(list + strlen(list), sizeof list - strlen(list), " and %zu more", n - shown);
+	return sweepplot_note(d->out, e, "heatmaps: drew the first %zu of %zu workload x dataflow pairs (at most %d); left "
+			      "out: %s (--heatmaps all draws every one%s)", drawn, drawn + n, SWEEPPLOT_MAX_HEATMAPS, list,
+			      nd > 1 ? ", --hold dataflow=... one dataflow's" : "");
+}
+
+int sweepplot_chart_heat(struct sweepplot_drawing *d, const struct sweepplot_view *v, int gx, int gy, bool all,
 			 struct sweepplot_bufs *b, struct err *e)
 {
 	const struct sweepplot_table *t = v->t;
@@ -21,8 +53,11 @@ int sweepplot_chart_heat(struct sweepplot_drawing *d, const struct sweepplot_vie
 	if (nx > SWEEPPLOT_MAX_CELLS || ny > SWEEPPLOT_MAX_CELLS)
 		return sweepplot_note(d->out, e, "heatmaps: none, %s has %zu values and %s %zu (at most %d each)", v->name[gx], nx,
 			    v->name[gy], ny, SWEEPPLOT_MAX_CELLS);
-	if (!(ytext = calloc(ny, sizeof *ytext)))
+	bool *has = calloc(nkeys + 1, sizeof *has);
+	if (!has || !(ytext = calloc(ny, sizeof *ytext))) {
+		free(has);
 		return err_nomem(e, NULL);
+	}
 	for (size_t k = 0; k < nx; k++)
 		b->tic_text[k] = v->label[gx][v->order[gx][k]];
 	for (size_t k = 0; k < ny; k++)
@@ -37,7 +72,8 @@ int sweepplot_chart_heat(struct sweepplot_drawing *d, const struct sweepplot_vie
 	h.xtics = b->tic_text;
 	h.ytics = ytext;
 	h.npanels = 2;
-	for (size_t key = 0; key < nkeys && drawn < SWEEPPLOT_MAX_HEATMAPS; key++) {
+	size_t key = 0;
+	for (; key < nkeys && (all || drawn < SWEEPPLOT_MAX_HEATMAPS); key++) {
 		size_t w = key / nd, dv = key % nd, cells = 0;
 		static const int metric[2] = { SWEEPPLOT_UTILIZATION, SWEEPPLOT_ENERGY };
 		struct sweepplot_scale s[2];
@@ -76,13 +112,18 @@ int sweepplot_chart_heat(struct sweepplot_drawing *d, const struct sweepplot_vie
 		free(df);
 		if (sweepplot_draw(d, name, SWEEPPLOT_CH_HEAT, &h, e) < 0) {
 			free(ytext);
+			free(has);
 			return -1;
 		}
 		drawn++;
 	}
 	free(ytext);
-	if (nkeys > SWEEPPLOT_MAX_HEATMAPS)
-		return sweepplot_note(d->out, e, "heatmaps: the first %d of %zu workload x dataflow pairs (at most %d)",
-			    SWEEPPLOT_MAX_HEATMAPS, nkeys, SWEEPPLOT_MAX_HEATMAPS);
-	return 0;
+	/* The pairs not drawn that have cells: named in the note. */
+	for (size_t k = key; k < nkeys; k++)
+		for (size_t r = 0; r < t->nrows && !has[k]; r++)
+			has[k] = sweepplot_at_held(v, r, free_groups(v, gx, gy)) && wval(v, r) == k / nd &&
+				 (nd == 1 || gval(v, v->df, r) == k % nd);
+	int rc = left_out(d, v, has, key, nkeys, nd, drawn, e);
+	free(has);
+	return rc;
 }

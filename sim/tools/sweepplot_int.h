@@ -37,8 +37,11 @@ struct sweepplot_view {
 	char **label[SWEEP_MAX_AXES];        /* per group: each value's label, its axes' values joined by x */
 	char name[SWEEP_MAX_AXES][600];      /* per group: its axes' names joined by " x " */
 	char unit[SWEEP_MAX_AXES][40];       /* per group: the config key's unit, or "" */
-	int df;                              /* the group of the axis dataflow, or -1 */
-	size_t r0;                           /* the first ok row: the held values */
+	int df;                              /* the group of the axis dataflow (splits the lines), or -1 */
+	int batch, model;                    /* the groups of the axes batch and model (split the Pareto charts), or -1 */
+	char shortname[SWEEP_MAX_AXES][200]; /* per axis: its last dotted part, or its name when another shares that */
+	uint64_t user;                       /* the groups the user holds (--hold) */
+	size_t r0;                           /* the held row: the best by cycles of those with the user's held values */
 	size_t nw;
 	char **wname;                        /* each workload's short name */
 };
@@ -84,16 +87,32 @@ static inline size_t ndf(const struct sweepplot_view *v, int skip)
 	return v->df >= 0 && v->df != skip ? v->nd[v->lead[v->df]] : 1;
 }
 
+/* Axis i's group: its index among the groups (v->lead), or -1 (the axis has one value). */
+int sweepplot_axis_group(const struct sweepplot_view *v, int i);
+
 /* Whether row r is ok and has the held value of every group not in mask. */
 bool sweepplot_at_held(const struct sweepplot_view *v, size_t r, uint64_t mask);
 
-/* "; held at a=1, b x c=2x2" for the groups not in mask, or "". */
+/*
+ * Sets v->user and v->r0 from the user's "axis=value" holds (see
+ * sweepplot.h); a hold of the dataflow's group stops it splitting the
+ * lines. An axis or a value not in the table, an axis held twice, or holds
+ * no ok row has: an input error naming --hold, with what there is.
+ */
+int sweepplot_hold(struct sweepplot_view *v, const char *const *hold, int nhold, struct err *e);
+
+/*
+ * "; held at a=1 (--hold); b x c=2x2 (best by cycles)" for the groups not in
+ * mask, or "".
+ */
 void sweepplot_held_text(const struct sweepplot_view *v, uint64_t mask, char *buf, size_t size);
 
 /* s, at most max bytes of it, with every byte outside [A-Za-z0-9._-] as _, for a file name (owned). */
 char *sweepplot_file_part(const char *s, size_t max);
 
 /* ---- what every chart uses (sweepplot_chart.c) ---- */
+
+struct sweepplot_drawing;
 
 /* How a metric is shown: divided by div, with its axis label. */
 struct sweepplot_scale {
@@ -133,7 +152,7 @@ int sweepplot_split_series(const struct sweepplot_point *pt, size_t np, size_t n
 /* Buffers of one chart, as large as the table needs. */
 struct sweepplot_bufs {
 	struct sweepplot_point *pt;
-	double *xs, *ys;
+	double *xs, *ys, *zs;
 	struct plot_series *ser;
 	char **titles;           /* per series key: workload x dataflow */
 	size_t nkeys;
@@ -143,8 +162,16 @@ struct sweepplot_bufs {
 	bool *front;
 	double *fx, *fy;
 	const char **flab;
-	char **labels;           /* per row: its point label (owned) */
+	char **labels;           /* per ok row: its point label, "rows=8 cols=8 dataflow=ws" (owned) */
 };
+
+/*
+ * Writes name.csv beside the pictures: the rows (n, of v's table) a chart
+ * draws, in its order, each as workload, the axes, the metrics m (nm of
+ * them, unscaled, named as sweepplot_metric_names), then point.
+ */
+int sweepplot_rows_csv(struct sweepplot_drawing *d, const struct sweepplot_view *v, const char *name,
+		       const size_t *rows, size_t n, const int *m, int nm, struct err *e);
 
 /* b's buffers for v's table and each ok row's label. Returns -1 when memory ran out; release b then. */
 int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b);
@@ -167,6 +194,9 @@ struct sweepplot_drawing {
 int sweepplot_note(struct sweepplot_out *o, struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Writes len bytes of text as the file name in d->tmpdir, moved in with the pictures. */
+int sweepplot_write(struct sweepplot_drawing *d, const char *name, const char *text, size_t len, struct err *e);
+
 /* Draws the chart (a struct plot_lines, plot_heatmap or plot_pareto, by kind) as name.png and .svg in d->tmpdir. */
 int sweepplot_draw(struct sweepplot_drawing *d, const char *name, enum sweepplot_chart kind, const void *chart,
 		   struct err *e);
@@ -175,12 +205,16 @@ int sweepplot_draw(struct sweepplot_drawing *d, const char *name, enum sweepplot
 int sweepplot_chart_lines(struct sweepplot_drawing *d, const struct sweepplot_view *v, int g, struct sweepplot_bufs *b,
 			  struct err *e);
 
-/* The heatmaps over groups gx and gy (sweepplot_heat.c). */
-int sweepplot_chart_heat(struct sweepplot_drawing *d, const struct sweepplot_view *v, int gx, int gy,
+/* The heatmaps over groups gx and gy: the first SWEEPPLOT_MAX_HEATMAPS, or all (sweepplot_heat.c). */
+int sweepplot_chart_heat(struct sweepplot_drawing *d, const struct sweepplot_view *v, int gx, int gy, bool all,
 			 struct sweepplot_bufs *b, struct err *e);
 
-/* The energy-vs-latency chart of workload w (sweepplot_pareto_chart.c). */
-int sweepplot_chart_pareto(struct sweepplot_drawing *d, const struct sweepplot_view *v, size_t w,
+/*
+ * The Pareto charts of workload w, one per batch x model, over the
+ * objectives obj[0] (x) and obj[1] (y) coloured by obj[2] (-1: none), as
+ * sweepplot_pareto_pair gives them (sweepplot_pareto_chart.c).
+ */
+int sweepplot_chart_pareto(struct sweepplot_drawing *d, const struct sweepplot_view *v, size_t w, const int *obj,
 			   struct sweepplot_bufs *b, struct err *e);
 
 #endif

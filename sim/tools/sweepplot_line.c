@@ -61,6 +61,25 @@ static int key_titles(const struct sweepplot_view *v, int skip, struct sweepplot
 	return 0;
 }
 
+/* slice_<axis>.csv: the rows the charts against group g draw (b->pt), every metric. */
+static int slice_csv(struct sweepplot_drawing *d, const struct sweepplot_view *v, int g, size_t np,
+		     struct sweepplot_bufs *b, struct err *e)
+{
+	int m[SWEEPPLOT_NMETRICS];
+	size_t *rows = malloc((np + 1) * sizeof *rows);
+	char name[300];
+	if (!rows)
+		return err_nomem(e, NULL);
+	for (int k = 0; k < SWEEPPLOT_NMETRICS; k++)
+		m[k] = k;
+	for (size_t k = 0; k < np; k++)
+		rows[k] = b->pt[k].row;
+	snprintf(name, sizeof name, "slice_%s", v->t->axis[v->lead[g]]);
+	int rc = sweepplot_rows_csv(d, v, name, rows, np, m, SWEEPPLOT_NMETRICS, e);
+	free(rows);
+	return rc;
+}
+
 int sweepplot_chart_lines(struct sweepplot_drawing *d, const struct sweepplot_view *v, int g, struct sweepplot_bufs *b,
 			  struct err *e)
 {
@@ -96,6 +115,8 @@ int sweepplot_chart_lines(struct sweepplot_drawing *d, const struct sweepplot_vi
 		np++;
 	}
 	qsort(b->pt, np, sizeof *b->pt, sweepplot_by_series_x);
+	if (slice_csv(d, v, g, np, b, e) < 0)
+		return -1;
 	c.nseries = sweepplot_split_series(b->pt, np, b->nkeys, b->titles, b->xs, b->ys, b->ser);
 	c.series = b->ser;
 	for (int m = 0; m < SWEEPPLOT_NMETRICS; m++) {

@@ -1,67 +1,129 @@
 /*
- * sweepplot_pareto_chart.c - the energy-vs-latency chart of each workload of a sweep
- * (see sweepplot.h): every ok point, a series per dataflow, and the Pareto
- * front (sweepplot_pareto) as a labelled step line.
+ * sweepplot_pareto_chart.c - the Pareto charts of a sweep (see sweepplot.h):
+ * one per workload x batch x model (the points of one are comparable
+ * designs; those of two are different questions), narrowed to the user's
+ * held values (--hold), two objectives from
+ * --pareto, every ok point coloured by the third, a series per dataflow, the
+ * front (sweepplot_pareto) as a labelled step line, and the front again as
+ * pareto_<...>.csv beside the pictures.
  */
 #include "sweepplot_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int sweepplot_chart_pareto(struct sweepplot_drawing *d, const struct sweepplot_view *v, size_t w,
-			   struct sweepplot_bufs *b, struct err *e)
+/* Each objective's metric, in the order of sweepplot_obj_names. */
+static const int obj_metric[SWEEPPLOT_NOBJ] = { SWEEPPLOT_CYCLES, SWEEPPLOT_ENERGY, SWEEPPLOT_AREA };
+const char *const sweepplot_obj_names[SWEEPPLOT_NOBJ + 1] = { "latency", "energy", "area", NULL };
+
+static int obj_find(const char *s, size_t n)
+{
+	for (int k = 0; k < SWEEPPLOT_NOBJ; k++)
+		if (strlen(sweepplot_obj_names[k]) == n && !strncmp(sweepplot_obj_names[k], s, n))
+			return k;
+	return -1;
+}
+
+int sweepplot_pareto_pair(const char *text, int pair[2], int *colour, struct err *e)
+{
+	const char *s = text ? text : SWEEPPLOT_PARETO_DEFAULT, *comma = strchr(s, ',');
+	char names[200] = "", q[300];
+	for (int k = 0; k < SWEEPPLOT_NOBJ; k++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "", sweepplot_obj_names[k]);
+	pair[0] = comma ? obj_find(s, (size_t)(comma - s)) : -1;
+	pair[1] = comma ? obj_find(comma + 1, strlen(comma + 1)) : -1;
+	if (pair[0] < 0 || pair[1] < 0 || pair[0] == pair[1])
+		return err_input(e, "--pareto: expected two of %s, joined by a comma (e.g. " SWEEPPLOT_PARETO_DEFAULT
+				 "), found \"%s\"", names, err_quote(q, sizeof q, s, 60));
+	*colour = -1;
+	for (int k = 0; k < SWEEPPLOT_NOBJ; k++)
+		if (k != pair[0] && k != pair[1])
+			*colour = k;
+	return 0;
+}
+
+/*
+ * Whether row r is one of chart key's points: ok, of workload w and the
+ * key's batch and model, and with the user's held values (--hold narrows
+ * the fronts too; the best point's values do not).
+ */
+static bool in_key(const struct sweepplot_view *v, size_t r, size_t w, size_t bv, size_t mv)
+{
+	uint64_t all = v->ng < 64 ? (1ULL << v->ng) - 1 : ~0ULL;
+	return sweepplot_at_held(v, r, all & ~v->user) && wval(v, r) == w && (v->batch < 0 || gval(v, v->batch, r) == bv) &&
+	       (v->model < 0 || gval(v, v->model, r) == mv);
+}
+
+/* The chart's name and the title's part for the key: "_batch8_cycle", ", batch=8, model=cycle". */
+static void key_names(const struct sweepplot_view *v, size_t w, size_t bv, size_t mv, char *name, size_t nsize,
+		      char *what, size_t wsize)
+{
+	char part[300];
+	snprintf(name, nsize, "pareto_%s", v->wname[w]);
+	snprintf(what, wsize, "%s", v->wname[w]);
+	for (int k = 0; k < 2; k++) {
+		int g = k ? v->model : v->batch;
+		if (g < 0)
+			continue;
+		const char *val = v->label[g][k ? mv : bv];
+		char *safe = sweepplot_file_part(val, 60);
+		snprintf(part, sizeof part, "_%s%s", k ? "" : "batch", safe ? safe : "");
+		free(safe);
+		snprintf(name + strlen(name), nsize - strlen(name), "%s", part);
+		snprintf(what + strlen(what), wsize - strlen(what), ", %s=%s", v->name[g], val);
+	}
+}
+
+/* The chart of one key: its np points in b->pt (x, y set; sorted by series), the objectives' metrics m. */
+static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v, size_t np, const int *m,
+		    const char *name, const char *what, struct sweepplot_bufs *b, struct err *e)
 {
 	const struct sweepplot_table *t = v->t;
-	size_t np = 0, nf;
-	double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
-	char title[600], ftitle[200], name[300];
-	struct sweepplot_scale sx, sy;
+	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { 0, 0, 0 };
+	struct sweepplot_scale sc[3];
+	char title[4000], ftitle[200], held[3000], *titles[SWEEP_MAX_VALUES];
 	struct plot_pareto p = { 0 };
 
-	for (size_t r = 0; r < t->nrows; r++) {
-		if (!t->rows[r].ok || wval(v, r) != w)
-			continue;
-		b->pt[np].series = v->df >= 0 ? gval(v, v->df, r) : 0;
-		b->pt[np].row = r;
-		b->pt[np].x = t->rows[r].m[SWEEPPLOT_CYCLES];
-		b->pt[np].y = t->rows[r].m[SWEEPPLOT_ENERGY];
-		xlo = fmin(xlo, b->pt[np].x);
-		xhi = fmax(xhi, b->pt[np].x);
-		ylo = fmin(ylo, b->pt[np].y);
-		yhi = fmax(yhi, b->pt[np].y);
-		np++;
-	}
-	if (!np)
-		return sweepplot_note(d->out, e, "pareto: none for %s, which has no ok row", v->wname[w]);
-	qsort(b->pt, np, sizeof *b->pt, sweepplot_by_series_x);
-	sweepplot_metric_scale(SWEEPPLOT_CYCLES, xhi, &sx);
-	sweepplot_metric_scale(SWEEPPLOT_ENERGY, yhi, &sy);
+	for (size_t k = 0; k < np; k++)
+		for (int j = 0; j < 3 && m[j] >= 0; j++) {
+			lo[j] = fmin(lo[j], t->rows[b->pt[k].row].m[m[j]]);
+			hi[j] = fmax(hi[j], t->rows[b->pt[k].row].m[m[j]]);
+		}
+	for (int j = 0; j < 3 && m[j] >= 0; j++)
+		sweepplot_metric_scale(m[j], hi[j], &sc[j]);
 	for (size_t k = 0; k < np; k++) {
 		b->fx[k] = b->pt[k].x;
 		b->fy[k] = b->pt[k].y;
 	}
-	nf = sweepplot_pareto(b->fx, b->fy, np, b->front);
-	/* The front, in order of x then y (the points are in order of series then x). */
-	size_t *fo = nf <= np ? malloc((nf + 1) * sizeof *fo) : NULL, n = 0;
-	if (!fo)
+	size_t nf = sweepplot_pareto(b->fx, b->fy, np, b->front), n = 0;
+	size_t *fo = nf <= np ? malloc((nf + 1) * sizeof *fo) : NULL, *rows = fo ? malloc((nf + 1) * sizeof *rows) : NULL;
+	if (!rows) {
+		free(fo);
 		return err_nomem(e, NULL);
+	}
 	for (size_t k = 0; k < np; k++)
 		if (b->front[k])
 			fo[n++] = k;
+	/* The front in order of x then y (the points are in order of series then x). */
 	sweepplot_sort_xy(fo, nf, b->fx, b->fy);
 	for (size_t k = 0; k < nf; k++) {
-		b->xs[k] = b->fx[fo[k]] / sx.div;
-		b->ys[k] = b->fy[fo[k]] / sy.div;
-		b->flab[k] = b->labels[b->pt[fo[k]].row];
+		b->xs[k] = b->fx[fo[k]] / sc[0].div;
+		b->ys[k] = b->fy[fo[k]] / sc[1].div;
+		rows[k] = b->pt[fo[k]].row;
+		b->flab[k] = b->labels[rows[k]];
 	}
+	int rc = sweepplot_rows_csv(d, v, name, rows, nf, m, m[2] >= 0 ? 3 : 2, e);
 	free(fo);
-	/* Every point, a series per dataflow. */
+	free(rows);
+	if (rc < 0)
+		return -1;
+	/* Every point, a series per dataflow, each with its colour value. */
 	for (size_t k = 0; k < np; k++) {
-		b->pt[k].x /= sx.div;
-		b->pt[k].y /= sy.div;
+		b->pt[k].x /= sc[0].div;
+		b->pt[k].y /= sc[1].div;
 	}
-	char *titles[SWEEP_MAX_VALUES];
 	size_t nser = v->df >= 0 ? v->nd[v->lead[v->df]] : 1;
 	if (nser > SWEEP_MAX_VALUES)
 		nser = SWEEP_MAX_VALUES;
@@ -71,6 +133,14 @@ int sweepplot_chart_pareto(struct sweepplot_drawing *d, const struct sweepplot_v
 		if (b->pt[k].series >= nser)
 			b->pt[k].series = nser - 1;
 	p.nseries = sweepplot_split_series(b->pt, np, nser, titles, b->fx, b->fy, b->ser);
+	if (m[2] >= 0) {
+		for (size_t k = 0; k < np; k++)
+			b->zs[k] = t->rows[b->pt[k].row].m[m[2]] / sc[2].div;
+		for (int i = 0; i < p.nseries; i++)
+			b->ser[i].z = b->zs + (b->ser[i].x - b->fx);
+		p.zlabel = sc[2].label;
+		p.zlog = sweepplot_log10_axis(lo[2], hi[2]);
+	}
 	p.series = b->ser;
 	p.nfront = nf;
 	p.fx = b->xs;
@@ -78,13 +148,47 @@ int sweepplot_chart_pareto(struct sweepplot_drawing *d, const struct sweepplot_v
 	p.labels = b->flab;
 	snprintf(ftitle, sizeof ftitle, "Pareto front (%zu of %zu points)", nf, np);
 	p.front_title = ftitle;
-	snprintf(title, sizeof title, "energy vs latency: %s, every design point; the Pareto-optimal ones labelled",
-		 v->wname[w]);
+	uint64_t all = v->ng < 64 ? (1ULL << v->ng) - 1 : ~0ULL;
+	sweepplot_held_text(v, all & ~v->user, held, sizeof held);
+	snprintf(title, sizeof title, "%s vs %s: %s%s; every design point%s%s, the Pareto-optimal ones labelled",
+		 sweepplot_metric_titles[m[1]], sweepplot_metric_titles[m[0]], what, held, m[2] >= 0 ? " coloured by " : "",
+		 m[2] >= 0 ? sweepplot_metric_titles[m[2]] : "");
 	p.title = title;
-	p.xlabel = sx.label;
-	p.ylabel = sy.label;
-	p.xlog = sweepplot_log10_axis(xlo, xhi);
-	p.ylog = sweepplot_log10_axis(ylo, yhi);
-	snprintf(name, sizeof name, "pareto_%s", v->wname[w]);
+	p.xlabel = sc[0].label;
+	p.ylabel = sc[1].label;
+	p.xlog = sweepplot_log10_axis(lo[0], hi[0]);
+	p.ylog = sweepplot_log10_axis(lo[1], hi[1]);
 	return sweepplot_draw(d, name, SWEEPPLOT_CH_PARETO, &p, e);
+}
+
+int sweepplot_chart_pareto(struct sweepplot_drawing *d, const struct sweepplot_view *v, size_t w, const int *obj,
+			   struct sweepplot_bufs *b, struct err *e)
+{
+	const struct sweepplot_table *t = v->t;
+	size_t nb = v->batch >= 0 ? v->nd[v->lead[v->batch]] : 1, nm = v->model >= 0 ? v->nd[v->lead[v->model]] : 1;
+	int m[3] = { obj_metric[obj[0]], obj_metric[obj[1]], obj[2] >= 0 ? obj_metric[obj[2]] : -1 };
+	char name[500], what[1000];
+	bool any = false;
+
+	for (size_t bv = 0; bv < nb; bv++)
+		for (size_t mv = 0; mv < nm; mv++) {
+			size_t np = 0;
+			for (size_t r = 0; r < t->nrows; r++) {
+				if (!in_key(v, r, w, bv, mv))
+					continue;
+				b->pt[np].series = v->df >= 0 ? gval(v, v->df, r) : 0;
+				b->pt[np].row = r;
+				b->pt[np].x = t->rows[r].m[m[0]];
+				b->pt[np].y = t->rows[r].m[m[1]];
+				np++;
+			}
+			if (!np)
+				continue;
+			any = true;
+			qsort(b->pt, np, sizeof *b->pt, sweepplot_by_series_x);
+			key_names(v, w, bv, mv, name, sizeof name, what, sizeof what);
+			if (draw_key(d, v, np, m, name, what, b, e) < 0)
+				return -1;
+		}
+	return any ? 0 : sweepplot_note(d->out, e, "pareto: none for %s, which has no ok row", v->wname[w]);
 }

@@ -13,8 +13,10 @@
 
 #include "fsx.h"
 
-const char *const sweepplot_metric_names[SWEEPPLOT_NMETRICS] = { "cycles",    "utilization", "tops",
-								 "hbm_bytes", "energy_pj",   "pj_per_mac" };
+const char *const sweepplot_metric_names[SWEEPPLOT_NMETRICS] = {
+	"cycles", "utilization", "tops", "hbm_bytes", "energy_pj", "pj_per_mac", "tops_per_w", "area_mm2", "power_w",
+	"tops_per_mm2",
+};
 
 /* Each metric: the columns of sweep.csv it sums (at most 2; NULL: none more), by name. */
 static const char *const metric_cols[SWEEPPLOT_NMETRICS][2] = {
@@ -24,15 +26,20 @@ static const char *const metric_cols[SWEEPPLOT_NMETRICS][2] = {
 	[SWEEPPLOT_HBM_BYTES] = { "hbm_read_bytes", "hbm_write_bytes" },
 	[SWEEPPLOT_ENERGY] = { "energy_pj", NULL },
 	[SWEEPPLOT_PJ_PER_MAC] = { "pj_per_mac", NULL },
+	[SWEEPPLOT_TOPS_PER_W] = { "tops_per_w", NULL },
+	[SWEEPPLOT_AREA] = { "area_mm2", NULL },
+	[SWEEPPLOT_POWER] = { "power_w", NULL },
+	[SWEEPPLOT_TOPS_PER_MM2] = { "tops_per_mm2", NULL },
 };
 
-/* The columns after the axes: sweep_csv_cols, then status. */
-#define NTAIL (SWEEP_CSV_NCOLS + 1)
+/* The columns after the axes: sweep_csv_cols, then point and status. */
+#define NCOLS (sweep_csv_ncols())
+#define NTAIL (NCOLS + 2)
 
 /* Tail column k's name. */
 static const char *tail_col(int k)
 {
-	return k < SWEEP_CSV_NCOLS ? sweep_csv_cols[k].name : SWEEP_CSV_STATUS;
+	return k < NCOLS ? sweep_csv_cols()[k].name : k == NCOLS ? SWEEP_CSV_POINT : SWEEP_CSV_STATUS;
 }
 
 /* Where each metric's columns are among sweep_csv_cols (-1: none more). */
@@ -151,7 +158,7 @@ bool sweepplot_name_char(char ch)
 /* Checks the header's columns f[0..n-1]: workload, the axes, then sweep_csv_cols and status. */
 static int read_header(struct sweepplot_table *t, char **f, const struct pos *at, int n, struct err *e)
 {
-	char q[200], names[400];
+	char q[200], names[2000];
 	struct pos first = { t->file, 1, 1 };
 	if (n < 1 + NTAIL) {
 		sweep_csv_names(", ", names, sizeof names);
@@ -188,9 +195,9 @@ static int read_header(struct sweepplot_table *t, char **f, const struct pos *at
 static int read_numbers(struct sweepplot_table *t, struct sweepplot_row *row, char **f, const struct pos *at,
 			int col[SWEEPPLOT_NMETRICS][2], struct err *e)
 {
-	double v[SWEEP_CSV_NCOLS];
+	double v[SWEEP_CSV_MAX_COLS];
 	char q[200];
-	for (int k = 0; k < SWEEP_CSV_NCOLS; k++) {
+	for (int k = 0; k < NCOLS; k++) {
 		const char *s = f[1 + t->naxes + k];
 		char *end;
 		errno = 0;
@@ -206,7 +213,7 @@ static int read_numbers(struct sweepplot_table *t, struct sweepplot_row *row, ch
 
 int sweepplot_read(struct sweepplot_table *t, const char *path, struct err *e)
 {
-	enum { MAXF = 1 + NTAIL + SWEEP_MAX_AXES + 1 };
+	enum { MAXF = 1 + SWEEP_CSV_MAX_COLS + 2 + SWEEP_MAX_AXES + 1 };
 	char *f[MAXF], q[LIMIT_QUOTE_BUF];
 	struct pos at[MAXF];
 	struct csv c;
@@ -242,7 +249,7 @@ int sweepplot_read(struct sweepplot_table *t, const char *path, struct err *e)
 	if ((rc = csv_record(&c, f, at, MAXF, &n, e)) != 0) {
 		if (rc > 0)
 			err_input(e, "%s: expected a header line (" SWEEP_CSV_WORKLOAD ", the axes, %s, ..., " SWEEP_CSV_STATUS
-				  "), found an empty file", err_quote(q, sizeof q, path, LIMIT_PATH), sweep_csv_cols[0].name);
+				  "), found an empty file", err_quote(q, sizeof q, path, LIMIT_PATH), sweep_csv_cols()[0].name);
 		goto fail;
 	}
 	if (read_header(t, f, at, n, e) < 0)
@@ -278,6 +285,7 @@ int sweepplot_read(struct sweepplot_table *t, const char *path, struct err *e)
 		row->line = line;
 		row->workload = f[0];
 		row->status = f[n - 1];
+		row->point = f[n - 2];
 		row->ok = !strcmp(row->status, "ok");
 		if (!*f[0]) {
 			err_at(e, at[0], SWEEP_CSV_WORKLOAD, "expected a workload path, found an empty field");

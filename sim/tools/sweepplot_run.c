@@ -33,22 +33,31 @@ int sweepplot_note(struct sweepplot_out *o, struct err *e, const char *fmt, ...)
 	return 0;
 }
 
+/* Keeps name in d->names (for the move and the list of files written). */
+static int keep_name(struct sweepplot_drawing *d, const char *name, struct err *e)
+{
+	if (d->n == d->cap) {
+		size_t nc = d->cap ? 2 * d->cap : 64;
+		char **nn = realloc(d->names, nc * sizeof *nn);
+		if (!nn)
+			return err_nomem(e, NULL);
+		d->names = nn;
+		d->cap = nc;
+	}
+	if (!(d->names[d->n] = strdup(name)))
+		return err_nomem(e, NULL);
+	d->n++;
+	return 0;
+}
+
 int sweepplot_draw(struct sweepplot_drawing *d, const char *name, enum sweepplot_chart kind, const void *chart,
 		   struct err *e)
 {
 	static const char *const ext[2] = { "png", "svg" };
 	for (int k = 0; k < 2; k++) {
-		char path[4700], *keep;
+		char path[4700], file[400];
 		int rc;
 		snprintf(path, sizeof path, "%s/%s.%s", d->tmpdir, name, ext[k]);
-		if (d->n == d->cap) {
-			size_t nc = d->cap ? 2 * d->cap : 64;
-			char **nn = realloc(d->names, nc * sizeof *nn);
-			if (!nn)
-				return err_nomem(e, NULL);
-			d->names = nn;
-			d->cap = nc;
-		}
 		if (kind == SWEEPPLOT_CH_LINES)
 			rc = plot_lines(path, chart, e);
 		else if (kind == SWEEPPLOT_CH_HEAT)
@@ -63,12 +72,27 @@ int sweepplot_draw(struct sweepplot_drawing *d, const char *name, enum sweepplot
 			}
 			return -1;
 		}
-		if (!(keep = malloc(strlen(name) + 5)))
-			return err_nomem(e, NULL);
-		sprintf(keep, "%s.%s", name, ext[k]);
-		d->names[d->n++] = keep;
+		snprintf(file, sizeof file, "%s.%s", name, ext[k]);
+		if (keep_name(d, file, e) < 0)
+			return -1;
 	}
 	return 0;
+}
+
+int sweepplot_write(struct sweepplot_drawing *d, const char *name, const char *text, size_t len, struct err *e)
+{
+	char path[4700], q[LIMIT_QUOTE_BUF];
+	snprintf(path, sizeof path, "%s/%s", d->tmpdir, name);
+	FILE *f = fopen(path, "w");
+	bool ok = f && fwrite(text, 1, len, f) == len;
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok) {
+		snprintf(path, sizeof path, "%s/%s", d->plots, name);
+		return err_input(e, "%s: expected a file that can be written, found %s", err_quote(q, sizeof q, path, LIMIT_PATH),
+				 strerror(errno));
+	}
+	return keep_name(d, name, e);
 }
 
 /* Removes the files of dir (not its subdirectories), then dir. */
@@ -139,8 +163,8 @@ static int move_in(struct sweepplot_drawing *d, const char *dir, struct sweepplo
 	return 0;
 }
 
-static int draw_all(struct sweepplot_drawing *d, const struct sweepplot_view *v, struct sweepplot_bufs *b,
-		    struct err *e)
+static int draw_all(struct sweepplot_drawing *d, const struct sweepplot_view *v, const struct sweepplot_opts *opts,
+		    const int *obj, struct sweepplot_bufs *b, struct err *e)
 {
 	int heat[2], nheat = 0;
 	for (int g = 0; g < v->ng; g++)
@@ -149,25 +173,30 @@ static int draw_all(struct sweepplot_drawing *d, const struct sweepplot_view *v,
 	for (int g = 0; g < v->ng && nheat < 2; g++)
 		if (v->numeric[g] && g != v->df)
 			heat[nheat++] = g;
-	if (nheat == 2 && sweepplot_chart_heat(d, v, heat[0], heat[1], b, e) < 0)
+	if (nheat == 2 && sweepplot_chart_heat(d, v, heat[0], heat[1], opts->all_heatmaps, b, e) < 0)
 		return -1;
 	for (size_t w = 0; w < v->nw; w++)
-		if (sweepplot_chart_pareto(d, v, w, b, e) < 0)
+		if (sweepplot_chart_pareto(d, v, w, obj, b, e) < 0)
 			return -1;
 	return 0;
 }
 
-int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e)
+int sweepplot_dir(const char *dir, const struct sweepplot_opts *opts, struct sweepplot_out *o, struct err *e)
 {
+	static const struct sweepplot_opts none = { 0 };
 	struct sweepplot_table t;
 	struct sweepplot_view v = { 0 };
 	struct sweepplot_bufs b = { 0 };
 	struct sweepplot_drawing d = { 0 };
 	char csv[LIMIT_PATH_BUF], q[LIMIT_QUOTE_BUF], plots[LIMIT_PATH_BUF];
 	struct stat st;
-	int rc = -1;
+	int rc = -1, obj[3];
 
 	memset(o, 0, sizeof *o);
+	if (!opts)
+		opts = &none;
+	if (sweepplot_pareto_pair(opts->pareto, obj, &obj[2], e) < 0)
+		return -1;
 	if (strlen(dir) > LIMIT_OUT_DIR)
 		return err_input(e, "--plot: expected a directory path of at most " LIMIT_STR(LIMIT_OUT_DIR) " bytes, found %zu", strlen(dir));
 	snprintf(csv, sizeof csv, "%s/sweep.csv", dir);
@@ -202,6 +231,8 @@ int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e)
 		err_nomem(e, NULL);
 		goto done;
 	}
+	if (sweepplot_hold(&v, opts->hold, opts->nhold, e) < 0)
+		goto done;
 	clean_stale(dir);
 	snprintf(d.tmpdir, sizeof d.tmpdir, "%s/.plots.tmp.%ld", dir, (long)getpid());
 	snprintf(d.plots, sizeof d.plots, "%s/plots", dir);
@@ -210,7 +241,7 @@ int sweepplot_dir(const char *dir, struct sweepplot_out *o, struct err *e)
 			  strerror(errno));
 		goto done;
 	}
-	if (draw_all(&d, &v, &b, e) < 0 || move_in(&d, dir, o, e) < 0)
+	if (draw_all(&d, &v, opts, obj, &b, e) < 0 || move_in(&d, dir, o, e) < 0)
 		remove_dir(d.tmpdir);
 	else
 		rc = 0;
