@@ -22,14 +22,21 @@ static const char *const cat_colours[CAT_N] = { "#2ca02c", "#d62728", "#ff9896",
 						"#7f7f7f" };
 
 /*
- * Quotes s for a gnuplot double-quoted string: no quote, backslash or line
- * break survives, and no backquote (gnuplot runs the command between two).
+ * Quotes s for a gnuplot double-quoted string: no quote, backslash or
+ * carriage return survives, and no backquote (gnuplot runs the command
+ * between two); a line break is gnuplot's \n, a second line.
  */
 static const char *gp_str(char *buf, size_t size, const char *s)
 {
 	size_t n = 0;
-	for (; *s && n + 1 < size; s++)
-		buf[n++] = *s == '"' || *s == '\\' || *s == '\n' || *s == '\r' || *s == '`' ? '_' : *s;
+	for (; *s && n + 2 < size; s++) {
+		if (*s == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+			continue;
+		}
+		buf[n++] = *s == '"' || *s == '\\' || *s == '\r' || *s == '`' ? '_' : *s;
+	}
 	buf[n] = '\0';
 	return buf;
 }

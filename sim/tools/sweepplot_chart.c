@@ -144,39 +144,6 @@ int sweepplot_rows_csv(struct sweepplot_drawing *d, const struct sweepplot_view 
 	return rc;
 }
 
-/*
- * Each ok row's label: axis=value for every axis of a group (an axis with
- * one value says nothing), by its short name, joined by spaces; not batch's
- * and model's, which the Pareto chart's title says.
- */
-static int row_labels(const struct sweepplot_view *v, struct sweepplot_bufs *b)
-{
-	const struct sweepplot_table *t = v->t;
-	if (!(b->labels = calloc(t->nrows, sizeof *b->labels)))
-		return -1;
-	for (size_t r = 0; r < t->nrows; r++) {
-		char *s = NULL;
-		size_t len = 0;
-		FILE *f;
-		if (!t->rows[r].ok)
-			continue;
-		if (!(f = open_memstream(&s, &len)))
-			return -1;
-		for (int i = 0, n = 0; i < t->naxes; i++) {
-			int g = sweepplot_axis_group(v, i);
-			if (g < 0 || g == v->batch || g == v->model)
-				continue;
-			fprintf(f, "%s%s=%s", n++ ? " " : "", v->shortname[i], cell(t, r, i));
-		}
-		if (ferror(f) | (fclose(f) != 0)) {
-			free(s);
-			return -1;
-		}
-		b->labels[r] = s;
-	}
-	return 0;
-}
-
 int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b)
 {
 	size_t n = v->t->nrows + 1, cells = (size_t)SWEEPPLOT_MAX_CELLS * SWEEPPLOT_MAX_CELLS;
@@ -198,14 +165,11 @@ int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b
 	if (!b->pt || !b->xs || !b->ys || !b->zs || !b->ser || !b->tic_at || !b->tic_text || !b->z[0] || !b->z[1] || !b->front ||
 	    !b->fx || !b->fy || !b->flab)
 		return -1;
-	return row_labels(v, b);
+	return 0;
 }
 
-void sweepplot_bufs_release(const struct sweepplot_view *v, struct sweepplot_bufs *b)
+void sweepplot_bufs_release(struct sweepplot_bufs *b)
 {
-	for (size_t r = 0; b->labels && r < v->t->nrows; r++)
-		free(b->labels[r]);
-	free(b->labels);
 	free(b->pt);
 	free(b->xs);
 	free(b->ys);

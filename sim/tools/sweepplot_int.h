@@ -161,8 +161,7 @@ struct sweepplot_bufs {
 	double *z[2];
 	bool *front;
 	double *fx, *fy;
-	const char **flab;
-	char **labels;           /* per ok row: its point label, "rows=8 cols=8 dataflow=ws" (owned) */
+	char **flab;             /* the front's labels, "rows x cols=8x8 dataflow=ws" (owned while a chart is drawn) */
 };
 
 /*
@@ -173,10 +172,10 @@ struct sweepplot_bufs {
 int sweepplot_rows_csv(struct sweepplot_drawing *d, const struct sweepplot_view *v, const char *name,
 		       const size_t *rows, size_t n, const int *m, int nm, struct err *e);
 
-/* b's buffers for v's table and each ok row's label. Returns -1 when memory ran out; release b then. */
+/* b's buffers for v's table. Returns -1 when memory ran out; release b then. */
 int sweepplot_bufs_make(const struct sweepplot_view *v, struct sweepplot_bufs *b);
 
-void sweepplot_bufs_release(const struct sweepplot_view *v, struct sweepplot_bufs *b);
+void sweepplot_bufs_release(struct sweepplot_bufs *b);
 
 /* ---- the charts, each drawn through sweepplot_draw ---- */
 

@@ -76,6 +76,57 @@ static void key_names(const struct sweepplot_view *v, size_t w, size_t bv, size_
 	}
 }
 
+static void free_labels(char **lab, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		free(lab[k]);
+		lab[k] = NULL;
+	}
+}
+
+/*
+ * The front's labels into lab[] (nf strings, owned): each group that varies
+ * along the front by its axes' short names and its values, a zip group's
+ * joined by x ("rows x cols=128x128 gbps=600"); the groups that are the same
+ * at every point of the front go once into same, a line of the title of
+ * their own ("the same at every point of the front: sram.inputs.kib=3072
+ * ..."), instead. Not batch's and model's, which the title says. -1 when
+ * memory ran out (lab[] holds what was made).
+ */
+static int front_labels(const struct sweepplot_view *v, const size_t *rows, size_t nf, char **lab, char *same,
+			size_t size)
+{
+	const struct sweepplot_table *t = v->t;
+	bool varies[SWEEP_MAX_AXES] = { false };
+	char names[SWEEP_MAX_AXES][600];
+	for (int g = 0; g < v->ng; g++) {
+		names[g][0] = '\0';
+		for (int i = 0; i < t->naxes; i++)
+			if (sweepplot_axis_group(v, i) == g)
+				snprintf(names[g] + strlen(names[g]), sizeof names[g] - strlen(names[g]), "%s%s",
+					 names[g][0] ? " x " : "", v->shortname[i]);
+		for (size_t k = 1; k < nf; k++)
+			varies[g] |= gval(v, g, rows[k]) != gval(v, g, rows[0]);
+	}
+	same[0] = '\0';
+	for (int g = 0; nf && g < v->ng; g++)
+		if (!varies[g] && g != v->batch && g != v->model)
+			snprintf(same + strlen(same), size - strlen(same), "%s%s=%s", same[0] ? " " : "\nthe same at every point of the front: ",
+				 names[g], v->label[g][gval(v, g, rows[0])]);
+	for (size_t k = 0; k < nf; k++) {
+		size_t len = 0;
+		FILE *f = open_memstream(&lab[k], &len);
+		if (!f)
+			return -1;
+		for (int g = 0, n = 0; g < v->ng; g++)
+			if (varies[g] && g != v->batch && g != v->model)
+				fprintf(f, "%s%s=%s", n++ ? " " : "", names[g], v->label[g][gval(v, g, rows[k])]);
+		if (ferror(f) | (fclose(f) != 0))
+			return -1;
+	}
+	return 0;
+}
+
 /* The chart of one key: its np points in b->pt (x, y set; sorted by series), the objectives' metrics m. */
 static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v, size_t np, const int *m,
 		    const char *name, const char *what, struct sweepplot_bufs *b, struct err *e)
@@ -83,7 +134,7 @@ static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v,
 	const struct sweepplot_table *t = v->t;
 	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { 0, 0, 0 };
 	struct sweepplot_scale sc[3];
-	char title[4000], ftitle[200], held[3000], *titles[SWEEP_MAX_VALUES];
+	char title[8000], ftitle[200], held[3000], same[3000], *titles[SWEEP_MAX_VALUES];
 	struct plot_pareto p = { 0 };
 
 	for (size_t k = 0; k < np; k++)
@@ -112,13 +163,16 @@ static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v,
 		b->xs[k] = b->fx[fo[k]] / sc[0].div;
 		b->ys[k] = b->fy[fo[k]] / sc[1].div;
 		rows[k] = b->pt[fo[k]].row;
-		b->flab[k] = b->labels[rows[k]];
+		b->flab[k] = NULL;
 	}
-	int rc = sweepplot_rows_csv(d, v, name, rows, nf, m, m[2] >= 0 ? 3 : 2, e);
+	int rc = front_labels(v, rows, nf, b->flab, same, sizeof same) < 0 ? err_nomem(e, NULL) :
+		 sweepplot_rows_csv(d, v, name, rows, nf, m, m[2] >= 0 ? 3 : 2, e);
 	free(fo);
 	free(rows);
-	if (rc < 0)
+	if (rc < 0) {
+		free_labels(b->flab, nf);
 		return -1;
+	}
 	/* Every point, a series per dataflow, each with its colour value. */
 	for (size_t k = 0; k < np; k++) {
 		b->pt[k].x /= sc[0].div;
@@ -145,20 +199,22 @@ static int draw_key(struct sweepplot_drawing *d, const struct sweepplot_view *v,
 	p.nfront = nf;
 	p.fx = b->xs;
 	p.fy = b->ys;
-	p.labels = b->flab;
+	p.labels = (const char *const *)b->flab;
 	snprintf(ftitle, sizeof ftitle, "Pareto front (%zu of %zu points)", nf, np);
 	p.front_title = ftitle;
 	uint64_t all = v->ng < 64 ? (1ULL << v->ng) - 1 : ~0ULL;
 	sweepplot_held_text(v, all & ~v->user, held, sizeof held);
-	snprintf(title, sizeof title, "%s vs %s: %s%s; every design point%s%s, the Pareto-optimal ones labelled",
+	snprintf(title, sizeof title, "%s vs %s: %s%s\nevery design point%s%s; the Pareto-optimal ones labelled%s",
 		 sweepplot_metric_titles[m[1]], sweepplot_metric_titles[m[0]], what, held, m[2] >= 0 ? " coloured by " : "",
-		 m[2] >= 0 ? sweepplot_metric_titles[m[2]] : "");
+		 m[2] >= 0 ? sweepplot_metric_titles[m[2]] : "", same);
 	p.title = title;
 	p.xlabel = sc[0].label;
 	p.ylabel = sc[1].label;
 	p.xlog = sweepplot_log10_axis(lo[0], hi[0]);
 	p.ylog = sweepplot_log10_axis(lo[1], hi[1]);
-	return sweepplot_draw(d, name, SWEEPPLOT_CH_PARETO, &p, e);
+	rc = sweepplot_draw(d, name, SWEEPPLOT_CH_PARETO, &p, e);
+	free_labels(b->flab, nf);
+	return rc;
 }
 
 int sweepplot_chart_pareto(struct sweepplot_drawing *d, const struct sweepplot_view *v, size_t w, const int *obj,

@@ -251,7 +251,7 @@ done:
 	for (size_t k = 0; k < d.n; k++)
 		free(d.names[k]);
 	free(d.names);
-	sweepplot_bufs_release(&v, &b);
+	sweepplot_bufs_release(&b);
 	sweepplot_view_release(&v);
 	sweepplot_release(&t);
 	return rc;
