@@ -171,6 +171,9 @@ plots: $(BIN) | $(call DEPS,plots)
 	./$(BIN) compare -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml -o docs/compare_resnet50_tpu_v1.png > /dev/null
 	./$(BIN) compare -c configs/tpu_v4_mxu.yaml -w configs/workloads/bert_base.yaml -o docs/compare_bert_base_tpu_v4_mxu.png > /dev/null
 	./$(BIN) run -c configs/tpu_v1.yaml -w configs/workloads/resnet50.yaml --plot docs/resnet50_tpu_v1 > /dev/null
+	rm -rf build/sweep_budget
+	./$(BIN) sweep docs/sweep/budget.yaml -o build/sweep_budget -j 2 --plot > /dev/null
+	cp build/sweep_budget/plots/pareto_resnet50.png build/sweep_budget/plots/pareto_bert_base.png docs/sweep/
 
 # ---- fuzzing ----
 # One libFuzzer harness per input reader (tests/fuzz/fuzz_<target>.c), built

@@ -10,7 +10,8 @@ also names the binary make builds (the Makefile's BIN). The energy table
 ("Whole networks, batch 1, cycle engine") is rerun with the tool ($TPUSIM, or
 build/tpusim) and compared as printed, and so is the TPU v1 table (the rows
 scripts/tpuv1_table.py --ideal-memory prints) and the area and power table
-(scripts/area_table.py). Fails with every difference.
+(scripts/area_table.py), and the worked sweep's answer (docs/sweep/budget.yaml
+swept again, the rows scripts/sweep_best.py prints). Fails with every difference.
 
   /usr/bin/python3 tests/test_readme_deps.py [Makefile README.md]
 """
@@ -146,6 +147,24 @@ def table_problems(rd_path, text, binary, script, args, title):
     return problems
 
 
+def budget_problems(rd_path, text, binary):
+    """The worked sweep's answer: docs/sweep/budget.yaml swept again, and every row scripts/sweep_best.py prints."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "budget")
+        subprocess.run([binary, "sweep", os.path.join(root, "docs", "sweep", "budget.yaml"), "-o", out, "-j", "2"],
+                       cwd=root, check=True, stdout=subprocess.DEVNULL)
+        best = subprocess.run([sys.executable, os.path.join(root, "scripts", "sweep_best.py"), out, "--max",
+                               "area_mm2=100"], check=True, capture_output=True, text=True).stdout
+    rows = [line for line in best.splitlines() if line.startswith("|")]
+    problems = [] if len(rows) == 4 else [f"sweep_best.py: expected a table of two networks, found {best!r}"]
+    lines = text.splitlines()
+    for row in rows:
+        if row not in lines:
+            problems.append(f"{rd_path}: the worked sweep's answer: expected {row}, found no such row")
+    return problems
+
+
 def main():
     mk_path, rd_path = (sys.argv[1], sys.argv[2]) if len(sys.argv) == 3 else ("Makefile", "README.md")
     with open(mk_path) as f:
@@ -183,12 +202,13 @@ def main():
     tool = os.path.abspath(os.environ.get("TPUSIM", binary))
     problems += table_problems(rd_path, rd_text, tool, "tpuv1_table.py", ["--ideal-memory"], "TPU v1")
     problems += table_problems(rd_path, rd_text, tool, "area_table.py", [], "area and power")
+    problems += budget_problems(rd_path, rd_text, tool)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
         return 1
     print(f"readme deps: {len(mk)} groups, {sum(len(v) for v in mk.values())} packages, the same in both files; "
-          f"the Quick start names {binary}; the energy, TPU v1 and area tables are the tool's")
+          f"the Quick start names {binary}; the energy, TPU v1, area and worked sweep's tables are the tool's")
     return 0
 
 
