@@ -163,14 +163,14 @@ END_TEST
 
 /*
  * One cache over three runs of ResNet-50 (tpu_v4_mxu): the first simulates
- * each kind of op once; the second differs only in an energy key, which
- * shapes no op's timing, and takes every op from the cache, with the counts
+ * each kind of op once; the second differs only in energy and area keys,
+ * which shape no op's timing, and takes every op from the cache, with the counts
  * (and so, recomputed, the energy) of a run that simulates everything; the
  * third has another bandwidth, and reuses only within itself.
  */
 START_TEST(cache_across_runs_keyed_by_timing_config)
 {
-	static const char *const pj[] = { "energy.hbm_pj_per_bit=11", NULL };
+	static const char *const pj[] = { "energy.hbm_pj_per_bit=11", "area.node=7nm", "area.io_mm2=5", NULL };
 	static const char *const bw[] = { "hbm.gbps=75", NULL };
 	struct config c1, c2, c3;
 	struct workload w;
@@ -193,7 +193,7 @@ START_TEST(cache_across_runs_keyed_by_timing_config)
 	ck_assert_int_eq(opcache_stats(cache).hits, (n - kinds) + n);
 	struct run_opts fo = { .dataflow = DF_WS, .model = MODEL_CYCLE, .no_reuse = true };
 	run(&c2, &w, &ops, &fo, &fresh);
-	assert_same(&fresh, &b, "energy-only change");
+	assert_same(&fresh, &b, "energy and area change");
 	run_release(&b);
 	run_release(&fresh);
 

@@ -406,6 +406,26 @@ START_TEST(error_record_one_line)
 END_TEST
 
 /*
+ * With text in place of the point record pts/name (its good bytes), --merge of o
+ * says want at the place and exits 2; the sweep s into o then counts the
+ * point as not done and runs it again, to the same bytes.
+ */
+static void refused_then_rerun(const char *s, const char *o, const char *pts, const char *name, const char *text,
+			       const char *want, const char *good)
+{
+	char *out, *err, *pf = th_write(pts, name, text);
+	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
+	ck_assert_str_eq(err, want);
+	free(out), free(err);
+	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
+	ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
+	free(out), free(err);
+	char *again = th_slurp(pf);
+	ck_assert_str_eq(again, good);
+	free(again), free(pf);
+}
+
+/*
  * A point file that is not a point's record: cycles that are not a count,
  * a total that is not finite, one without a column's number (an older
  * tpusim's), a FIFO, an .err of two lines. Not done: a
@@ -442,18 +462,9 @@ START_TEST(point_records_checked)
 	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
 		char *t = malloc(strlen(good) + 20);
 		snprintf(t, strlen(good) + 20, "%.*s%s%s", (int)voff, good, bad[k].value, good + voff + vlen);
-		free(th_write(pts, name, t));
-		free(t);
-		ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 		snprintf(want, sizeof want, "%s:%ld:%ld: %s\n", pf, line, col, bad[k].msg);
-		ck_assert_str_eq(err, want);
-		free(out), free(err);
-		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
-		ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
-		free(out), free(err);
-		char *again = th_slurp(pf);
-		ck_assert_str_eq(again, good);
-		free(again);
+		refused_then_rerun(s, o, pts, name, t, want, good);
+		free(t);
 	}
 	/* A metric past double's range: not finite. */
 	const char *util = strstr(tot, "\"utilization\": ");
@@ -488,19 +499,10 @@ START_TEST(point_records_checked)
 		size_t cut = (size_t)(at_line - good), end = cut + 1 + strcspn(at_line + 1, "\n");
 		char *t2 = malloc(strlen(good) + 1);
 		snprintf(t2, strlen(good) + 1, "%.*s%s", (int)cut, good, good + end);
-		free(th_write(pts, name, t2));
-		free(t2);
 		line_col(good, older[k].top ? 0 : (size_t)(strchr(tot, '{') - good), &line, &col);
-		ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 		snprintf(want, sizeof want, "%s:%ld:%ld: %s\n", pf, line, col, older[k].msg);
-		ck_assert_str_eq(err, want);
-		free(out), free(err);
-		ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
-		ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
-		free(out), free(err);
-		char *again = th_slurp(pf);
-		ck_assert_str_eq(again, good);
-		free(again);
+		refused_then_rerun(s, o, pts, name, t2, want, good);
+		free(t2);
 	}
 	/* A FIFO: not opened to wait for a writer, not a record. */
 	ck_assert_int_eq(unlink(pf), 0);
