@@ -41,6 +41,33 @@ static const char *gp_str(char *buf, size_t size, const char *s)
 	return buf;
 }
 
+/*
+ * A chart's title as gp_str quotes it, its lines broken at a space before
+ * they pass TITLE_WIDTH characters: gnuplot centres a title over the graph,
+ * and a longer line runs off the picture at both ends.
+ */
+#define TITLE_WIDTH 110
+static const char *gp_title(char *buf, size_t size, const char *s)
+{
+	char wrapped[4000];
+	size_t n = 0, start = 0, space = SIZE_MAX;
+	for (; *s && n + 1 < sizeof wrapped; s++) {
+		wrapped[n] = *s;
+		if (*s == '\n')
+			start = n + 1, space = SIZE_MAX;
+		else if (*s == ' ')
+			space = n;
+		if (n - start >= TITLE_WIDTH && space != SIZE_MAX) {
+			wrapped[space] = '\n';
+			start = space + 1;
+			space = SIZE_MAX;
+		}
+		n++;
+	}
+	wrapped[n] = '\0';
+	return gp_str(buf, size, wrapped);
+}
+
 /* path quoted for a message (see err_quote). */
 static const char *shown(char *buf, size_t size, const char *path)
 {
@@ -455,14 +482,14 @@ static void put_lines(FILE *f, const struct plot_lines *c)
 
 int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 {
-	char script[64], tmp[LIMIT_PATH_BUF], s[600];
+	char script[64], tmp[LIMIT_PATH_BUF], s[4200];
 	FILE *f;
 
 	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
 		return -1;
 	for (int i = 0; i < c->nseries; i++)
 		put_block(f, "s", i, c->series[i].n, c->series[i].x, c->series[i].y, NULL, NULL);
-	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, c->title));
+	fprintf(f, "set title \"%s\"\n", gp_title(s, sizeof s, c->title));
 	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, c->xlabel));
 	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, c->ylabel));
 	fprintf(f, "set grid xtics ytics lc rgb '#dddddd'\nset key outside right top box Left reverse\nset border 3\n"
@@ -489,7 +516,7 @@ int plot_lines(const char *path, const struct plot_lines *c, struct err *e)
 
 int plot_heatmap(const char *path, const struct plot_heatmap *h, struct err *e)
 {
-	char script[64], tmp[LIMIT_PATH_BUF], s[600];
+	char script[64], tmp[LIMIT_PATH_BUF], s[4200];
 	bool labels = h->nx * h->ny <= 144;
 	FILE *f;
 
@@ -505,7 +532,7 @@ int plot_heatmap(const char *path, const struct plot_heatmap *h, struct err *e)
 			}
 		fprintf(f, "EOD\n");
 	}
-	fprintf(f, "set multiplot layout 1,%d title \"%s\" font ',13'\n", h->npanels, gp_str(s, sizeof s, h->title));
+	fprintf(f, "set multiplot layout 1,%d title \"%s\" font ',13'\n", h->npanels, gp_title(s, sizeof s, h->title));
 	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, h->xlabel));
 	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, h->ylabel));
 	fprintf(f, "set xrange [-0.5:%.1f]\nset yrange [-0.5:%.1f]\nset tics out nomirror\n"
@@ -533,76 +560,131 @@ int plot_heatmap(const char *path, const struct plot_heatmap *h, struct err *e)
 }
 
 /*
- * The range of axis ("x" or "y") over every point of p: beyond the least and
- * the greatest by the fractions lo and hi of the span (of its log on a log axis).
+ * The range of axis ("x" or "y") over every point of p, into r[2] (in log10
+ * on a log axis): beyond the least and the greatest by the fractions lo and
+ * hi of the span. False when there is no finite point.
  */
-static void put_range(FILE *f, const char *axis, const struct plot_pareto *p, bool log, double lo, double hi)
+static bool pareto_range(const struct plot_pareto *p, bool y, bool log, double lo, double hi, double r[2])
 {
 	double a = INFINITY, b = -INFINITY;
 	for (int i = 0; i < p->nseries; i++)
 		for (size_t k = 0; k < p->series[i].n; k++) {
-			double v = *axis == 'x' ? p->series[i].x[k] : p->series[i].y[k];
+			double v = y ? p->series[i].y[k] : p->series[i].x[k];
 			a = fmin(a, log ? log10(v) : v);
 			b = fmax(b, log ? log10(v) : v);
 		}
 	if (!(a <= b) || !isfinite(a) || !isfinite(b))
-		return;
+		return false;
 	double span = b > a ? b - a : log ? 0.5 : fmax(fabs(a) * 0.2, 1);
-	a -= lo * span;
-	b += hi * span;
-	if (log)
-		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, pow(10, a), pow(10, b));
-	else
-		fprintf(f, "set %srange [%.17g:%.17g]\n", axis, a, b);
+	r[0] = a - lo * span;
+	r[1] = b + hi * span;
+	return true;
 }
 
-/* Which front points' labels go to their left: those in the right 40% of every point's x span (of its log on a log axis). */
-static void labels_left(const struct plot_pareto *p, bool *left)
+/* The range r of axis; on a log axis (r in log10) with tics at 1, 2 and 5 of each decade, not only at its powers of 10. */
+static void put_range(FILE *f, const char *axis, bool log, const double r[2])
 {
-	double lo = INFINITY, hi = -INFINITY;
-	for (int i = 0; i < p->nseries; i++)
-		for (size_t k = 0; k < p->series[i].n; k++) {
-			double x = p->xlog ? log10(p->series[i].x[k]) : p->series[i].x[k];
-			lo = fmin(lo, x);
-			hi = fmax(hi, x);
-		}
-	for (size_t k = 0; k < p->nfront; k++) {
-		double x = p->xlog ? log10(p->fx[k]) : p->fx[k];
-		left[k] = hi > lo && (x - lo) / (hi - lo) > 0.6;
+	fprintf(f, "set %srange [%.17g:%.17g]\n", axis, log ? pow(10, r[0]) : r[0], log ? pow(10, r[1]) : r[1]);
+	if (!log)
+		return;
+	fprintf(f, "set %stics (", axis);
+	for (int d = (int)floor(r[0]), n = 0; d <= (int)ceil(r[1]) && d - (int)floor(r[0]) < 40; d++)
+		for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
+			fprintf(f, "%s%.17g", n++ ? ", " : "", m * pow(10, d));
+	fprintf(f, ")\n");
+}
+
+/* The front's labels, placed: beside the point (left[k]: to its left), at height y[k] (in log10 on a log axis). */
+struct pareto_labels {
+	bool *left;
+	double *y;
+};
+
+static int by_y(const void *a, const void *b, void *arg)
+{
+	const double *y = arg;
+	double d = y[*(const size_t *)a] - y[*(const size_t *)b];
+	return d < 0 ? -1 : d > 0;
+}
+
+/*
+ * Where each front label goes. Those of points in the right 40% of the x
+ * range go to the left of them (none runs off the graph into the key or the
+ * colour box), the rest to the right; the labels are stacked in the order of
+ * their points' heights, at least gap (a fraction of the y range) apart,
+ * moved up from their points' heights where they must be, so that no two
+ * overlap and each stays in the order of its point.
+ */
+static int place_labels(const struct plot_pareto *p, const double xr[2], const double yr[2], double gap,
+			struct pareto_labels *l)
+{
+	size_t n = p->nfront, *order = malloc((n + 1) * sizeof *order);
+	l->left = calloc(n + 1, sizeof *l->left);
+	l->y = calloc(n + 1, sizeof *l->y);
+	if (!order || !l->left || !l->y) {
+		free(order);
+		return -1;
 	}
+	for (size_t k = 0; k < n; k++) {
+		double x = p->xlog ? log10(p->fx[k]) : p->fx[k];
+		l->left[k] = xr[1] > xr[0] && (x - xr[0]) / (xr[1] - xr[0]) > 0.6;
+		l->y[k] = p->ylog ? log10(p->fy[k]) : p->fy[k];
+		order[k] = k;
+	}
+	qsort_r(order, n, sizeof *order, by_y, l->y);
+	/* One stack for both sides: a label to the left of its point may reach under one to the right of another. */
+	double step = gap * (yr[1] - yr[0]), last = -INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = order[i];
+		if (l->y[k] < last + step)
+			l->y[k] = last + step;
+		last = l->y[k];
+	}
+	free(order);
+	return 0;
 }
 
 int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 {
-	char script[64], tmp[LIMIT_PATH_BUF], s[600];
+	char script[64], tmp[LIMIT_PATH_BUF], s[4200];
+	double xr[2] = { 0, 1 }, yr[2] = { 0, 1 };
+	struct pareto_labels l = { 0 };
 	FILE *f;
 
-	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e)))
+	bool hx = pareto_range(p, false, p->xlog, 0.05, 0.25, xr), hy = pareto_range(p, true, p->ylog, 0.08, 0.08, yr);
+	if (place_labels(p, xr, yr, 0.032, &l) < 0) {
+		free(l.left);
+		free(l.y);
+		return err_nomem(e, NULL);
+	}
+	if (!(f = open_script(path, script, sizeof script, tmp, sizeof tmp, e))) {
+		free(l.left);
+		free(l.y);
 		return -1;
+	}
 	for (int i = 0; i < p->nseries; i++)
 		put_block(f, "s", i, p->series[i].n, p->series[i].x, p->series[i].y, p->series[i].z, NULL);
 	put_block(f, "front", 0, p->nfront, p->fx, p->fy, NULL, NULL);
 	/*
-	 * The labels in turn above and below their points, so that close
-	 * neighbours do not overlap; those of points in the right 40% of the x
-	 * range to the left of them, so that none runs off the graph into the key
-	 * or the colour box. Block 2 * side + half.
+	 * Each label beside its point, at the height place_labels gave it; one
+	 * moved off its point's height is joined to the point by a thin line.
+	 * Block 0: the labels to the right of their points, 1: to the left.
 	 */
-	bool *left = calloc(p->nfront + 1, sizeof *left);
-	if (!left) {
-		fclose(f);
-		unlink(script);
-		return err_nomem(e, NULL);
-	}
-	labels_left(p, left);
-	for (int b = 0; b < 4; b++) {
+	for (int b = 0; b < 2; b++) {
 		fprintf(f, "$label%d << EOD\n", b);
-		for (size_t k = (size_t)(b % 2); k < p->nfront; k += 2)
-			if (left[k] == (b >= 2))
-				fprintf(f, "%.17g %.17g \"%s\"\n", p->fx[k], p->fy[k], gp_str(s, sizeof s, p->labels[k]));
+		for (size_t k = 0; k < p->nfront; k++)
+			if (l.left[k] == b)
+				fprintf(f, "%.17g %.17g \"%s\"\n", p->fx[k], p->ylog ? pow(10, l.y[k]) : l.y[k],
+					gp_str(s, sizeof s, p->labels[k]));
 		fprintf(f, "EOD\n");
 	}
-	fprintf(f, "set title \"%s\"\n", gp_str(s, sizeof s, p->title));
+	for (size_t k = 0; k < p->nfront; k++) {
+		double y = p->ylog ? pow(10, l.y[k]) : l.y[k];
+		if (y != p->fy[k])
+			fprintf(f, "set arrow from %.17g,%.17g to %.17g,%.17g nohead lw 0.8 lc rgb '#999999'\n", p->fx[k],
+				p->fy[k], p->fx[k], y);
+	}
+	fprintf(f, "set title \"%s\"\n", gp_title(s, sizeof s, p->title));
 	fprintf(f, "set xlabel \"%s\"\n", gp_str(s, sizeof s, p->xlabel));
 	fprintf(f, "set ylabel \"%s\"\n", gp_str(s, sizeof s, p->ylabel));
 	fprintf(f, "set grid xtics ytics lc rgb '#dddddd'\nset key outside right top box Left reverse\nset border 3\n"
@@ -615,8 +697,16 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 		fprintf(f, "set cblabel \"%s\"\n%s"
 			   "set palette defined (0 '#fde725', 1 '#5ec962', 2 '#21918c', 3 '#3b528b', 4 '#440154')\n",
 			gp_str(s, sizeof s, p->zlabel), p->zlog ? "set logscale cb 10\n" : "");
-	put_range(f, "x", p, p->xlog, 0.05, 0.25);
-	put_range(f, "y", p, p->ylog, 0.08, 0.08);
+	if (hx)
+		put_range(f, "x", p->xlog, xr);
+	if (hy) {
+		/* room above for labels stacked past the highest point */
+		double top = yr[1];
+		for (size_t k = 0; k < p->nfront; k++)
+			top = fmax(top, l.y[k] + 0.02 * (yr[1] - yr[0]));
+		yr[1] = top;
+		put_range(f, "y", p->ylog, yr);
+	}
 	fprintf(f, "plot ");
 	for (int i = 0; i < p->nseries; i++) {
 		fprintf(f, "$s%d using 1:2%s title \"%s\" with points pt %d ps 1.4 ", i, p->zlabel ? ":3" : "",
@@ -628,15 +718,16 @@ int plot_pareto(const char *path, const struct plot_pareto *p, struct err *e)
 	}
 	fprintf(f, "$front0 using 1:2 title \"%s\" with steps lw 2 lc rgb '#333333', "
 		   "$front0 using 1:2 notitle with points pt 6 ps 2.2 lw 2 lc rgb '#333333'", gp_str(s, sizeof s, p->front_title));
-	for (int b = 0; b < 4; b++) {
+	for (int b = 0; b < 2; b++) {
 		size_t n = 0;
-		for (size_t k = (size_t)(b % 2); k < p->nfront; k += 2)
-			n += left[k] == (b >= 2);
+		for (size_t k = 0; k < p->nfront; k++)
+			n += l.left[k] == b;
 		if (n)
-			fprintf(f, ", $label%d using 1:2:3 notitle with labels %s offset char %s1.2,%s0.8 font ',10'", b,
-				b >= 2 ? "right" : "left", b >= 2 ? "-" : "", b % 2 ? "-" : "");
+			fprintf(f, ", $label%d using 1:2:3 notitle with labels %s offset char %s1.5,0 font ',10'", b,
+				b ? "right" : "left", b ? "-" : "");
 	}
 	fprintf(f, "\n");
-	free(left);
+	free(l.left);
+	free(l.y);
 	return run_gnuplot(f, script, path, tmp, e);
 }

@@ -51,7 +51,9 @@
  * The csv files (sweepplot_rows_csv) list workload, the axes, the metrics
  * shown (unscaled) and point, one row per row of sweep.csv drawn.
  * Everything is drawn into DIR/.plots.tmp.<pid> and moved into DIR/plots
- * only when all is drawn; a failure leaves DIR as it was.
+ * only when all is drawn; a failure leaves DIR as it was. Then the charts
+ * (and their csv files) of an earlier draw that this one did not draw again
+ * are removed, so that DIR/plots holds one draw; a file of another name stays.
  */
 #ifndef TPUSIM_SWEEPPLOT_H
 #define TPUSIM_SWEEPPLOT_H

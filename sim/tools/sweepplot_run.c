@@ -131,6 +131,47 @@ static void clean_stale(const char *dir)
 		closedir(dd);
 }
 
+/* Whether name is one a plotting run draws (a chart, or a csv beside one): <metric>_vs_..., heatmap_..., pareto_..., slice_.... */
+static bool drawn_name(const char *name)
+{
+	static const char *const kinds[] = { "heatmap_", "pareto_", "slice_" };
+	size_t n = strlen(name);
+	bool ext = n > 4 && (!strcmp(name + n - 4, ".png") || !strcmp(name + n - 4, ".svg") || !strcmp(name + n - 4, ".csv"));
+	for (size_t k = 0; ext && k < sizeof kinds / sizeof *kinds; k++)
+		if (!strncmp(name, kinds[k], strlen(kinds[k])))
+			return true;
+	for (int m = 0; ext && m < SWEEPPLOT_NMETRICS; m++) {
+		size_t len = strlen(sweepplot_metric_names[m]);
+		if (!strncmp(name, sweepplot_metric_names[m], len) && !strncmp(name + len, "_vs_", 4))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Removes from plots the charts of an earlier draw that this one did not
+ * draw again (a heatmap left out now, a --hold that names files otherwise),
+ * so that plots holds one draw; files of other names are left alone.
+ */
+static void remove_stale(const struct sweepplot_drawing *d, const char *plots)
+{
+	DIR *dd = opendir(plots);
+	for (struct dirent *de; dd && (de = readdir(dd));) {
+		char path[4700];
+		bool ours = false;
+		struct stat st;
+		if (!drawn_name(de->d_name))
+			continue;
+		for (size_t k = 0; k < d->n && !ours; k++)
+			ours = !strcmp(d->names[k], de->d_name);
+		snprintf(path, sizeof path, "%s/%s", plots, de->d_name);
+		if (!ours && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(path);
+	}
+	if (dd)
+		closedir(dd);
+}
+
 /* Moves the drawn files into dir/plots: the directory itself when there is none yet. */
 static int move_in(struct sweepplot_drawing *d, const char *dir, struct sweepplot_out *o, struct err *e)
 {
@@ -151,6 +192,7 @@ static int move_in(struct sweepplot_drawing *d, const char *dir, struct sweepplo
 						 err_quote(q, sizeof q, to, LIMIT_PATH), strerror(errno));
 		}
 		rmdir(d->tmpdir);
+		remove_stale(d, plots);
 	}
 	if (!(o->files = calloc(d->n + 1, sizeof *o->files)))
 		return err_nomem(e, NULL);
