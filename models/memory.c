@@ -38,6 +38,9 @@ const struct cfg_key hbm_keys[] = {
 	{ "gbps", CFG_DOUBLE, F(gbps), "GB/s", "256", 0.001, 1e6, NULL, "total bandwidth, 10^9 bytes per second" },
 	{ "model", CFG_ENUM, F(model), "", "channels", 0, 0, mem_model_names,
 	  "memory model: channels (the hbm.channels, latency_ns, burst_bytes and interleave_bytes keys), or ideal (every request completes at once)" },
+	{ "capacity_gib", CFG_DOUBLE, F(capacity_gib), "GiB", "0", 0, 1e9, NULL,
+	  "what the memory holds, 2^30 bytes; a run whose weights, caches, inputs and live activations need more is "
+	  "refused before it starts (sim.allow_hbm_overflow runs it anyway); 0: not checked" },
 	CFG_END
 };
 #undef F

@@ -41,6 +41,7 @@ struct hbm_params {
 	int64_t burst_bytes;
 	int64_t interleave_bytes;
 	int model;                  /* index into mem_model_names */
+	double capacity_gib;        /* what the memory holds, GiB; 0: not checked */
 };
 
 /* The keys every memory model reads (hbm.type, hbm.gbps, hbm.model); each model declares its own (mem_ops.keys). */

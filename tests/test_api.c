@@ -16,6 +16,7 @@
 #include "api.h"
 #include "options.h"
 #include "scw.h"
+#include "lower.h"
 #include "stats.h"
 #include "tests.h"
 #include "ydoc.h"
@@ -300,6 +301,44 @@ START_TEST(memory_key_ideal_memory)
 	ydoc_free(b);
 	tpusim_free(d20);
 	tpusim_free(d70);
+}
+END_TEST
+
+/*
+ * The memory's capacity: lab_4x4 on the MLP at batch 1 keeps weights, the
+ * input and activations in HBM; below what they need the run is refused at
+ * the value, with sim.allow_hbm_overflow it runs and says it does not fit,
+ * and the bytes are the same either way (the sum of the parts).
+ */
+START_TEST(hbm_capacity)
+{
+	char *ok = lib_summary("{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\"}", 0);
+	struct ydoc *d = th_json("ok", ok);
+	double total = th_json_num(d->root, "hbm_bytes_needed.total"), sum = 0;
+	for (int k = 0; k < NEED_N; k++) {
+		char key[64];
+		snprintf(key, sizeof key, "hbm_bytes_needed.%s", hbm_need_names[k]);
+		sum += th_json_num(d->root, key);
+	}
+	ck_assert(total > 0 && sum == total);
+	ck_assert_str_eq(th_json_at(d->root, "fits_hbm")->str, "true");
+	char req[400];
+	snprintf(req, sizeof req, "{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\", "
+		 "\"set\": {\"hbm.capacity_gib\": %.17g}}", (total - 1) / 1073741824.0);
+	char *r = lib_summary(req, 2);
+	ck_assert_msg(strstr(r, ": hbm.capacity_gib: expected room for the run's ") != NULL, "%s", r);
+	tpusim_free(r);
+	snprintf(req, sizeof req, "{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\", "
+		 "\"set\": {\"hbm.capacity_gib\": %.17g, \"sim.allow_hbm_overflow\": true}}", (total - 1) / 1073741824.0);
+	char *over = lib_summary(req, 0);
+	struct ydoc *o = th_json("over", over);
+	ck_assert_str_eq(th_json_at(o->root, "fits_hbm")->str, "false");
+	ck_assert(th_json_num(o->root, "hbm_bytes_needed.total") == total);
+	snprintf(req, sizeof req, "{\"configs\": [\"lab_4x4\"], \"workload\": \"mlp\", \"model\": \"analytic\", "
+		 "\"set\": {\"hbm.capacity_gib\": %.17g}}", total / 1073741824.0);
+	char *just = lib_summary(req, 0);     /* exactly what it needs: fits */
+	ydoc_free(d), ydoc_free(o);
+	tpusim_free(ok), tpusim_free(over), tpusim_free(just);
 }
 END_TEST
 
@@ -643,6 +682,7 @@ Suite *api_suite(void)
 	tcase_add_test(t, memory_key_ideal_memory);
 	tcase_add_test(t, header_lists_request_keys);
 	tcase_add_test(t, design_point);
+	tcase_add_test(t, hbm_capacity);
 	tcase_add_test(t, result_table_covers_result);
 	tcase_add_test(t, narrow_port_warns_once);
 	tcase_add_test(t, run_longer_than_the_kernel_clock);

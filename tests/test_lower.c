@@ -412,6 +412,36 @@ START_TEST(default_chaining)
 }
 END_TEST
 
+/*
+ * What a run keeps in HBM, by hand. Batch 2: f1 reads 8 new inputs with 24
+ * weights and writes 12, which relu reads and writes 12 more, which f2 reads
+ * (18 weights) to write 6, the output, kept to the end. Live at once: 12 at
+ * f1, 24 at relu (f1.out and r.out), 18 at f2 (r.out and f2.out): the peak
+ * is 24. A decoder's KV cache is a cache: 2 x 960.
+ */
+START_TEST(hbm_need_by_hand)
+{
+	struct workload w;
+	struct oplist ops;
+	int64_t need[NEED_N];
+	th_lower("name: t\nbatch: 2\nlayers:\n"
+		 "  - {name: f1, type: fc, in_features: 4, out_features: 6}\n"
+		 "  - {name: r, type: relu, elements: 6}\n"
+		 "  - {name: f2, type: fc, in_features: 6, out_features: 3}\n", &w, &ops);
+	ck_assert_int_eq(lower_hbm_need(&ops, need), 0);
+	ck_assert_int_eq(need[NEED_WEIGHTS], 24 + 18);
+	ck_assert_int_eq(need[NEED_INPUTS], 8);
+	ck_assert_int_eq(need[NEED_CACHES], 0);
+	ck_assert_int_eq(need[NEED_ACTIVATIONS], 24);
+	done(&w, &ops);
+	lower1("{name: a, type: attention, d_model: 64, heads: 8, mode: decode, kv_cache: 15}", 1, &w, &ops);
+	ck_assert_int_eq(lower_hbm_need(&ops, need), 0);
+	ck_assert_int_eq(need[NEED_CACHES], 2 * 960);
+	ck_assert_int_eq(need[NEED_WEIGHTS], 4 * 64 * 64);     /* q, k, v and out projections */
+	done(&w, &ops);
+}
+END_TEST
+
 /* Loads yaml and expects lowering to fail with "w.yaml" + want (the path's directory left out). */
 static void expect_lower_error(const char *yaml, const char *want)
 {
@@ -683,6 +713,7 @@ Suite *lower_suite(void)
 	tcase_add_test(t, attention_decode_tensors);
 	tcase_add_test(t, mlp_gated_tensors);
 	tcase_add_test(t, default_chaining);
+	tcase_add_test(t, hbm_need_by_hand);
 	tcase_add_test(t, inputs_size_mismatch);
 	tcase_add_test(t, cnn_graphs);
 	tcase_add_test(t, lower_cli_tensors);

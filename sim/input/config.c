@@ -273,6 +273,9 @@ int config_memory_unused(const struct config *c, bool energy, const char *why, s
 		 */
 		if (energy && (!strcmp(s->e[i].name, "hbm.gbps") || !strcmp(s->e[i].name, "hbm.type")))
 			continue;
+		/* What the memory holds is checked however fast it is. */
+		if (energy && !strcmp(s->e[i].name, "hbm.capacity_gib"))
+			continue;
 		cfg_format(s, (int)i, &c->arch, v, sizeof v);
 		return err_at(e, c->origin[i], s->e[i].name, "expected no hbm key (%s, so it would change nothing), found it "
 			      "set to %s", why, v);

@@ -40,6 +40,7 @@ struct sim_params {
 	int64_t max_folds;              /* folds and vector chunks the cycle model runs, in all */
 	int64_t max_pe_updates;         /* PE register updates (cycles x rows x cols) the functional model runs, in all */
 	int64_t max_trace_bytes;        /* the estimated size of a --vcd or --dram-trace file */
+	bool allow_hbm_overflow;        /* run a workload that does not fit in hbm.capacity_gib, and say so */
 };
 
 extern const struct cfg_key sim_keys[];

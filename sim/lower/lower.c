@@ -21,6 +21,7 @@
  */
 
 const char *const tensor_kind_names[] = { "input", "weight", "cache", "act", NULL };
+const char *const hbm_need_names[] = { "weights", "caches", "inputs", "activations", NULL };
 
 struct ctx {
 	const struct workload *w;
@@ -622,4 +623,42 @@ const char *tensor_name(const struct tensor *t, char *buf, size_t size)
 int64_t op_macs(const struct op *o)
 {
 	return o->kind == OP_GEMM ? o->m * o->k * o->n * o->repeat : 0;
+}
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t c;
+	return __builtin_add_overflow(a, b, &c) ? INT64_MAX : c;
+}
+
+int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N])
+{
+	/* The activations' liveness as a difference array over the ops: + at the first writer, - after the last use. */
+	int64_t *delta = calloc(l->n + 1, sizeof *delta), live = 0;
+	if (!delta)
+		return -1;
+	for (int k = 0; k < NEED_N; k++)
+		need[k] = 0;
+	for (size_t i = 0; i < l->nt; i++) {
+		const struct tensor *t = &l->t[i];
+		static const int part[] = { [TK_INPUT] = NEED_INPUTS, [TK_WEIGHT] = NEED_WEIGHTS, [TK_CACHE] = NEED_CACHES };
+		if (t->kind != TK_ACT) {
+			need[part[t->kind]] = add_sat(need[part[t->kind]], t->elems);
+			continue;
+		}
+		int32_t from = t->producer, to = t->last_reader > t->ready ? t->last_reader : t->ready;
+		if (from == TENSOR_NONE)
+			continue;
+		if (t->last_reader == TENSOR_NONE)
+			to = (int32_t)l->n - 1;         /* an output: in HBM from its writer to the end */
+		delta[from] = add_sat(delta[from], t->elems);
+		delta[to + 1] -= t->elems < INT64_MAX ? t->elems : 0;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		live = add_sat(live, delta[i]);
+		if (live > need[NEED_ACTIVATIONS])
+			need[NEED_ACTIVATIONS] = live;
+	}
+	free(delta);
+	return 0;
 }

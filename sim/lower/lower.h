@@ -132,4 +132,17 @@ const char *tensor_name(const struct tensor *t, char *buf, size_t size);
 /* MACs of a GEMM op (M*K*N*repeat); 0 for a vector op. Checked not to overflow by lowering. */
 int64_t op_macs(const struct op *o);
 
+/*
+ * What a run keeps in HBM, in elements, by kind: every weight, cache and
+ * network input, and the activations live at once at their peak over the
+ * ops (a tensor from its first writer to its last reader, an output with
+ * no reader to the end). Counted as if no activation stayed on chip: an
+ * upper bound with chip.keep_activations.
+ */
+enum hbm_need { NEED_WEIGHTS, NEED_CACHES, NEED_INPUTS, NEED_ACTIVATIONS, NEED_N };
+extern const char *const hbm_need_names[];    /* "weights", "caches", "inputs", "activations" */
+
+/* need[] as above for the ops of l; -1 when memory ran out, else 0. Sums saturate at INT64_MAX. */
+int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N]);
+
 #endif

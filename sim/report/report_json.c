@@ -183,6 +183,14 @@ void report_json(FILE *f, const struct report_ctx *c)
 		fprintf(f, "},\n  \"peak_power_w\": %.17g,\n  \"idle_power_w\": %.17g", result_peak_power_w(a),
 			arch_idle_w(a));
 	}
+	{
+		const struct run_hbm *h = &c->run->hbm;
+		fprintf(f, ",\n  \"hbm_bytes_needed\": {");
+		for (int k = 0; k < NEED_N; k++)
+			fprintf(f, "%s\"%s\": %.17g", k ? ", " : "", hbm_need_names[k], h->bytes[k]);
+		fprintf(f, ", \"total\": %.17g},\n  \"hbm_capacity_bytes\": %.17g,\n  \"fits_hbm\": %s", h->total,
+			h->capacity, h->fits ? "true" : "false");
+	}
 	if (c->run->checks) {
 		fprintf(f, ",\n  \"functional\": ");
 		json_check(f, &c->run->check);

@@ -74,6 +74,12 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		fprintf(out, " %s %.4g uJ%s", energy_part_names[k], m.part[k] * 1e-6, k + 1 < EN_N ? "," : "\n");
 	fprintf(out, "power %.4g W average; %.4g TOPS/mm2\n", m.power_w, m.tops_per_mm2);
 	report_area(out, a, "");
+	if (r->hbm.capacity > 0)
+		fprintf(out, "HBM: the run keeps %.4g GiB (weights %.4g, caches %.4g, inputs %.4g, activations at their peak "
+			"%.4g) of %.4g GiB%s\n", r->hbm.total / 1073741824.0, r->hbm.bytes[NEED_WEIGHTS] / 1073741824.0,
+			r->hbm.bytes[NEED_CACHES] / 1073741824.0, r->hbm.bytes[NEED_INPUTS] / 1073741824.0,
+			r->hbm.bytes[NEED_ACTIVATIONS] / 1073741824.0, r->hbm.capacity / 1073741824.0,
+			r->hbm.fits ? "" : ": it does not fit (run anyway: sim.allow_hbm_overflow)");
 	fprintf(out, "SRAM bytes read/written:");
 	for (int b = 0; b < SRAM_NBUF; b++)
 		fprintf(out, " %s %lld/%lld%s", sram_buf_names[b], (long long)r->total.sram_read_bytes[b],

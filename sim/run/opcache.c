@@ -43,7 +43,7 @@ uint64_t opcache_config_hash(const struct config *cfg)
 		const char *name = s->e[i].name;
 		char val[128];
 		if (!strcmp(name, "name") || !strncmp(name, "energy.", 7) || !strncmp(name, "area.", 5) ||
-		    !strncmp(name, "sim.", 4))
+		    !strncmp(name, "sim.", 4) || !strcmp(name, "hbm.capacity_gib"))
 			continue;
 		cfg_format(s, (int)i, &cfg->arch, val, sizeof val);
 		h = fsx_fnv(h, name, strlen(name) + 1);

@@ -26,6 +26,8 @@ const struct cfg_key sim_keys[] = {
 	{ "max_trace_bytes", CFG_INT, offsetof(struct sim_params, max_trace_bytes), "bytes", "1073741824", 1, 0x1p62, NULL,
 	  "most bytes a --vcd or --dram-trace file of one run is estimated to take (the cycle and functional models' and "
 	  "the lab's); more is refused before the run starts" },
+	{ "allow_hbm_overflow", CFG_BOOL, offsetof(struct sim_params, allow_hbm_overflow), "", "false", 0, 0, NULL,
+	  "run a workload that needs more than hbm.capacity_gib anyway; summary.json says fits_hbm: false" },
 	CFG_END
 };
 
@@ -629,12 +631,47 @@ static int check_opts(const struct workload *w, const struct run_opts *o, struct
 	return 0;
 }
 
+/* bytes in buf as a user reads them: "12.5 GiB", "3.2 MiB", "200 B". */
+static const char *bytes_text(double bytes, char *buf, size_t size)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	while (u < 4 && bytes >= 1024 * 0.1 * (u ? 1 : 10))
+		bytes /= 1024, u++;
+	snprintf(buf, size, "%.4g %s", bytes, unit[u]);
+	return buf;
+}
+
+int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_hbm *h, struct err *e)
+{
+	int eb = array_elem_bytes(cfg->arch.array.dtype);
+	int64_t need[NEED_N];
+	memset(h, 0, sizeof *h);
+	if (lower_hbm_need(ops, need) < 0)
+		return err_nomem(e, NULL);
+	for (int k = 0; k < NEED_N; k++) {
+		h->bytes[k] = (double)need[k] * eb;
+		h->total += h->bytes[k];
+	}
+	h->capacity = cfg->arch.hbm.capacity_gib * 1073741824.0;
+	h->fits = h->capacity == 0 || h->total <= h->capacity;
+	if (h->fits || cfg->arch.sim.allow_hbm_overflow)
+		return 0;
+	char parts[300] = "", b[40], t[40];
+	for (int k = 0; k < NEED_N; k++)
+		snprintf(parts + strlen(parts), sizeof parts - strlen(parts), "%s%s%s %s", k ? ", " : "", hbm_need_names[k],
+			 k == NEED_ACTIVATIONS ? " live at their peak" : "", bytes_text(h->bytes[k], b, sizeof b));
+	return err_at(e, config_origin(cfg, "hbm.capacity_gib"), "hbm.capacity_gib",
+		      "expected room for the run's %s (%s), found %.4g GiB (sim.allow_hbm_overflow: true runs it anyway)",
+		      bytes_text(h->total, t, sizeof t), parts, cfg->arch.hbm.capacity_gib);
+}
+
 int run_on_plan(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
 		struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	SIM_ASSERT(p->df == o->dataflow && p->ideal == (o->ideal_memory || o->model == MODEL_FUNCTIONAL));
-	if (check_opts(w, o, e) < 0)
+	if (check_opts(w, o, e) < 0 || run_hbm_fit(p->cfg, &p->ops, &out->hbm, e) < 0)
 		return -1;
 	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
 	if (!out->layers)

@@ -104,7 +104,16 @@ struct run_output {
 	double *c;                      /* owned: m x n, row-major */
 };
 
+/* What a run keeps in HBM against what the memory holds (run_hbm_fit). */
+struct run_hbm {
+	double bytes[NEED_N];           /* by part (enum hbm_need of lower.h) */
+	double total;
+	double capacity;                /* bytes; 0: not checked */
+	bool fits;
+};
+
 struct run {
+	struct run_hbm hbm;
 	struct result *layers;          /* owned; one per workload layer */
 	size_t n;
 	struct result total;
@@ -122,6 +131,14 @@ struct run {
  * changes neither.
  */
 bool run_has_ports(const struct run_opts *o);
+
+/*
+ * What the ops keep in HBM (lower_hbm_need, in bytes of the array's dtype)
+ * into h, against hbm.capacity_gib: 0, or -1 with e set at that key when it
+ * does not fit and sim.allow_hbm_overflow is off. run_on_plan checks it
+ * before it simulates.
+ */
+int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_hbm *h, struct err *e);
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e);
