@@ -90,9 +90,9 @@ const char *const area_node_keys[AREA_NODE_NKEYS + 1] = {
  * name: an assumption, as node names stopped being feature sizes; where a
  * node's published bit cell exists it is used instead of the rule.
  * Idle power: 28 nm 96 mW/mm2 is TPU v1's measured 28 W idle [TPU17,
- * Table 2] over its modelled 291 mm2 (configs/tpu_v1.yaml); 7 nm 236 is TPU
+ * Table 2] over its modelled 291 mm2 (configs/tpu_v1.yaml); 7 nm 234 is TPU
  * v4's lowest measured power, 90 W (Cloud TPU documentation, "TPU v4"),
- * taken as its idle draw, over its modelled 382 mm2 (configs/tpu_v4.yaml);
+ * taken as its idle draw, over its modelled 385 mm2 (configs/tpu_v4.yaml);
  * 45 nm is assumed equal to 28 nm, and 16 nm the geometric mean of 28 and
  * 7 nm (assumed).
  */
@@ -101,7 +101,7 @@ const char *const area_node_defaults[AREA_NNODES][AREA_NODE_NKEYS] = {
 	[AREA_45NM]  = { NULL,     NULL,     NULL,     NULL,     NULL,     NULL,       NULL },   /* the keys' defaults */
 	[AREA_28NM]  = { "162.22", "2254.8", "4601.0", "1.750",  "0.127",  "5049.0",   "96" },
 	[AREA_16NM]  = { "52.970", "736.27", "1502.4", "0.5714", "0.07",   "1648.6",   "150" },
-	[AREA_7NM]   = { "10.139", "140.93", "287.56", "0.1094", "0.027",  "315.56",   "236" },
+	[AREA_7NM]   = { "10.139", "140.93", "287.56", "0.1094", "0.027",  "315.56",   "234" },
 	[AREA_CUSTOM] = { NULL,    NULL,     NULL,     NULL,     NULL,     NULL,       NULL },
 };
 

@@ -120,7 +120,7 @@ START_TEST(node_brings_its_densities)
 	struct config c;
 	const char *a[] = { "area.node=7nm", NULL };
 	th_config(&c, "tpu_v1", a);
-	ck_assert(c.arch.area.sram_bit_um2 == 0.027 && c.arch.area.idle_mw_per_mm2 == 236);
+	ck_assert(c.arch.area.sram_bit_um2 == 0.027 && c.arch.area.idle_mw_per_mm2 == 234);
 	const char *b[] = { "area.node=7nm", "area.sram_bit_um2=0.05", NULL };
 	th_config(&c, "tpu_v1", b);
 	ck_assert(c.arch.area.sram_bit_um2 == 0.05 && c.arch.area.mac_int8_um2 == 10.139);
