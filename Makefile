@@ -9,6 +9,7 @@
 #   make fuzz-short each harness for FUZZ_SHORT seconds, and every regression input (part of make test)
 #   make fuzz-long  each harness for FUZZ_TIME seconds (the long campaign), with a table of results
 #   make bench      speed of the cycle engine on real networks
+#   make validate   every published figure beside tpusim's, one table; fails when a verified one leaves its band
 #   make plots      the README's pictures, from the shipped configs and workloads
 #   make install    PREFIX=/usr/local (and DESTDIR): bin/tpusim and the importers, lib/libtpusim.so,
 #                   include/tpusim.h, the Python module tpusim.py, the presets and workloads in
@@ -89,7 +90,7 @@ BENCH_LIB  := $(BUILD)/bench_lib
 TEST_BIN   := $(BUILD)/test_tpusim
 DEPS = build/.deps-$(1)
 
-.PHONY: all run test check includes bench plots deps install clean fuzz fuzz-short fuzz-long
+.PHONY: all run test check includes bench plots validate deps install clean fuzz fuzz-short fuzz-long
 all: $(BIN) $(LIB)
 
 # ---- Debian packages, installed once per group when missing ----
@@ -137,6 +138,10 @@ $(TEST_BIN): $(SIM_OBJ) $(TEST_OBJ) | $(call DEPS,check)
 	$(CXX) $(LDFLAGS) $(TEST_WRAP) -o $@ $^ $(TEST_LIBS)
 
 # ---- the two commands ----
+# Every published figure beside tpusim's, in one table; fails when a verified one leaves its band.
+validate: $(BIN)
+	$(PYTHON) scripts/validate.py --tpusim ./$(BIN)
+
 run: $(BIN)
 	./$(BIN) run -c $(RUN_CONFIG) -w $(RUN_WORKLOAD) -o $(RUN_OUT)
 

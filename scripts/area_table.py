@@ -59,11 +59,9 @@ def share(s, *parts):
     return 100 * sum(s["area_mm2_by_component"][p] for p in parts) / s["area_mm2"]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tpusim", default=os.path.join(ROOT, "build", "tpusim"))
-    binary = os.path.abspath(ap.parse_args().tpusim)
-
+def figures(binary):
+    """The rows of the table, and for scripts/validate.py each one's numbers: (row, published, tpusim, kind), kind
+    "bound" (tpusim under the published bound), "share" (percent of the die) or "value"."""
     v1 = run(binary, "tpu_v1", APPS["mlp"][0])
     power = {kind: sum(run(binary, "tpu_v1", a)["total"]["power_w"] for a in apps) / len(apps)
              for kind, apps in APPS.items()}
@@ -99,9 +97,23 @@ def main():
         ("TPU v4 max power", "Cloud TPU documentation, TPU v4", "192 W", f"peak {v4['peak_power_w']:.1f} W",
          f"{v4['peak_power_w'] / 192:.2f}x"),
     ]
+    buffers = share(v1, 'sram_weights', 'sram_inputs', 'sram_outputs', 'sram_activations')
+    numbers = [(331, v1["area_mm2"], "bound"), (37, buffers, "share"), (30, share(v1, 'pe_array', 'vector'), "share"),
+               (10, share(v1, 'memory_phy', 'io'), "share"), (2, share(v1, 'control'), "share"),
+               (29, share(v1, 'sram_inputs'), "share"), (24, share(v1, 'pe_array'), "share"),
+               (28, v1["idle_power_w"], "value"), (40, busy, "value"), (75, v1["peak_power_w"], "value"),
+               (400, v4i["area_mm2"], "bound"), (175, v4i["peak_power_w"], "value"), (600, v4["area_mm2"], "bound"),
+               (170, v4["total"]["power_w"], "value"), (192, v4["peak_power_w"], "value")]
+    return [(r, *n) for r, n in zip(rows, numbers)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tpusim", default=os.path.join(ROOT, "build", "tpusim"))
+    binary = os.path.abspath(ap.parse_args().tpusim)
     print("| figure | source | published | tpusim | ratio, note |")
     print("|---|---|---|---|---|")
-    for r in rows:
+    for r, *_ in figures(binary):
         print("| " + " | ".join(r) + " |")
 
 

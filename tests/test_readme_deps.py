@@ -10,7 +10,8 @@ also names the binary make builds (the Makefile's BIN). The energy table
 ("Whole networks, batch 1, cycle engine") is rerun with the tool ($TPUSIM, or
 build/tpusim) and compared as printed, and so is the TPU v1 table (the rows
 scripts/tpuv1_table.py --ideal-memory prints) and the area and power table
-(scripts/area_table.py), and the worked sweep's answer (docs/sweep/budget.yaml
+(scripts/area_table.py), the validation table (scripts/validate.py, which
+must pass), and the worked sweep's answer (docs/sweep/budget.yaml
 swept again, the rows scripts/sweep_best.py prints). Fails with every difference.
 
   /usr/bin/python3 tests/test_readme_deps.py [Makefile README.md]
@@ -202,13 +203,14 @@ def main():
     tool = os.path.abspath(os.environ.get("TPUSIM", binary))
     problems += table_problems(rd_path, rd_text, tool, "tpuv1_table.py", ["--ideal-memory"], "TPU v1")
     problems += table_problems(rd_path, rd_text, tool, "area_table.py", [], "area and power")
+    problems += table_problems(rd_path, rd_text, tool, "validate.py", [], "validation")
     problems += budget_problems(rd_path, rd_text, tool)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
         return 1
     print(f"readme deps: {len(mk)} groups, {sum(len(v) for v in mk.values())} packages, the same in both files; "
-          f"the Quick start names {binary}; the energy, TPU v1, area and worked sweep's tables are the tool's")
+          f"the Quick start names {binary}; the energy, TPU v1, area, validation and worked sweep's tables are the tool's")
     return 0
 
 
