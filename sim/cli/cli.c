@@ -268,17 +268,7 @@ int cli_bad_arg(struct err *e, const char *opt, const char *what, const char *fo
  */
 static const char *did_you_mean(const char *name, const char *const *names, size_t n, char *buf, size_t size)
 {
-	size_t best = SIZE_MAX;
-	buf[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		size_t d = names[i] ? cfg_suggest_distance(name + strspn(name, "-"), names[i] + strspn(names[i], "-"))
-				    : SIZE_MAX;
-		if (d < best) {
-			best = d;
-			snprintf(buf, size, " (did you mean %s?)", names[i]);
-		}
-	}
-	return buf;
+	return cfg_did_you_mean(name, names, n, true, buf, size);
 }
 
 /* " (did you mean sweep?)" for the command closest to name, or "". */
@@ -467,14 +457,11 @@ static int take_value(struct cli_args *a, const struct cli_opt *o, const char *n
 	snprintf(expected, sizeof expected, "expected %s", what);
 	/* A choice's nearest name, when one is nearer than the others ("wss": ws; "xs" is as near os as ws). */
 	if (val->kind == OPT_CHOICE) {
-		size_t n = 0, best = SIZE_MAX, ties = 0;
-		for (; val->names[n]; n++) {
-			size_t d = cfg_suggest_distance(v, val->names[n]);
-			ties = d < best ? 1 : ties + (d == best);
-			best = d < best ? d : best;
-		}
-		if (best != SIZE_MAX && ties == 1)
-			did_you_mean(v, val->names, n, hint, sizeof hint);
+		size_t n = 0, ties = 0;
+		while (val->names[n])
+			n++;
+		if (cfg_nearest(v, val->names, n, false, &ties) != SIZE_MAX && ties == 1)
+			cfg_did_you_mean(v, val->names, n, false, hint, sizeof hint);
 	}
 	return err_input(e, "%s: %s, found \"%s\"%s", name, expected, err_quote(q, sizeof q, v, 60), hint);
 }

@@ -264,6 +264,33 @@ size_t cfg_suggest_distance(const char *name, const char *cand)
 	return d <= (limit < 2 ? 2 : limit) ? d : SIZE_MAX;
 }
 
+size_t cfg_nearest(const char *name, const char *const *cands, size_t n, bool dashes, size_t *ties)
+{
+	size_t best = SIZE_MAX, at = SIZE_MAX, same = 0;
+	const char *a = dashes ? name + strspn(name, "-") : name;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = cands[i] ? cfg_suggest_distance(a, dashes ? cands[i] + strspn(cands[i], "-") : cands[i]) : SIZE_MAX;
+		if (d == SIZE_MAX)
+			continue;
+		same = d < best ? 1 : same + (d == best);
+		if (d < best)
+			best = d, at = i;
+	}
+	if (ties)
+		*ties = same;
+	return at;
+}
+
+const char *cfg_did_you_mean(const char *name, const char *const *cands, size_t n, bool dashes, char *buf,
+			     size_t size)
+{
+	size_t i = cfg_nearest(name, cands, n, dashes, NULL);
+	buf[0] = '\0';
+	if (i != SIZE_MAX)
+		snprintf(buf, size, " (did you mean %s?)", cands[i]);
+	return buf;
+}
+
 const char *cfg_gone(const struct cfg_schema *s, const char *name)
 {
 	for (size_t i = 0; s->gone && s->gone[i][0]; i++)

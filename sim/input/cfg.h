@@ -90,6 +90,18 @@ bool cfg_equal(const struct cfg_schema *s, const void *a, const void *b);
 /* The edit distance from name to cand when close enough to suggest cand for name, else SIZE_MAX. */
 size_t cfg_suggest_distance(const char *name, const char *cand);
 
+/*
+ * The index of the candidate (of n; NULL ones skipped) closest to name by
+ * cfg_suggest_distance, the first of equals, or SIZE_MAX when none is close;
+ * dashes: leading dashes of both are not compared ("--fast" is not near
+ * "--out"); ties (may be NULL): how many are as close.
+ */
+size_t cfg_nearest(const char *name, const char *const *cands, size_t n, bool dashes, size_t *ties);
+
+/* " (did you mean X?)" for cfg_nearest's candidate in buf, or "". Returns buf. */
+const char *cfg_did_you_mean(const char *name, const char *const *cands, size_t n, bool dashes, char *buf,
+			     size_t size);
+
 /* The closest entry name to name, or NULL when none is close. */
 const char *cfg_suggest(const struct cfg_schema *s, const char *name);
 

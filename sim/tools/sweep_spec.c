@@ -296,15 +296,10 @@ static int spec_read(struct sweep *sw, const struct ydoc *d, struct err *e)
 			zip = v;
 		else {
 			static const char *const keys[] = { "configs", "workloads", "axes", "zip" };
-			const char *near = NULL;
-			size_t best = SIZE_MAX;
-			char q[100];
-			for (size_t j = 0; j < sizeof keys / sizeof *keys; j++)
-				if (cfg_suggest_distance(k, keys[j]) < best)
-					best = cfg_suggest_distance(k, keys[j]), near = keys[j];
+			char q[100], hint[100];
 			return err_at(e, r->keys[i]->pos, err_quote(q, sizeof q, k, 60),
-				      "expected configs, workloads, axes or zip, found an unknown key%s%s%s",
-				      near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+				      "expected configs, workloads, axes or zip, found an unknown key%s",
+				      cfg_did_you_mean(k, keys, sizeof keys / sizeof *keys, false, hint, sizeof hint));
 		}
 		if (rc < 0)
 			return -1;

@@ -327,15 +327,7 @@ bool sweepplot_at_held(const struct sweepplot_view *v, size_t r, uint64_t mask)
 /* " (did you mean X?)" for the axis name closest to name, or "". */
 static void near_axis(const struct sweepplot_axes *a, const char *name, char *buf, size_t size)
 {
-	size_t best = SIZE_MAX;
-	buf[0] = '\0';
-	for (int i = 0; i < a->n; i++) {
-		size_t d = cfg_suggest_distance(name, a->name[i]);
-		if (d < best) {
-			best = d;
-			snprintf(buf, size, " (did you mean %s?)", a->name[i]);
-		}
-	}
+	cfg_did_you_mean(name, a->name, (size_t)a->n, false, buf, size);
 }
 
 /* Axis i's values joined by ", " (at most 20, then "..."). */
