@@ -406,14 +406,13 @@ START_TEST(error_record_one_line)
 END_TEST
 
 /*
- * With text in place of the point record pts/name (its good bytes), --merge of o
+ * With something else in place of the point record pf (its good bytes), --merge of o
  * says want at the place and exits 2; the sweep s into o then counts the
  * point as not done and runs it again, to the same bytes.
  */
-static void refused_then_rerun(const char *s, const char *o, const char *pts, const char *name, const char *text,
-			       const char *want, const char *good)
+static void refused_then_rerun(const char *s, const char *o, const char *pf, const char *want, const char *good)
 {
-	char *out, *err, *pf = th_write(pts, name, text);
+	char *out, *err;
 	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	ck_assert_str_eq(err, want);
 	free(out), free(err);
@@ -422,7 +421,7 @@ static void refused_then_rerun(const char *s, const char *o, const char *pts, co
 	free(out), free(err);
 	char *again = th_slurp(pf);
 	ck_assert_str_eq(again, good);
-	free(again), free(pf);
+	free(again);
 }
 
 /*
@@ -463,7 +462,8 @@ START_TEST(point_records_checked)
 		char *t = malloc(strlen(good) + 20);
 		snprintf(t, strlen(good) + 20, "%.*s%s%s", (int)voff, good, bad[k].value, good + voff + vlen);
 		snprintf(want, sizeof want, "%s:%ld:%ld: %s\n", pf, line, col, bad[k].msg);
-		refused_then_rerun(s, o, pts, name, t, want, good);
+		free(th_write(pts, name, t));
+		refused_then_rerun(s, o, pf, want, good);
 		free(t);
 	}
 	/* A metric past double's range: not finite. */
@@ -501,38 +501,23 @@ START_TEST(point_records_checked)
 		snprintf(t2, strlen(good) + 1, "%.*s%s", (int)cut, good, good + end);
 		line_col(good, older[k].top ? 0 : (size_t)(strchr(tot, '{') - good), &line, &col);
 		snprintf(want, sizeof want, "%s:%ld:%ld: %s\n", pf, line, col, older[k].msg);
-		refused_then_rerun(s, o, pts, name, t2, want, good);
+		free(th_write(pts, name, t2));
+		refused_then_rerun(s, o, pf, want, good);
 		free(t2);
 	}
 	/* A FIFO: not opened to wait for a writer, not a record. */
 	ck_assert_int_eq(unlink(pf), 0);
 	ck_assert_int_eq(mkfifo(pf, 0644), 0);
-	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s: expected a point's record, a regular file, found a FIFO or another special file\n",
 		 pf);
-	ck_assert_str_eq(err, want);
-	free(out), free(err);
-	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
-	free(out), free(err);
-	char *again = th_slurp(pf);
-	ck_assert_str_eq(again, good);
-	free(again);
+	refused_then_rerun(s, o, pf, want, good);
 	/* An .err of two lines beside no .json. */
 	ck_assert_int_eq(unlink(pf), 0);
 	snprintf(name, sizeof name, "%s.err", stem);
 	char *ef = at(pts, name);
 	free(th_write(pts, name, "one\ntwo\n"));
-	ck_assert_int_eq(th_sweep("/", &out, &err, "--merge", o, NULL), 2);
 	snprintf(want, sizeof want, "%s:2:1: expected one line, the point's error, found more\n", ef);
-	ck_assert_str_eq(err, want);
-	free(out), free(err);
-	ck_assert_int_eq(th_sweep(".", &out, &err, s, "-o", o, NULL), 0);
-	ck_assert_ptr_nonnull(strstr(out, "sweep: 2 points, 1 already done\n"));
-	free(out), free(err);
-	again = th_slurp(pf);
-	ck_assert_str_eq(again, good);
-	free(again);
+	refused_then_rerun(s, o, pf, want, good);
 	free(ef), free(pf), free(good), free(pts), free(s), free(o);
 	th_rmdir(dir);
 	free(dir);
