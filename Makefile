@@ -241,7 +241,7 @@ $(BUILD)/obj/sim/tools/lab.o $(FUZZ_BUILD)/obj/sim/tools/lab.o: $(GEN)/lab_page.
 PYVER      = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PYDIR      = $(PREFIX)/lib/python$(PYVER)/dist-packages
 IMPORTERS  := scripts/onnx2workload.py
-IMPORTER_MODULES := scripts/onnx_lower.py
+IMPORTER_MODULES := scripts/onnx_lower.py scripts/workload_out.py
 install: $(BIN) $(LIB)
 	install -d '$(DESTDIR)$(PREFIX)/bin' '$(DESTDIR)$(PREFIX)/lib' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PYDIR)' \
 	  '$(DESTDIR)$(PREFIX)/share/tpusim/python'
