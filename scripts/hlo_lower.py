@@ -269,7 +269,7 @@ class Converter:
             if op.name in RETURN:
                 return [self.value(op, v) for v in op.operands]
             ins = [self.value(op, v) for v in op.operands]
-            self.check_results(op)
+            self.check_types(op, ins)
             label = prefix + f"{kind}_{op.results[0][1:].split('#')[0]}" if op.results else prefix + kind
             if op.name not in CALL:
                 self.n_ops += 1
@@ -302,7 +302,12 @@ class Converter:
             raise self.src.error(op.pos_off, op.name, "operands defined earlier", f"{name}, which is not")
         return v
 
-    def check_results(self, op):
+    def check_types(self, op, ins):
+        """The signature's operand types are the operands' (when it lists one per operand), its result types one per result."""
+        if len(op.in_types) == len(ins):
+            for name, v, (t, off) in zip(op.operands, ins, op.in_types):
+                if v.ty is not None and t.shape is not None and (t.shape, t.dtype) != (v.ty.shape, v.ty.dtype):
+                    raise self.src.error(off, f"{op.name} operand {name}", f"its type, {v.ty.text}", t.text)
         if op.results and len(op.out_types) != len(op.results):
             raise self.src.error(op.pos_off, op.name, f"{len(op.results)} result types",
                                  f"{len(op.out_types)}")

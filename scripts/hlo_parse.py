@@ -64,6 +64,7 @@ class Op:
         self.operands = []            # value names
         self.callee = None            # @name of a call
         self.out_types = []           # Type per result
+        self.in_types = []            # (Type, offset) per operand, when the signature lists them
         self.body = []                # op names in its regions, in order (a reduce's stablehlo.add)
         self.text = ""                # the op's text, its regions blanked: where attributes are found
         self.off = 0                  # the file offset of text
@@ -425,6 +426,8 @@ class Parser:
             raise self.src.error(toks[colon].off, op.name, "a type after ':'", "none")
         arrow = next((x for x, t in enumerate(seq) if t.kind == "arrow"), None)
         if arrow is not None:
+            ins = seq[1:arrow - 1] if seq[0].text == "(" else seq[:arrow]
+            op.in_types = [(parse_type(self.src, t), t.off) for t in ins if t.text != ","]
             outs = seq[arrow + 1:]
             if outs and outs[0].text == "(":
                 outs = outs[1:-1]
@@ -432,6 +435,7 @@ class Parser:
         if seq[0].text == "(":
             raise self.src.error(seq[0].off, op.name, "'->' and the result types after the operand types", "none")
         types = [t for t in seq if t.text != ","]
+        op.in_types = [(parse_type(self.src, t), t.off) for t in types[:-1]]
         return [parse_type(self.src, types[-1])] * max(1, len(op.results))
 
 
