@@ -84,8 +84,9 @@ def render(conv, path, yaml_batch):
     name = sanitize((conv.m.name or "@" + stem)[1:].strip('"'))
     e = conv.entry
     first = e.args[conv.inputs[0]]
+    shown = [e.args[n] + (f" ({e.arg_names[n]})" if e.arg_names[n] else "") for n in conv.inputs]
     lines = [f"# Converted from {os.path.basename(path)} by scripts/hlo2workload.py (function {e.name}; inputs "
-             + ", ".join(e.args[n] for n in conv.inputs) + "; element types "
+             + ", ".join(shown) + "; element types "
              + (", ".join(sorted(conv.dtypes)) or "none") + ", not kept: a chip's array.dtype sets them).",
              f"# {plural(conv.n_ops, 'op')} as {plural(len(conv.layers), 'layer')}; shapes per sample, the batch"
              f" ({conv.mb}, the first dimension of {first}) divided out. Biases are folded."]
