@@ -507,8 +507,8 @@ class Converter:
     def reduce_kind(self, op):
         body = [short(b) for b in op.body]
         if len(body) != 1 or body[0] not in REDUCE_BODY:
-            raise Unsupported(f"a {short(op.name)} whose body is {' and '.join(body) or 'empty'} (one of "
-                              f"{', '.join(sorted(REDUCE_BODY))} is a vector op)")
+            raise Unsupported(f"a {short(op.name)} whose body is {' and '.join(body) or 'empty'} (a vector op's is "
+                              f"one of {', '.join(sorted(REDUCE_BODY))})")
         return body[0]
 
     def reduce(self, op, label, ins):
@@ -560,6 +560,8 @@ class Converter:
 
     def elementwise(self, op, kind, label, ins, acts):
         one, two = ELEMENTWISE[kind]
+        if kind == "select":                    # the values it picks from first, then the predicate
+            acts = [v for v in ins[1:] if v.kind == "act"] + [v for v in ins[:1] if v.kind == "act"]
         out = op.out_types[0]
         if len(acts) == 1 and one is None:
             v = acts[0]

@@ -366,6 +366,7 @@ class Parser:
         locs = None
         cont = False                            # in a region that goes on from the next line (reducer)
         depth = 0
+        inits = []                              # reduce's (%x init: %c): the inputs come first, then the inits
         m = k
         while m < j:
             t = toks[m]
@@ -395,14 +396,15 @@ class Parser:
                 depth -= 1
             elif t.text == ":" and depth == 0:
                 colon = m
-            elif t.kind == "val" and colon is None:
-                op.operands.append(t.text)
+            elif t.kind == "val" and colon is None and not (m + 1 < j and toks[m + 1].text == "="):
+                (inits if m > k + 1 and toks[m - 2].text == "init" else op.operands).append(t.text)
             elif t.kind == "sym" and op.callee is None:
                 op.callee = t.text
             elif t.text == "applies" and m + 1 < j:
                 op.body.append(toks[m + 1].text)    # reduce's pretty form: applies stablehlo.add across ...
             m += 1
         op.loc = locs
+        op.operands += inits
         start = toks[k].off if k < j else toks[j - 1].end
         stop = toks[j - 1].end
         body = list(text[start:stop])

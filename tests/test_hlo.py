@@ -238,6 +238,14 @@ def main():
             check("attention: no vector op but the softmax", [x["kind"] for x in rows if x["kind"] != "gemm"],
                   ["softmax"])
             check("attention: the call is inlined", "inlined       call" in r.stderr, True)
+        # The README's example is what the importer prints.
+        with open(os.path.join(HERE, "..", "README.md")) as f:
+            readme = f.read()
+        cmd = "$ scripts/hlo2workload.py tests/hlo/mlp.mlir\n"
+        shown = readme.split(cmd, 1)[1].split("```", 1)[0] if cmd in readme else None
+        r = subprocess.run([sys.executable, SCRIPT, "tests/hlo/mlp.mlir"], cwd=os.path.join(HERE, ".."),
+                           capture_output=True, text=True)
+        check("README: the MLP's conversion", shown, r.stdout)
         # --batch: the YAML's batch, the MACs scaled with it.
         network(d, "attention", ATT_MACS // B * 5, None, "--batch", "5")
         bad_input(d)
