@@ -13,7 +13,7 @@ Unsupported an op with no workload layer.
 """
 import re
 
-from workload_out import BadInput, Unsupported, check_keys, prod, resolve_inputs, sym_padding, unique
+from workload_out import BadInput, Unsupported, check_keys, plural, prod, resolve_inputs, sym_padding, unique
 
 DIALECTS = ("stablehlo.", "chlo.", "mhlo.")
 SHAPE_ONLY = {"reshape", "transpose", "convert", "bitcast_convert", "copy", "optimization_barrier",
@@ -36,6 +36,10 @@ ELEMENTWISE = {
                                      "round_nearest_afz", "not", "is_finite", "popcnt", "real", "imag")},
 }
 REDUCE_BODY = {"add", "maximum", "minimum", "multiply", "and", "or"}
+# op: how many operands it takes (the checks a verifier would make before us)
+ARITY = {**{op: 1 for op in SHAPE_ONLY}, **{op: 2 for op, (_, two) in ELEMENTWISE.items() if two is not None},
+         **{op: 1 for op, (_, two) in ELEMENTWISE.items() if two is None},
+         "dot": 2, "dot_general": 2, "convolution": 2, "reduce_window": 2, "select": 3, "clamp": 3}
 
 
 class Val:
@@ -103,7 +107,8 @@ def find_softmaxes(ops):
 
     def const(v):
         i, k = kind(v)
-        return k in CONSTANT or (k in ("broadcast_in_dim", "reshape") and const(ops[i].operands[0]))
+        return k in CONSTANT or (k in ("broadcast_in_dim", "reshape") and len(ops[i].operands) == 1
+                                 and const(ops[i].operands[0]))
 
     def back(v, part):
         """v after the broadcasts, reshapes and constant clamps that bring a reduced value back to full size."""
@@ -128,19 +133,19 @@ def find_softmaxes(ops):
 
     out, parts = {}, {}
     for d, op in enumerate(ops):
-        if short(op.name) != "divide" or len(op.operands) != 2:
+        if short(op.name) != "divide" or len(op.operands) != 2 or len(op.results) != 1:
             continue
         part = []
         e = op.operands[0]
         if reduce_of(op.operands[1], "add", part) != e:
             continue
         ie, k = kind(e)
-        if k != "exponential":
+        if k != "exponential" or len(ops[ie].operands) != 1:
             continue
         part.append(ie)
         x = ops[ie].operands[0]
         isub, k = kind(x)
-        if k == "subtract":
+        if k == "subtract" and len(ops[isub].operands) == 2:
             sub = []
             if reduce_of(ops[isub].operands[1], "maximum", sub) == ops[isub].operands[0]:
                 part += [isub] + sub
@@ -270,10 +275,17 @@ class Converter:
                 return [self.value(op, v) for v in op.operands]
             ins = [self.value(op, v) for v in op.operands]
             self.check_types(op, ins)
+            want = ARITY.get(kind) if op.name.startswith(DIALECTS) else None
+            if want is not None and len(ins) != want:
+                raise self.src.error(op.pos_off, op.name, plural(want, "operand"), len(ins))
             label = prefix + f"{kind}_{op.results[0][1:].split('#')[0]}" if op.results else prefix + kind
             if op.name not in CALL:
                 self.n_ops += 1
             try:
+                if not op.results:
+                    raise Unsupported("an op without results (a side effect)")
+                if any(v.ty is None or v.ty.shape is None for v in ins) or any(t.shape is None for t in op.out_types):
+                    raise Unsupported("a value that is no tensor (a token, a tuple)")
                 if i in sm_part:
                     self.vals.update({r: Val("act", t, via=f"{op.name} '{label}'") for r, t in
                                       zip(op.results, op.out_types)})

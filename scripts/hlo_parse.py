@@ -33,6 +33,7 @@ TOKEN = re.compile(r"""
   | (?P<punct>[()\[\]{},:=*?+<>-])
 """, re.X)
 OPEN, CLOSE = "([{", ")]}"
+RESULTS_MAX = 1 << 16                       # results of one op (%0:N): more is no program a tracer writes
 CONTINUES = ("reducer", "cond", "do")       # a line that goes on with the op before: its regions
 DTYPE = re.compile(r"(?:bf16|f16|f32|f64|tf32|f8E\w+|f4E\w+|f6E\w+|[su]?i\d+|ui\d+|index|complex<\w+>)")
 
@@ -69,6 +70,7 @@ class Op:
         self.text = ""                # the op's text, its regions blanked: where attributes are found
         self.off = 0                  # the file offset of text
         self.loc = None               # the text inside its trailing loc(...)
+        self.pos_off = 0              # the file offset of its name, where messages point
 
 
 class Func:
@@ -305,7 +307,7 @@ class Parser:
                               self.src.text[self.toks[i].off:self.toks[self.toks[i].match].end])
                 names[-1] = m.group(1) if m else None
                 i = self.toks[i].match + 1
-            if self.tok(i, fname).text == "loc":
+            if self.tok(i, fname).text == "loc" and self.tok(i + 1, fname).text == "(":
                 i = self.toks[i + 1].match + 1
             if self.tok(i, fname).text == ",":
                 i += 1
@@ -334,7 +336,11 @@ class Parser:
             r = toks[k].text
             k += 1
             if k < j and toks[k].text == ":" and k + 1 < j and toks[k + 1].kind == "num":
-                op.results += [f"{r}#{n}" for n in range(int(toks[k + 1].text))]
+                n = toks[k + 1].text
+                if not n.isdigit() or not 1 <= int(n) <= RESULTS_MAX:
+                    raise self.src.error(toks[k + 1].off, f"{r}:{n}", f"a count of results, 1 to {RESULTS_MAX}",
+                                         f"'{n}'")
+                op.results += [f"{r}#{x}" for x in range(int(n))]
                 k += 2
             else:
                 op.results.append(r)
