@@ -548,12 +548,12 @@ class Converter:
         strides = self.dims_attr(op, ["window_strides"], [1] * 4)[0]
         pads, dense = self.dims_attr(op, ["padding"], [0] * 8)
         pads = pads * 8 if dense and len(pads) == 1 else pads
-        dil = self.dims_attr(op, ["window_dilations", "base_dilations"], [1] * 4)[0]
+        dil = self.dims_attr(op, ["window_dilations"], [1] * 4)[0] + self.dims_attr(op, ["base_dilations"], [1] * 4)[0]
         if len(win) != 4 or len(strides) != 4 or len(pads) != 8:
             raise self.src.error(op.pos_off, op.name, "a window, strides and padding for each of 4 dimensions",
                                  f"{win}, {strides} and {pads}")
         spatial = [d for d in range(1, 4) if win[d] != 1 or strides[d] != 1]
-        if xs[0] != self.mb or win[0] != 1 or strides[0] != 1 or spatial not in ([1, 2], [2, 3]) or dil != [1] * 4:
+        if xs[0] != self.mb or win[0] != 1 or strides[0] != 1 or spatial not in ([1, 2], [2, 3]) or dil != [1] * 8:
             raise Unsupported(f"a window {win} with strides {strides} that is no 2-D pooling of NHWC or NCHW")
         hd, wdim = spatial
         cdim = ({1, 2, 3} - set(spatial)).pop()

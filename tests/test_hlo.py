@@ -212,6 +212,52 @@ def bad_input(d):
           f"a readable StableHLO file, found no such file or directory")
 
 
+PARAMS_FIRST = """module @jit_f {
+  func.func public @main(%arg0: tensor<16x8xf32> {jax.arg_info = "params"}, %arg1: tensor<4x16xf32> {jax.arg_info = "x"}) -> tensor<4x8xf32> {
+    %0 = stablehlo.dot_general %arg1, %arg0, contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+}
+"""
+
+
+def params_first(d):
+    """f(params, x): --input 1 makes x the input (batch 4) and params the weight: 4 x 16 x 8 MACs."""
+    src, out = write(d, "params.mlir", PARAMS_FIRST), os.path.join(d, "params.yaml")
+    r = convert(src, "-o", out, "--input", "1")
+    check(f"--input 1: exit status ({r.stderr.strip()})", r.returncode, 0)
+    if r.returncode == 0:
+        check("--input 1: MACs", total_macs(lower_csv(out)), 4 * 16 * 8)
+        with open(out) as f:
+            text = f.read()
+        check("--input 1: the header names the input", "inputs %arg1 (x)" in text, True)
+        check("--input 1: the layer", layers(text), ["- {name: dot_general_0, type: linear, in_features: 16, "
+                                                     "out_features: 8, tokens: 1}"])
+
+
+def truncations():
+    """
+    Every prefix of a module (at every 5th character) is a module or a
+    positioned error, never a traceback: the translation run in this process.
+    """
+    sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+    from hlo_lower import Converter
+    from hlo_parse import parse
+    from workload_out import BadInput
+    with open(os.path.join(HERE, "hlo", "attention.mlir")) as f:
+        text = f.read()
+    crashes = []
+    for n in range(0, len(text), 5):
+        try:
+            Converter(parse(text[:n], "t.mlir"), [0]).run()
+        except BadInput as e:
+            if not str(e).startswith("t.mlir:"):
+                crashes.append((n, str(e)))
+        except Exception as e:                    # anything else is a bug
+            crashes.append((n, f"{type(e).__name__}: {e}"))
+    check("truncated modules: every one a positioned error", crashes[:3], [])
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         text, r, _ = network(d, "mlp", MLP_MACS, MLP_LAYERS)
@@ -249,6 +295,8 @@ def main():
         # --batch: the YAML's batch, the MACs scaled with it.
         network(d, "attention", ATT_MACS // B * 5, None, "--batch", "5")
         bad_input(d)
+        params_first(d)
+        truncations()
 
     for f in failures:
         print("FAIL", f)
