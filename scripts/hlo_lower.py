@@ -75,6 +75,11 @@ def short(name):
     return name
 
 
+def op_label(op, prefix):
+    """What an op is called: its kind and first result (dot_general_0 for %0), after the calls it is inlined from."""
+    return prefix + short(op.name) + (f"_{op.results[0][1:].split('#')[0]}" if op.results else "")
+
+
 def loc_of(module, text, depth=0):
     """The file:line:col a loc(...) text comes from, following #locN aliases, callsites and names; else None."""
     if text is None or depth > 32:
@@ -101,31 +106,33 @@ def find_softmaxes(ops):
         for v in op.operands:
             readers.setdefault(v, set()).add(i)
 
-    def kind(v):
+    def kind(v, at):
+        """The op before op at that writes v, and its kind (none after it: a use before the definition)."""
         i = producer.get(v)
-        return (i, short(ops[i].name)) if i is not None else (None, None)
+        return (i, short(ops[i].name)) if i is not None and i < at else (None, None)
 
-    def const(v):
-        i, k = kind(v)
+    def const(v, at):
+        i, k = kind(v, at)
         return k in CONSTANT or (k in ("broadcast_in_dim", "reshape") and len(ops[i].operands) == 1
-                                 and const(ops[i].operands[0]))
+                                 and const(ops[i].operands[0], i))
 
-    def back(v, part):
+    def back(v, at, part):
         """v after the broadcasts, reshapes and constant clamps that bring a reduced value back to full size."""
         while True:
-            i, k = kind(v)
+            i, k = kind(v, at)
             if k in ("broadcast_in_dim", "reshape") and len(ops[i].operands) == 1:
                 v = ops[i].operands[0]
-            elif k in ("maximum", "minimum") and len(ops[i].operands) == 2 and const(ops[i].operands[0]):
+            elif k in ("maximum", "minimum") and len(ops[i].operands) == 2 and const(ops[i].operands[0], i):
                 v = ops[i].operands[1]
-            elif k in ("maximum", "minimum") and len(ops[i].operands) == 2 and const(ops[i].operands[1]):
+            elif k in ("maximum", "minimum") and len(ops[i].operands) == 2 and const(ops[i].operands[1], i):
                 v = ops[i].operands[0]
             else:
-                return v
+                return v, at
             part.append(i)
+            at = i
 
-    def reduce_of(v, body, part):
-        i, k = kind(back(v, part))
+    def reduce_of(v, at, body, part):
+        i, k = kind(*back(v, at, part))
         if k != "reduce" or [short(b) for b in ops[i].body] != [body] or len(ops[i].operands) != 2:
             return None
         part.append(i)
@@ -137,17 +144,17 @@ def find_softmaxes(ops):
             continue
         part = []
         e = op.operands[0]
-        if reduce_of(op.operands[1], "add", part) != e:
+        if reduce_of(op.operands[1], d, "add", part) != e:
             continue
-        ie, k = kind(e)
+        ie, k = kind(e, d)
         if k != "exponential" or len(ops[ie].operands) != 1:
             continue
         part.append(ie)
         x = ops[ie].operands[0]
-        isub, k = kind(x)
+        isub, k = kind(x, ie)
         if k == "subtract" and len(ops[isub].operands) == 2:
             sub = []
-            if reduce_of(ops[isub].operands[1], "maximum", sub) == ops[isub].operands[0]:
+            if reduce_of(ops[isub].operands[1], isub, "maximum", sub) == ops[isub].operands[0]:
                 part += [isub] + sub
                 x = ops[isub].operands[0]
         want = {i: 1 for i in part}
@@ -264,49 +271,47 @@ class Converter:
             prev = l
 
     def walk(self, func, env, prefix, stack):
-        """Converts func's ops with env (name: Val); returns the Vals it returns."""
+        """Converts func's ops with env (name: Val), their labels after prefix; returns the Vals it returns."""
         if func.name not in self.patterns:
             self.patterns[func.name] = find_softmaxes(func.ops)
-        sm_out, sm_part = self.patterns[func.name]
         self.vals = env
         for i, op in enumerate(func.ops):
-            kind = short(op.name)
             if op.name in RETURN:
                 return [self.value(op, v) for v in op.operands]
             ins = [self.value(op, v) for v in op.operands]
             self.check_types(op, ins)
-            want = ARITY.get(kind) if op.name.startswith(DIALECTS) else None
-            if want is not None and len(ins) != want:
-                raise self.src.error(op.pos_off, op.name, plural(want, "operand"), len(ins))
-            label = prefix + f"{kind}_{op.results[0][1:].split('#')[0]}" if op.results else prefix + kind
+            label = op_label(op, prefix)
             if op.name not in CALL:
                 self.n_ops += 1
             try:
-                if not op.results:
-                    raise Unsupported("an op without results (a side effect)")
-                if any(v.ty is None or v.ty.shape is None for v in ins) or any(t.shape is None for t in op.out_types):
-                    raise Unsupported("a value that is no tensor (a token, a tuple)")
-                if i in sm_part:
-                    self.vals.update({r: Val("act", t, via=f"{op.name} '{label}'") for r, t in
-                                      zip(op.results, op.out_types)})
-                    self.note("fused", op, label, f"a softmax written out, into '{prefix}divide_"
-                              f"{func.ops[sm_part[i]].results[0][1:]}'")
-                    continue
-                if i in sm_out:
-                    x = self.vals[sm_out[i]]
-                    if x.kind != "act":
-                        raise Unsupported("a softmax of a constant")
-                    e = self.per_sample(x.elems, "the input")
-                    self.add_layer(op, label, "softmax", dict(elements=e), [x], [e], e)
-                    self.note("fused", op, label, "the last op of a softmax written out")
-                    continue
-                self.convert(op, kind, label, ins, stack)
+                self.walk_op(func, i, op, label, ins, prefix, stack)
             except Unsupported as e:
                 self.unsupported.append((op.name, label, f"{self.where(op, label)}: {e}"))
                 self.report.append(("unsupported", op.name, label, f"{self.src.pos(op.pos_off)}: {e}"))
                 for r, t in zip(op.results, op.out_types):
                     self.vals[r] = Val("act", t, via=f"unsupported {op.name} '{label}'")
         raise self.src.error(func.off, f"func.func {func.name}", "a return at the end of its body", "none")
+
+    def walk_op(self, func, i, op, label, ins, prefix, stack):
+        """One op of func (its i-th): a layer, a note in the report, or Unsupported."""
+        sm_out, sm_part = self.patterns[func.name]
+        if not op.results:
+            raise Unsupported("an op without results (a side effect)")
+        if any(v.ty is None or v.ty.shape is None for v in ins) or any(t.shape is None for t in op.out_types):
+            raise Unsupported("a value that is no tensor (a token, a tuple)")
+        if i in sm_part:
+            self.vals.update({r: Val("act", t, via=f"{op.name} '{label}'") for r, t in zip(op.results, op.out_types)})
+            self.note("fused", op, label, f"a softmax written out, into '{op_label(func.ops[sm_part[i]], prefix)}'")
+            return
+        if i in sm_out:
+            x = self.vals[sm_out[i]]
+            if x.kind != "act":
+                raise Unsupported("a softmax of a constant")
+            e = self.per_sample(x.elems, "the input")
+            self.add_layer(op, label, "softmax", dict(elements=e), [x], [e], e)
+            self.note("fused", op, label, "the last op of a softmax written out")
+            return
+        self.convert(op, short(op.name), label, ins, stack)
 
     def value(self, op, name):
         v = self.vals.get(name)
@@ -320,6 +325,9 @@ class Converter:
             for name, v, (t, off) in zip(op.operands, ins, op.in_types):
                 if v.ty is not None and t.shape is not None and (t.shape, t.dtype) != (v.ty.shape, v.ty.dtype):
                     raise self.src.error(off, f"{op.name} operand {name}", f"its type, {v.ty.text}", t.text)
+        want = ARITY.get(short(op.name)) if op.name.startswith(DIALECTS) else None
+        if want is not None and len(ins) != want:
+            raise self.src.error(op.pos_off, op.name, plural(want, "operand"), len(ins))
         if op.results and len(op.out_types) != len(op.results):
             raise self.src.error(op.pos_off, op.name, f"{len(op.results)} result types",
                                  f"{len(op.out_types)}")
@@ -549,9 +557,11 @@ class Converter:
         pads, dense = self.dims_attr(op, ["padding"], [0] * 8)
         pads = pads * 8 if dense and len(pads) == 1 else pads
         dil = self.dims_attr(op, ["window_dilations"], [1] * 4)[0] + self.dims_attr(op, ["base_dilations"], [1] * 4)[0]
-        if len(win) != 4 or len(strides) != 4 or len(pads) != 8:
-            raise self.src.error(op.pos_off, op.name, "a window, strides and padding for each of 4 dimensions",
-                                 f"{win}, {strides} and {pads}")
+        if len(win) != 4 or len(strides) != 4 or len(pads) != 8 or min(win + strides) < 1 or min(pads) < 0:
+            raise self.src.error(op.pos_off, op.name, "a positive window and stride and a padding for each of 4 "
+                                 "dimensions", f"{win}, {strides} and {pads}")
+        if len(ys) != 4:
+            raise self.src.error(op.pos_off, op.name, "a 4-D result for a 4-D input", op.out_types[0].text)
         spatial = [d for d in range(1, 4) if win[d] != 1 or strides[d] != 1]
         if xs[0] != self.mb or win[0] != 1 or strides[0] != 1 or spatial not in ([1, 2], [2, 3]) or dil != [1] * 8:
             raise Unsupported(f"a window {win} with strides {strides} that is no 2-D pooling of NHWC or NCHW")
