@@ -160,6 +160,7 @@ test: $(BIN) $(LIB) $(TEST_BIN) fuzz | $(call DEPS,test)
 	$(PY_ENV) TPUSIM=./$(BIN) TPUSIM_LIB=./$(LIB) $(PYTHON) tests/test_python.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_onnx.py
+	TPUSIM=./$(BIN) $(PYTHON) tests/test_hlo.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_vcd_gtkwave.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_lab_page.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_cluster.py parallel
@@ -245,8 +246,8 @@ $(BUILD)/obj/sim/tools/lab.o $(FUZZ_BUILD)/obj/sim/tools/lab.o: $(GEN)/lab_page.
 # Every path is quoted: DESTDIR and PREFIX may hold spaces.
 PYVER      = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PYDIR      = $(PREFIX)/lib/python$(PYVER)/dist-packages
-IMPORTERS  := scripts/onnx2workload.py
-IMPORTER_MODULES := scripts/onnx_lower.py
+IMPORTERS  := scripts/onnx2workload.py scripts/hlo2workload.py
+IMPORTER_MODULES := scripts/onnx_lower.py scripts/hlo_lower.py scripts/hlo_parse.py scripts/workload_out.py
 install: $(BIN) $(LIB)
 	install -d '$(DESTDIR)$(PREFIX)/bin' '$(DESTDIR)$(PREFIX)/lib' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PYDIR)' \
 	  '$(DESTDIR)$(PREFIX)/share/tpusim/python'

@@ -41,7 +41,7 @@ model's). Any other symbolic dimension needs `--dim NAME=N`.
 
 The YAML is checked by `tpusim lower` before it is written (the tpusim of
 $TPUSIM, else build/tpusim beside this script, else on PATH), so that what
-tpusim refuses is refused here; the bounds are limit.h's (onnx_lower.py's,
+tpusim refuses is refused here; the bounds are limit.h's (workload_out.py's,
 which the test checks). It is written atomically, 0666 less the umask.
 
 A layer lists `inputs` (the layers whose outputs it reads) when every operand
@@ -60,8 +60,6 @@ with nothing written.
 import argparse
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -76,8 +74,9 @@ _here = os.path.dirname(os.path.realpath(__file__))
 sys.path[:0] = [_here, os.path.join(_here, "..", "share", "tpusim", "python")]
 sys.dont_write_bytecode = True
 
-from onnx_lower import (BATCH_MAX, DIM_MAX, ONNX_DOMAINS, OTHER_DOMAIN_OK, BadInput, Converter,  # noqa: E402
-                        attr_value, node_label, plural, sanitize)
+from onnx_lower import ONNX_DOMAINS, OTHER_DOMAIN_OK, Converter, attr_value, node_label  # noqa: E402
+from workload_out import (BATCH_MAX, DIM_MAX, BadInput, layer_lines, plural, positive, print_report,  # noqa: E402
+                          printable, report_counts, sanitize, write_checked, yaml_name)
 
 PROG = "onnx2workload"
 
@@ -230,18 +229,6 @@ def infer(model, path):
 
 # ---------------------------------------------------------------------------- writing
 
-def printable(s):
-    """s with every character outside printable ASCII shown as ?: for comments and messages."""
-    return "".join(c if " " <= c <= "~" else "?" for c in s)
-
-
-def yaml_name(s):
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_./-]*", s) and s.lower() not in ("true", "false", "null", "yes", "no",
-                                                                            "on", "off", "y", "n"):
-        return s
-    return '"' + s + '"'
-
-
 def render(conv, model, path, yaml_batch):
     stem = os.path.splitext(os.path.basename(path))[0]
     name = sanitize(model.graph.name or stem)
@@ -250,106 +237,11 @@ def render(conv, model, path, yaml_batch):
              + ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in model.opset_import) + ").",
              f"# {plural(len(model.graph.node), 'node')} as {plural(len(conv.layers), 'layer')}; shapes per sample, the batch"
              f" ({conv.mb} in the model) divided out. Biases and BatchNorm are folded."]
-    counts = {}
-    for cat, op, _, _ in conv.report:
-        counts.setdefault(cat, {}).setdefault(op, 0)
-        counts[cat][op] += 1
-    for cat in sorted(counts):
-        ops = ", ".join(f"{op} x{n}" for op, n in sorted(counts[cat].items()))
-        lines.append(f"# {cat}: {ops}")
+    lines += report_counts(conv.report)
     for op, label, why in conv.unsupported:
         lines.append(f"# UNSUPPORTED, left out: {op} '{label}': {why}")
-    lines += [f"name: {yaml_name(name)}", f"batch: {yaml_batch}", "layers:"]
-    for l in conv.layers:
-        if l.notes:
-            lines.append("  # " + "; ".join(l.notes))
-        items = [f"name: {yaml_name(l.name)}", f"type: {l.type}"] + [f"{k}: {v}" for k, v in l.keys.items()]
-        if l.inputs:
-            items.append("inputs: [" + ", ".join(yaml_name(n) for n in l.inputs) + "]")
-        lines.append("  - {" + ", ".join(items) + "}")
+    lines += [f"name: {yaml_name(name)}", f"batch: {yaml_batch}", "layers:"] + layer_lines(conv.layers)
     return "\n".join(printable(l) for l in lines) + "\n"
-
-
-def find_tpusim():
-    """The tpusim that checks what is written: $TPUSIM, else build/tpusim beside this script, else tpusim on PATH."""
-    if os.environ.get("TPUSIM"):
-        return os.environ["TPUSIM"]
-    built = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "tpusim")
-    return built if os.access(built, os.X_OK) else shutil.which("tpusim")
-
-
-def check_with_tpusim(model_path, path, shown):
-    """`tpusim lower` on path (shown as shown): what tpusim refuses is bad input, with tpusim's reason."""
-    tpusim = find_tpusim()
-    if not tpusim:
-        print(f"{PROG}: note: no tpusim found (set TPUSIM): the workload is not checked against its limits",
-              file=sys.stderr)
-        return
-    try:
-        r = subprocess.run([tpusim, "lower", "-w", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           text=True, errors="replace")
-    except OSError as e:
-        raise BadInput(f"{tpusim}: expected a tpusim to check the workload with, found {e.strerror.lower()}")
-    if r.returncode != 0:
-        why = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[0].replace(path, shown)
-        raise BadInput(f"{model_path}: expected a workload that tpusim takes, found one it refuses: {why}")
-
-
-def write_checked(model_path, out, text):
-    """text to out (None: standard output) once tpusim took it, from a temporary file beside out; nothing left on error."""
-    d = os.path.dirname(os.path.abspath(out)) if out else None
-    tmpdir = None
-    try:
-        if out is None:
-            tmpdir = tempfile.TemporaryDirectory(prefix="onnx2workload.")
-            d = tmpdir.name
-        fd, tmp = tempfile.mkstemp(prefix=".onnx2workload.", suffix=".yaml", dir=d)
-    except OSError as e:
-        raise BadInput(f"{out}: expected a writable path, found {e.strerror.lower()}")
-    try:
-        try:
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(fd, 0o666 & ~mask)
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-        except OSError as e:
-            raise BadInput(f"{out or tmp}: expected a writable path, found {e.strerror.lower()}")
-        check_with_tpusim(model_path, tmp, out or "<standard output>")
-        if out is None:
-            try:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            except (OSError, ValueError) as e:
-                raise BadInput(f"standard output: expected to write the workload, found {e}")
-            return
-        try:
-            os.replace(tmp, out)
-        except OSError as e:
-            raise BadInput(f"{out}: expected a writable path, found {e.strerror.lower()}")
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if tmpdir is not None:
-            tmpdir.cleanup()
-
-
-def print_report(conv, path, quiet):
-    width = max([len(op) for _, op, _, _ in conv.report] + [8])
-    for cat, op, label, detail in conv.report:
-        if quiet and cat != "unsupported":
-            continue
-        print(printable(f"  {cat:<13} {op:<{width}} {label}" + (f"  ({detail})" if detail else "")), file=sys.stderr)
-
-
-def positive(text):
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if not 1 <= v <= BATCH_MAX:
-        raise argparse.ArgumentTypeError(f"expected an integer in [1, {BATCH_MAX}], found {text!r}")
-    return v
 
 
 def dim_arg(text):
@@ -380,7 +272,7 @@ def main(argv):
         conv.run()
         n_layers = len(conv.layers)
         if conv.unsupported and not args.allow_unsupported:
-            print_report(conv, args.model, args.quiet)
+            print_report(conv.report, args.quiet)
             print(f"{PROG}: {args.model}: {len(conv.unsupported)} unsupported node"
                   f"{'s' if len(conv.unsupported) != 1 else ''} (listed above); nothing written "
                   f"(--allow-unsupported writes the rest)", file=sys.stderr)
@@ -388,11 +280,11 @@ def main(argv):
         if not conv.layers:
             raise BadInput(f"{args.model}: expected a node that becomes a layer, found none")
         text = render(conv, model, args.model, args.batch or mb)
-        write_checked(args.model, args.output, text)
+        write_checked(PROG, args.model, args.output, text)
     except BadInput as e:
         print(printable(f"{PROG}: {e}"), file=sys.stderr)
         return 2
-    print_report(conv, args.model, args.quiet)
+    print_report(conv.report, args.quiet)
     print(f"{PROG}: {args.model}: {plural(len(model.graph.node), 'node')}, {plural(n_layers, 'layer')}"
           + (f", {len(conv.unsupported)} unsupported left out" if conv.unsupported else "")
           + (f" -> {args.output}" if args.output else ""), file=sys.stderr)

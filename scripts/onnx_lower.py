@@ -5,21 +5,15 @@ writes the YAML; its docstring says what becomes what).
 
 Converter(model, path, model_batch, fuse).run() walks a model whose shapes are
 inferred: its layers, its report (one line per node that is not a layer of its
-own) and its unsupported nodes. The bounds are limit.h's (tests/test_onnx.py
-checks them). BadInput is bad input (exit status 2), Unsupported a node with
-no workload layer.
+own) and its unsupported nodes. The bounds are limit.h's, in workload_out.py
+with what the importers share. BadInput is bad input (exit status 2),
+Unsupported a node with no workload layer.
 """
-import math
 import os
-import re
 
 import onnx
 
-
-NAME_MAX = 63                         # CFG_STR_MAX - 1: the longest layer name a workload takes
-DIM_MAX = 1 << 40                     # workload.c: the largest value of a layer's key
-COUNT_MAX = 10 ** 9                   # workload.c: the most repeat and groups
-BATCH_MAX = 1 << 20                   # workload.c: the largest batch
+from workload_out import BadInput, Unsupported, check_keys, prod, resolve_inputs, sym_padding, unique
 
 SHAPE_ONLY = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"}
 SHAPE_VALUES = {"Shape", "Size"}      # values that depend on shapes alone
@@ -48,14 +42,6 @@ ARITY = {"Conv": (2, 3), "Gemm": (2, 3), "MatMul": (2, 2), "MaxPool": (1, 1), "A
          **{op: (1, None) for op in SHAPE_ONLY | DATA_MOVEMENT}}
 OTHER_DOMAIN_OK = {("com.microsoft", "Gelu"), ("com.microsoft", "FastGelu")}
 ONNX_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training")   # the domains the ONNX standard defines
-
-
-class BadInput(Exception):
-    """The model cannot be read or its shapes are not known: exit 2."""
-
-
-class Unsupported(Exception):
-    """This node has no workload layer: the reason."""
 
 
 class Layer:
@@ -100,23 +86,6 @@ class Val:
 
 def node_label(node, index):
     return node.name if node.name else f"{node.op_type}_{index}"
-
-
-def sanitize(name):
-    """name in the characters a plain YAML scalar keeps; when too long, its last path parts, or its tail."""
-    parts = re.sub(r"[^A-Za-z0-9_./-]", "_", name).strip("/").split("/")
-    while len(parts) > 1 and len("/".join(parts)) > NAME_MAX:
-        parts.pop(0)
-    s = "/".join(parts)[-NAME_MAX:].lstrip("/.-_")
-    return s or "layer"
-
-
-def plural(n, word):
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def prod(v):
-    return math.prod(v) if v else 1
 
 
 def broadcast(a, b, node):
@@ -271,23 +240,13 @@ class Converter:
             raise Unsupported(f"'{name}' has {s[0]} in its first dimension, not the batch ({self.mb})")
 
     def unique(self, label):
-        base = sanitize(label)
-        name, i = base, 2
-        while name in self.names:
-            suffix = f"_{i}"
-            name = base[:NAME_MAX - len(suffix)] + suffix
-            i += 1
-        self.names.add(name)
-        return name
+        return unique(self.names, label)
 
     def note(self, category, node, label, detail=""):
         self.report.append((category, node.op_type, label, detail))
 
     def add_layer(self, node, label, ltype, keys, reads, read_sizes, out_elems):
-        for k, v in keys.items():
-            top = COUNT_MAX if k in ("repeat", "groups") else DIM_MAX
-            if isinstance(v, int) and not 1 <= v <= top and not (v == 0 and k == "padding"):
-                raise Unsupported(f"{ltype} {k} {v}, beyond what a workload takes (1 to {top})")
+        check_keys(ltype, keys)
         layer = Layer(self.unique(label), ltype, keys, label, node.op_type, reads, read_sizes, out_elems)
         for v in reads:
             if v.src is not None:
@@ -357,41 +316,8 @@ class Converter:
             self.fuse_attention()
         prev = None
         for l in self.layers:
-            self.resolve_inputs(l, prev)
+            resolve_inputs(l, prev, self.mb, self.report)
             prev = l
-
-    def resolve_inputs(self, l, prev):
-        """
-        l.inputs: the names of the layers l reads, when every operand is the
-        whole output of one; else none, and tpusim's default rule applies
-        (operand 0: the previous layer's output when it has the size read,
-        else a new input; any other operand a new input). A note says where
-        that rule reads something else than the model.
-        """
-        want = []
-        for v, size in zip(l.reads, l.read_sizes):
-            src = final(v.src) if v.src is not None else None
-            if src is not None and v.elems == size * self.mb and src.out_elems == size:
-                want.append(("layer", src, f"'{src.name}'"))
-            elif v.gin is not None and v.src is None and v.elems == size * self.mb:
-                want.append(("input", None, f"network input '{v.gin}'"))
-            elif src is not None and v.elems == src.out_elems * self.mb:
-                want.append(("none", None, f"'{src.name}', broadcast"))
-            else:
-                want.append(("none", None, f"what {v.via} writes" if v.via else "a tensor that no layer writes"))
-        l.inputs = [w[1].name for w in want] if all(w[0] == "layer" for w in want) else None
-        if l.inputs is not None:
-            return
-        for j, (kind, what, shown) in enumerate(want):
-            gets = prev if j == 0 and prev is not None and prev.out_elems == l.read_sizes[0] else None
-            if (kind == "layer" and gets is what) or (kind == "input" and gets is None):
-                continue
-            reads = f"'{gets.name}'" if gets is not None else "a new input"
-            why = {"layer": "another operand has no layer to name", "input": "`inputs` names layers only",
-                   "none": "no layer writes it whole"}[kind]
-            text = f"operand {j} is {shown}, but tpusim reads {reads} ({why})"
-            l.notes.append(text)
-            self.report.append(("dataflow", l.type, l.name, text))
 
     def convert(self, node, label, ins):
         op = node.op_type
@@ -441,20 +367,6 @@ class Converter:
 
     # -- layers
 
-    def sym_padding(self, pads, dims, kernels, stride, outs):
-        """The one padding p whose output size, (n + 2p - k) / s + 1, is ONNX's in both dimensions."""
-        def fits(p):
-            return all(k <= n + 2 * p and (n + 2 * p - k) // stride + 1 == o for n, k, o in zip(dims, kernels, outs))
-        if pads and len(set(pads)) == 1 and fits(pads[0]):
-            return pads[0], True
-        # (n + 2p - k) // s + 1 == o  <=>  s (o - 1) <= n + 2p - k <= s o - 1
-        lo = max([0] + [-((n - k - stride * (o - 1)) // 2) for n, k, o in zip(dims, kernels, outs)])
-        hi = min((stride * o - 1 + k - n) // 2 for n, k, o in zip(dims, kernels, outs))
-        p = min(max(sum(pads) // (2 * len(dims)) if pads else 0, lo), hi)   # nearest the mean pad
-        if lo <= hi and fits(p):
-            return p, False
-        raise Unsupported(f"pads {list(pads)} give an output of {outs}, which no one padding on every side gives")
-
     def conv(self, node, label, ins):
         x, w = ins[0], ins[1]
         if w.kind != "const":
@@ -482,7 +394,7 @@ class Converter:
         auto = self.auto_pad(node)
         pads = self.attr_ints(node, "pads", [0, 0, 0, 0], 4) if auto == "NOTSET" else []
         ekh, ekw = dil[0] * (kh - 1) + 1, dil[1] * (kw - 1) + 1
-        p, exact = self.sym_padding(pads, [h, wd], [ekh, ekw], strides[0], ys[2:])
+        p, exact = sym_padding(pads, [h, wd], [ekh, ekw], strides[0], ys[2:])
         keys = dict(in_h=h, in_w=wd, in_c=c, out_c=oc)
         if kh == kw:
             keys["kernel"] = kh
@@ -587,7 +499,7 @@ class Converter:
                 raise Unsupported(f"dilations {dil} (pool has none)")
             auto = self.auto_pad(node)
             pads = self.attr_ints(node, "pads", [0, 0, 0, 0], 4) if auto == "NOTSET" else []
-            p, exact = self.sym_padding(pads, [h, w], ks, strides[0], ys[2:])
+            p, exact = sym_padding(pads, [h, w], ks, strides[0], ys[2:])
             keys.update(kernel=ks[0], stride=strides[0], padding=p)
         keys["mode"] = mode
         layer = self.add_layer(node, label, "pool", keys, [x], [c * h * w], prod(ys[1:]))
@@ -715,9 +627,3 @@ class Converter:
         if lo.keys != dict(in_features=h * hd, out_features=d, tokens=s):
             return None
         return lq, lk, lv, qk, pv, lo
-
-
-def final(layer):
-    while layer.replaced_by is not None:
-        layer = layer.replaced_by
-    return layer

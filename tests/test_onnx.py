@@ -393,7 +393,7 @@ def sizes_tpusim_takes(d):
     tpusim's reason, exit status 2 and nothing written.
     """
     import importlib.util
-    spec = importlib.util.spec_from_file_location("onnx_lower", os.path.join(os.path.dirname(SCRIPT), "onnx_lower.py"))
+    spec = importlib.util.spec_from_file_location("workload_out", os.path.join(os.path.dirname(SCRIPT), "workload_out.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     for py, c in (("DIM_MAX", "WORKLOAD_DIM_MAX"), ("COUNT_MAX", "WORKLOAD_COUNT_MAX"), ("BATCH_MAX", "LIMIT_BATCH"),

@@ -403,6 +403,18 @@ class Install(unittest.TestCase):
             self.assertEqual(json.loads(p.stdout), [pydir + "/tpusim.py", os.path.realpath(top + "/lib/libtpusim.so"),
                                                     16 * (784 * 512 + 512 * 256 + 256 * 10),
                                                     top + "/share/tpusim/configs/workloads/mlp.yaml"])
+            # The StableHLO importer converts with its modules from the installed
+            # tree (standard library only): the MLP of tests/hlo, two linear
+            # layers and a relu, checked by the installed tpusim (first on PATH).
+            env = {k: v for k, v in os.environ.items() if k not in ("TPUSIM", "PYTHONPATH")}
+            env["PATH"] = top + "/bin" + os.pathsep + env.get("PATH", "")
+            p = subprocess.run([top + "/bin/hlo2workload.py", os.path.join(ROOT, "tests", "hlo", "mlp.mlir"), "-o",
+                                "mlp_hlo.yaml"], cwd=work, env=env, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("no tpusim found", p.stderr)
+            with open(os.path.join(work, "mlp_hlo.yaml")) as f:
+                self.assertEqual([l.split(",")[1] for l in f.read().splitlines() if l.startswith("  - {")],
+                                 [" type: linear", " type: relu", " type: linear"])
             if importlib.util.find_spec("onnx") is None:
                 self.skipTest("onnx (python3-onnx) is not installed: the importer's --help is not tried")
             p = subprocess.run([top + "/bin/onnx2workload.py", "--help"], cwd=work, capture_output=True, text=True)
