@@ -633,8 +633,20 @@ static int64_t add_sat(int64_t a, int64_t b)
 
 int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N])
 {
-	/* The activations' liveness as a difference array over the ops: + at the first writer, - after the last use. */
-	int64_t *delta = calloc(l->n + 1, sizeof *delta), live = 0;
+	/*
+	 * The activations' liveness as a difference array over the ops: + at the
+	 * first writer, - after the last use. Its length is the ops' or past the
+	 * last op a tensor names, whichever is more: a plan's placed ops borrow
+	 * the lowered tensors, whose op numbers are the lowering's.
+	 */
+	int32_t last = (int32_t)l->n - 1;
+	for (size_t i = 0; i < l->nt; i++) {
+		const struct tensor *t = &l->t[i];
+		int32_t m = t->producer > t->ready ? t->producer : t->ready;
+		m = t->last_reader > m ? t->last_reader : m;
+		last = t->kind == TK_ACT && m > last ? m : last;
+	}
+	int64_t *delta = calloc((size_t)(last + 2), sizeof *delta), live = 0;
 	if (!delta)
 		return -1;
 	for (int k = 0; k < NEED_N; k++)
@@ -650,11 +662,11 @@ int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N])
 		if (from == TENSOR_NONE)
 			continue;
 		if (t->last_reader == TENSOR_NONE)
-			to = (int32_t)l->n - 1;         /* an output: in HBM from its writer to the end */
+			to = last;                      /* an output: in HBM from its writer to the end */
 		delta[from] = add_sat(delta[from], t->elems);
 		delta[to + 1] -= t->elems < INT64_MAX ? t->elems : 0;
 	}
-	for (size_t i = 0; i < l->n; i++) {
+	for (int32_t i = 0; i <= last; i++) {
 		live = add_sat(live, delta[i]);
 		if (live > need[NEED_ACTIVATIONS])
 			need[NEED_ACTIVATIONS] = live;
