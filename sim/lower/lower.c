@@ -659,10 +659,11 @@ int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N])
 			continue;
 		}
 		int32_t from = t->producer, to = t->last_reader > t->ready ? t->last_reader : t->ready;
-		if (from == TENSOR_NONE)
-			continue;
+		if (from < 0)
+			continue;                       /* TENSOR_NONE: nothing writes it */
 		if (t->last_reader == TENSOR_NONE)
 			to = last;                      /* an output: in HBM from its writer to the end */
+		to = to < from ? from : to;
 		delta[from] = add_sat(delta[from], t->elems);
 		delta[to + 1] -= t->elems < INT64_MAX ? t->elems : 0;
 	}
