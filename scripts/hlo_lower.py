@@ -13,7 +13,8 @@ Unsupported an op with no workload layer.
 """
 import re
 
-from workload_out import BadInput, Unsupported, check_keys, plural, prod, resolve_inputs, sym_padding, unique
+from workload_out import (BadInput, Unsupported, check_keys, matmul_layer, plural, prod, resolve_inputs, sym_padding,
+                          unique)
 
 DIALECTS = ("stablehlo.", "chlo.", "mhlo.")
 SHAPE_ONLY = {"reshape", "transpose", "convert", "bitcast_convert", "copy", "optimization_barrier",
@@ -445,11 +446,7 @@ class Converter:
             self.matmul_layer(op, label, mm, k, n, rep, "activation", "activation", [a, b],
                               [mm * k * rep, k * n * rep])
 
-    def matmul_layer(self, op, label, m, k, n, rep, ra, rb, reads, sizes):
-        keys = dict(m=m, k=k, n=n, a=ra, b=rb)
-        if rep != 1:
-            keys["repeat"] = rep
-        return self.add_layer(op, label, "matmul", keys, reads, sizes, m * n * rep)
+    matmul_layer = matmul_layer
 
     def layout(self, op, m, group, letters):
         """The positions of a conv layout's letters ([b, 0, 1, f]): letter: dimension."""

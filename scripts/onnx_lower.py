@@ -13,7 +13,7 @@ import os
 
 import onnx
 
-from workload_out import BadInput, Unsupported, check_keys, prod, resolve_inputs, sym_padding, unique
+from workload_out import BadInput, Unsupported, check_keys, matmul_layer, prod, resolve_inputs, sym_padding, unique
 
 SHAPE_ONLY = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"}
 SHAPE_VALUES = {"Shape", "Size"}      # values that depend on shapes alone
@@ -467,11 +467,7 @@ class Converter:
             self.matmul_layer(node, label, mm, k, n, rep, "activation", "activation", [a, b],
                                       [mm * k * rep, k * n * rep])
     
-    def matmul_layer(self, node, label, m, k, n, rep, ra, rb, reads, sizes):
-        keys = dict(m=m, k=k, n=n, a=ra, b=rb)
-        if rep != 1:
-            keys["repeat"] = rep
-        return self.add_layer(node, label, "matmul", keys, reads, sizes, m * n * rep)
+    matmul_layer = matmul_layer
 
     def pool(self, node, label, ins):
         x = ins[0]

@@ -60,6 +60,15 @@ def prod(v):
     return math.prod(v) if v else 1
 
 
+def matmul_layer(conv, at, label, m, k, n, rep, ra, rb, reads, sizes):
+    """A matmul layer of m x k x n, repeated rep times, operands a and b in roles ra and rb, through the
+    converter's add_layer (at: the node or op it comes from). Shared by the importers."""
+    keys = dict(m=m, k=k, n=n, a=ra, b=rb)
+    if rep != 1:
+        keys["repeat"] = rep
+    return conv.add_layer(at, label, "matmul", keys, reads, sizes, m * n * rep)
+
+
 def check_keys(ltype, keys):
     """A layer's integer keys within what a workload takes."""
     for k, v in keys.items():
