@@ -13,8 +13,8 @@ Unsupported an op with no workload layer.
 """
 import re
 
-from workload_out import (BadInput, Unsupported, check_keys, matmul_layer, plural, prod, resolve_inputs, sym_padding,
-                          unique)
+from workload_out import (BadInput, Unsupported, activations_matmul, check_keys, matmul_layer, plural, prod,
+                          resolve_inputs, sym_padding, unique)
 
 DIALECTS = ("stablehlo.", "chlo.", "mhlo.")
 SHAPE_ONLY = {"reshape", "transpose", "convert", "bitcast_convert", "copy", "optimization_barrier",
@@ -439,12 +439,7 @@ class Converter:
             nn = self.per_sample(n, "the columns of rhs per weight matrix")
             self.matmul_layer(op, label, m, k, nn, pb, "weight", "activation", [b], [k * nn * pb])
         else:
-            if pb % self.mb == 0:
-                rep, mm = pb // self.mb, m
-            else:
-                rep, mm = 1, self.per_sample(pb * m, "the rows of lhs")
-            self.matmul_layer(op, label, mm, k, n, rep, "activation", "activation", [a, b],
-                              [mm * k * rep, k * n * rep])
+            activations_matmul(self, op, label, m, k, n, pb, a, b, "the rows of lhs")
 
     matmul_layer = matmul_layer
 

@@ -13,7 +13,8 @@ import os
 
 import onnx
 
-from workload_out import BadInput, Unsupported, check_keys, matmul_layer, prod, resolve_inputs, sym_padding, unique
+from workload_out import (BadInput, Unsupported, activations_matmul, check_keys, matmul_layer, prod, resolve_inputs,
+                          sym_padding, unique)
 
 SHAPE_ONLY = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Cast"}
 SHAPE_VALUES = {"Shape", "Size"}      # values that depend on shapes alone
@@ -460,12 +461,7 @@ class Converter:
             nn = self.per_sample(pb * n // rep, "the columns of B per weight matrix")
             self.matmul_layer(node, label, m, k, nn, rep, "weight", "activation", [b], [k * nn * rep])
         else:
-            if pb % self.mb == 0:
-                rep, mm = pb // self.mb, m
-            else:
-                rep, mm = 1, self.per_sample(pb * m, "the rows of A")
-            self.matmul_layer(node, label, mm, k, n, rep, "activation", "activation", [a, b],
-                                      [mm * k * rep, k * n * rep])
+            activations_matmul(self, node, label, m, k, n, pb, a, b, "the rows of A")
     
     matmul_layer = matmul_layer
 

@@ -69,6 +69,16 @@ def matmul_layer(conv, at, label, m, k, n, rep, ra, rb, reads, sizes):
     return conv.add_layer(at, label, "matmul", keys, reads, sizes, m * n * rep)
 
 
+def activations_matmul(conv, at, label, m, k, n, pb, a, b, rows):
+    """A matmul of two activations, pb products of m x k x n in the whole batch: repeated per sample when the
+    batch divides them (the heads of Q.K^T), else their rows per sample (rows: what to call them in an error)."""
+    if pb % conv.mb == 0:
+        rep, mm = pb // conv.mb, m
+    else:
+        rep, mm = 1, conv.per_sample(pb * m, rows)
+    return matmul_layer(conv, at, label, mm, k, n, rep, "activation", "activation", [a, b], [mm * k * rep, k * n * rep])
+
+
 def check_keys(ltype, keys):
     """A layer's integer keys within what a workload takes."""
     for k, v in keys.items():
