@@ -37,7 +37,8 @@ const struct cfg_key area_keys[] = {
 	  "process node; brings its densities (MAC, register, bit cell, vector lane, idle power) but for those its "
 	  "own file (or --set) sets; 45nm and custom: the keys' defaults, the 45 nm set" },
 	{ "mac_int8_um2", CFG_DOUBLE, F(mac_int8_um2), "um2", "419", 0, 1e7, NULL,
-	  "an int8 multiplier and its 32-bit accumulating adder" },
+	  "an int8 multiplier and its 32-bit accumulating adder; fp8's is taken as the same (assumed: a 4 x 4-bit "
+	  "mantissa product is smaller, its fp32 accumulation larger)" },
 	{ "mac_fp16_um2", CFG_DOUBLE, F(mac_fp16_um2), "um2", "5824", 0, 1e7, NULL,
 	  "a bf16/fp16 multiplier and its fp32 accumulating adder" },
 	{ "mac_fp32_um2", CFG_DOUBLE, F(mac_fp32_um2), "um2", "11884", 0, 1e7, NULL,
@@ -108,7 +109,8 @@ const char *const area_node_defaults[AREA_NNODES][AREA_NODE_NKEYS] = {
 static double mac_um2(const struct area_params *p, int dtype)
 {
 	switch (dtype) {
-	case DT_INT8: return p->mac_int8_um2;
+	case DT_INT8:
+	case DT_FP8: return p->mac_int8_um2;       /* assumed alike: see mac_int8_um2 */
 	case DT_FP32: return p->mac_fp32_um2;
 	default: return p->mac_fp16_um2;
 	}

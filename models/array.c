@@ -10,7 +10,11 @@
 #include "xmath.h"
 
 const char *const array_dataflow_names[] = { "ws", "os", "is", NULL };
-const char *const array_dtype_names[] = { "int8", "bf16", "fp16", "fp32", NULL };
+const char *const array_dtype_names[] = { "int8", "bf16", "fp16", "fp32", "fp8", NULL };
+/* none: the array does not run the dtype; 1/n: n passes; n: n elements of K packed into each PE (array.h). */
+const char *const array_rate_names[] = { "none", "1/8", "1/6", "1/4", "1/3", "1/2", "1", "2", "4", "8", NULL };
+static const int rate_pack[] = { 0, 1, 1, 1, 1, 1, 1, 2, 4, 8 };
+static const int rate_passes[] = { 1, 8, 6, 4, 3, 2, 1, 1, 1, 1 };
 
 #define F(x) offsetof(struct array_params, x)
 const struct cfg_key array_keys[] = {
@@ -25,7 +29,17 @@ const struct cfg_key array_keys[] = {
 	{ "weight_double_buffer", CFG_BOOL, F(weight_double_buffer), "", "true", 0, 0, NULL,
 	  "a shadow tile in the PEs loads (or drains) while the current fold computes" },
 	{ "dtype", CFG_ENUM, F(dtype), "", "int8", 0, 0, array_dtype_names,
-	  "operand type; int8 accumulates in int32, bf16/fp16/fp32 in fp32" },
+	  "operand type; int8 accumulates in int32, bf16/fp16/fp32/fp8 (E4M3) in fp32" },
+	{ "rate_int8", CFG_ENUM, F(rate[DT_INT8]), "MAC/PE/cycle", "1", 0, 0, array_rate_names,
+	  "MACs per PE per cycle at int8: n packs n elements of K into a PE, 1/n takes n passes, none: not run" },
+	{ "rate_bf16", CFG_ENUM, F(rate[DT_BF16]), "MAC/PE/cycle", "1", 0, 0, array_rate_names,
+	  "MACs per PE per cycle at bf16 (as rate_int8)" },
+	{ "rate_fp16", CFG_ENUM, F(rate[DT_FP16]), "MAC/PE/cycle", "1", 0, 0, array_rate_names,
+	  "MACs per PE per cycle at fp16 (as rate_int8)" },
+	{ "rate_fp32", CFG_ENUM, F(rate[DT_FP32]), "MAC/PE/cycle", "1", 0, 0, array_rate_names,
+	  "MACs per PE per cycle at fp32 (as rate_int8; a bf16 MXU's full fp32 takes 6 passes: 1/6)" },
+	{ "rate_fp8", CFG_ENUM, F(rate[DT_FP8]), "MAC/PE/cycle", "1", 0, 0, array_rate_names,
+	  "MACs per PE per cycle at fp8 (as rate_int8)" },
 	CFG_END
 };
 #undef F
@@ -33,7 +47,8 @@ const struct cfg_key array_keys[] = {
 int array_elem_bytes(int dtype)
 {
 	switch (dtype) {
-	case DT_INT8: return 1;
+	case DT_INT8:
+	case DT_FP8: return 1;
 	case DT_BF16:
 	case DT_FP16: return 2;
 	default: return 4;
@@ -44,6 +59,21 @@ int array_acc_bytes(int dtype)
 {
 	(void)dtype;
 	return 4;   /* int32 for int8, fp32 otherwise */
+}
+
+int array_pack(const struct array_params *p)
+{
+	return rate_pack[p->rate[p->dtype]];
+}
+
+int array_passes(const struct array_params *p)
+{
+	return rate_passes[p->rate[p->dtype]];
+}
+
+double array_rate(const struct array_params *p)
+{
+	return (double)array_pack(p) / array_passes(p);
 }
 
 int64_t array_pes(const struct array_params *p)

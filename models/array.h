@@ -69,7 +69,7 @@
 #include "cfgkey.h"
 
 enum dataflow { DF_WS, DF_OS, DF_IS };
-enum dtype { DT_INT8, DT_BF16, DT_FP16, DT_FP32 };
+enum dtype { DT_INT8, DT_BF16, DT_FP16, DT_FP32, DT_FP8, DT_N };
 
 struct array_params {
 	int64_t rows, cols;
@@ -77,11 +77,28 @@ struct array_params {
 	bool scalesim_compat;
 	bool weight_double_buffer;
 	int dtype;                  /* enum dtype */
+	int rate[DT_N];             /* by enum dtype: index into array_rate_names */
 };
 
 extern const struct cfg_key array_keys[];
 extern const char *const array_dataflow_names[];   /* "ws", "os", "is" */
-extern const char *const array_dtype_names[];      /* "int8", "bf16", "fp16", "fp32": enum dtype */
+extern const char *const array_dtype_names[];      /* "int8", "bf16", "fp16", "fp32", "fp8": enum dtype */
+extern const char *const array_rate_names[];       /* "none", "1/8" ... "1", "2", "4", "8": array.rate_* */
+
+/*
+ * MACs per PE per cycle at the run's dtype (array.rate_<dtype>), as the
+ * timing sees it. A rate n > 1 packs n adjacent elements of the reduction
+ * into each PE: the PE holds n weights and multiplies n inputs a cycle
+ * (how an MXU built for bf16 runs int8 at twice the rate), so a fold covers
+ * rows x n of K, shifts in rows cycles and streams as at rate 1. A rate 1/n
+ * takes n passes: each fold streams n times (fp32 on a bf16 MXU, the
+ * operands split into bf16 parts: XLA's bf16_3x and bf16_6x). pack and
+ * passes: the n of each (the other is 1). none: the array does not run the
+ * dtype (pack 0, rate 0; a run refuses it: config_check_rate).
+ */
+int array_pack(const struct array_params *p);
+int array_passes(const struct array_params *p);
+double array_rate(const struct array_params *p);
 
 /* Bytes of one operand element, and of one accumulator (partial sum) element. */
 int array_elem_bytes(int dtype);

@@ -19,6 +19,9 @@
  *                 still draining to HBM after the array is done
  *   vector        the vector unit computing
  *   fill_drain    the skew of filling and draining the array, and os drains
+ *   op_fixed      the fixed time every op spends before it computes (launch,
+ *                 synchronisation, the pipeline between fusions:
+ *                 chip.op_fixed_ns)
  *
  * Late data and shifts: weight_shift counts a shift as if its tile had
  * been there in time. With a shadow register a tile starts shifting in when
@@ -45,6 +48,7 @@ enum cat {
 	CAT_OUTPUTS,
 	CAT_VECTOR,
 	CAT_FILL_DRAIN,
+	CAT_OP_FIXED,
 	CAT_N
 };
 

@@ -24,7 +24,8 @@ const char *const energy_part_names[] = { "mac", "array", "sram_weights", "sram_
  */
 #define F(x) offsetof(struct energy_params, x)
 const struct cfg_key energy_keys[] = {
-	{ "mac_int8_pj", CFG_DOUBLE, F(mac_int8_pj), "pJ", "0.23", 0, 1e6, NULL, "one int8 multiply-accumulate" },
+	{ "mac_int8_pj", CFG_DOUBLE, F(mac_int8_pj), "pJ", "0.23", 0, 1e6, NULL,
+	  "one int8 multiply-accumulate; fp8's is taken as the same (assumed, as area.mac_int8_um2)" },
 	{ "mac_fp16_pj", CFG_DOUBLE, F(mac_fp16_pj), "pJ", "1.5", 0, 1e6, NULL,
 	  "one bf16/fp16 multiply-accumulate" },
 	{ "mac_fp32_pj", CFG_DOUBLE, F(mac_fp32_pj), "pJ", "4.6", 0, 1e6, NULL, "one fp32 multiply-accumulate" },
@@ -42,7 +43,8 @@ const struct cfg_key energy_keys[] = {
 double energy_mac_pj(const struct energy_params *p, int dtype)
 {
 	switch (dtype) {
-	case DT_INT8: return p->mac_int8_pj;
+	case DT_INT8:
+	case DT_FP8: return p->mac_int8_pj;        /* assumed alike: see mac_int8_pj */
 	case DT_FP32: return p->mac_fp32_pj;
 	default: return p->mac_fp16_pj;
 	}

@@ -14,7 +14,8 @@ import subprocess
 import sys
 import tempfile
 
-PRESETS = ["tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e"]
+PRESETS = ["tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e", "tpu_v5p",
+           "tpu_v6e", "tpu_v7"]
 WORKLOADS = [
     "configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml",
     "configs/workloads/bert_base.yaml", "configs/workloads/llm7b_prefill.yaml",
@@ -22,7 +23,6 @@ WORKLOADS = [
     "configs/workloads/vit_b16.yaml", "configs/workloads/gpt2_decode.yaml",
     "traces/alexnet.csv", "traces/gemm_example.csv",
 ]
-CATS = ["compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain"]
 BUFS = ["weights", "inputs", "outputs"]
 ENGINE_MAX_FOLDS = 20_000_000
 
@@ -39,7 +39,7 @@ def run(binary, preset, wl, model, df):
 def row(preset, wl, model, df, summary):
     t = summary["total"]
     cols = [preset, wl, model, df, t["cycles"], t["hbm_read_bytes"], t["hbm_write_bytes"], t["folds"]]
-    cols += [t["cycles_by_category"][c] for c in CATS]
+    cols += list(t["cycles_by_category"].values())
     cols += [t["sram_read_bytes"][b] for b in BUFS] + [t["sram_write_bytes"][b] for b in BUFS]
     cols += ["%.17g" % t["energy_pj"], "%.17g" % summary["area_mm2"]]
     return ",".join(str(c) for c in cols)
@@ -47,15 +47,20 @@ def row(preset, wl, model, df, summary):
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else "build/tpusim"
-    print("preset,workload,model,dataflow,cycles,hbm_read_bytes,hbm_write_bytes,folds,"
-          + ",".join("cycles_" + c for c in CATS) + ","
-          + ",".join("sram_%s_read_bytes" % b for b in BUFS) + ","
-          + ",".join("sram_%s_write_bytes" % b for b in BUFS) + ",energy_pj,area_mm2")
+    header = False
     for p in PRESETS:
         for wl in WORKLOADS:
             folds = 0
             for df in ["os", "is", "ws"]:
                 t = run(binary, p, wl, "analytic", df)
+                if not header:
+                    # the categories in the order the simulator reports them
+                    cats = list(t["total"]["cycles_by_category"])
+                    print("preset,workload,model,dataflow,cycles,hbm_read_bytes,hbm_write_bytes,folds,"
+                          + ",".join("cycles_" + c for c in cats) + ","
+                          + ",".join("sram_%s_read_bytes" % b for b in BUFS) + ","
+                          + ",".join("sram_%s_write_bytes" % b for b in BUFS) + ",energy_pj,area_mm2")
+                    header = True
                 print(row(p, wl, "analytic", df, t))
                 folds = t["total"]["folds"]
             if folds <= ENGINE_MAX_FOLDS:

@@ -87,6 +87,43 @@ START_TEST(is_by_hand)
 END_TEST
 
 /*
+ * Rates (array.h), on 4x4 at int8, M = 10, K = 16, N = 4, ws, no chunking.
+ * Rate 2 packs two elements of K into each PE: a fold covers 8 of K in 4
+ * rows, so 2 folds of (4 rows, 4 columns) streaming 10: 4 + 10 + 10 + (4 + 4
+ * - 2) = 30, as a 10 x 8 x 4 GEMM at rate 1. Rate 1 takes 4 folds: 4 + 3 x 10
+ * + 10 + 6 = 50. Rate 1/3 streams each of the 4 folds 3 times: 4 + 3 x 30 +
+ * 30 + 6 = 130. os (M = 4, K = 16, N = 4): one block streams K = 16 at rate
+ * 1, 8 at rate 2, 48 at rate 1/3, then its results drain Sr + Sc - 2 + R =
+ * 10: 26, 18, 58. is (A^T, 16 x 10, stays; T = N = 4): at rate 2, folds
+ * (4, 4) (4, 4) (4, 4) (4, 4) (4, 2) (4, 2): 4 + 5 x max(4, 4) + 4 + (4 + 2
+ * - 2) = 32. HBM is made fast enough not to steer the plan. The bytes moved
+ * are the operands' own at every rate.
+ */
+START_TEST(rates_by_hand)
+{
+	const char *r2[] = { "array.rate_int8=2", "hbm.gbps=1e5", NULL }, *r1[] = { "hbm.gbps=1e5", NULL };
+	const char *r13[] = { "array.rate_int8=1/3", "hbm.gbps=1e5", NULL };
+	ck_assert_int_eq(cycles("lab_4x4", r2, th_gemm(10, 16, 4, 1), DF_WS), 30);
+	ck_assert_int_eq(cycles("lab_4x4", r1, th_gemm(10, 8, 4, 1), DF_WS), 30);
+	ck_assert_int_eq(cycles("lab_4x4", r1, th_gemm(10, 16, 4, 1), DF_WS), 50);
+	ck_assert_int_eq(cycles("lab_4x4", r13, th_gemm(10, 16, 4, 1), DF_WS), 130);
+	ck_assert_int_eq(cycles("lab_4x4", r1, th_gemm(4, 16, 4, 1), DF_OS), 26);
+	ck_assert_int_eq(cycles("lab_4x4", r2, th_gemm(4, 16, 4, 1), DF_OS), 18);
+	ck_assert_int_eq(cycles("lab_4x4", r13, th_gemm(4, 16, 4, 1), DF_OS), 58);
+	ck_assert_int_eq(cycles("lab_4x4", r2, th_gemm(10, 16, 4, 1), DF_IS), 32);
+
+	struct config c;
+	struct sched s;
+	struct err e = { 0 };
+	struct op o = th_gemm(10, 16, 4, 1);
+	th_config(&c, "lab_4x4", r2);
+	ck_assert_msg(plan_gemm(&s, &o, &c, &c.arch, DF_WS, false, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(s.read_bytes[OPND_A] + s.read_bytes[OPND_B], 10 * 16 + 16 * 4);
+	ck_assert_int_eq(s.write_bytes, 10 * 4);
+}
+END_TEST
+
+/*
  * SCALE-Sim v2 on 4x4: per fold 2R + C + T - 2 (ws, is) or R + C + T - 2 (os),
  * with the full array even for partial folds; minus 1 per layer.
  * ws: 4 folds x (8 + 4 + 10 - 2) - 1 = 79; os: 6 x (4 + 4 + 6 - 2) - 1 = 71;
@@ -162,11 +199,13 @@ static int64_t timer_walk(const struct config *c, const struct sched *s, int64_t
 	while (sched_next(&it, &ins)) {
 		if (ins.kind != TI_FOLD)
 			continue;
-		struct array_fold f = { .sr = ins.sr, .sc = ins.sc, .t = ins.t, .cont = ins.cont, .last = ins.last,
-					.inst_last = ins.inst_last, .shift = ins.sr, .stream = ins.t };
+		struct array_fold f = { .sc = ins.sc, .cont = ins.cont, .last = ins.last, .inst_last = ins.inst_last };
+		sched_fold_view(s, &ins, &f.sr, &f.t);
+		f.shift = f.sr;
+		f.stream = f.t;
 		array_timer_fold(&tm, &f, &st);
 		ck_assert_int_eq(st.wait_to, st.wait_from);     /* nothing to wait for */
-		ck_assert_int_eq(st.end, st.start + ins.t);
+		ck_assert_int_eq(st.end, st.start + f.t);
 		for (int i = 0; i < CAT_N; i++)
 			cat[i] += st.cat[i];
 	}
@@ -185,15 +224,17 @@ static int64_t timer_walk(const struct config *c, const struct sched *s, int64_t
  * The closed form equals models/array's timer fed every fold of the tile
  * program with its operands there at once, on 1,000 random GEMMs, arrays
  * and buffers (fixed seed), for ws, os and is, pipelined, serial and
- * SCALE-Sim compatible, with partial last folds, chunks and parts of K:
- * the cycles, and their split into compute, weight_shift and fill_drain.
+ * SCALE-Sim compatible, with partial last folds, chunks and parts of K,
+ * and (but SCALE-Sim's) at rates that pack K or take passes: the cycles,
+ * and their split into compute, weight_shift and fill_drain.
  */
 START_TEST(closed_form_matches_timer)
 {
-	int checked = 0, modes[3][3] = { { 0 } }, shifted = 0;
+	static const char *const rates[] = { "1", "2", "4", "1/2", "1/3" };
+	int checked = 0, modes[3][3] = { { 0 } }, shifted = 0, rated = 0;
 	for (int i = 0; i < 1000; i++) {
-		char s[7][64];
-		const char *sets[8];
+		char s[8][64];
+		const char *sets[9];
 		struct config c;
 		struct sched sc;
 		struct err e = { 0 };
@@ -207,14 +248,16 @@ START_TEST(closed_form_matches_timer)
 		snprintf(s[4], 64, "sram.weights.kib=%lld", (long long)th_rnd(&rng, 1, 4));
 		snprintf(s[5], 64, "array.weight_double_buffer=%s", mode == 1 ? "false" : "true");
 		snprintf(s[6], 64, "array.scalesim_compat=%s", mode == 2 ? "true" : "false");
-		for (int j = 0; j < 7; j++)
+		snprintf(s[7], 64, "array.rate_int8=%s", mode == 2 ? "1" : rates[th_rnd(&rng, 0, 4)]);
+		for (int j = 0; j < 8; j++)
 			sets[j] = s[j];
-		sets[7] = NULL;
+		sets[8] = NULL;
 		th_config(&c, "lab_4x4", sets);
 		if (plan_gemm(&sc, &o, &c, &c.arch, df, false, &e) < 0)
 			continue;
 		checked++;
 		modes[df][mode]++;
+		rated += sc.pack > 1 || sc.passes > 1;
 		int64_t cat[CAT_N], walk = timer_walk(&c, &sc, cat);
 		ck_assert_msg(walk == analytic_gemm_cycles(&sc),
 			      "case %d: df %d mode %d M %lld K %lld N %lld x%lld on %lldx%lld: timer %lld, closed form %lld", i,
@@ -235,10 +278,11 @@ START_TEST(closed_form_matches_timer)
 			ck_assert_int_eq(cat[CAT_WEIGHT_SHIFT], 0);
 		else
 			shifted += mode == 0 && cat[CAT_WEIGHT_SHIFT] > sc.R;    /* a shift beyond the first exposed */
-		/* Never faster than the MACs spread over every PE. */
-		ck_assert_int_ge(walk * sc.R * sc.C, op_macs(&o));
+		/* Never faster than the MACs spread over every PE at its rate. */
+		ck_assert_int_ge(walk * sc.Rp * sc.C * sc.pack, op_macs(&o) * sc.passes);
 	}
 	ck_assert_int_gt(checked, 500);
+	ck_assert_int_gt(rated, 200);
 	ck_assert_int_gt(shifted, 30);
 	for (int df = 0; df < 3; df++)
 		for (int m = 0; m < 3; m++)
@@ -323,6 +367,7 @@ Suite *analytic_suite(void)
 	tcase_add_test(t, ws_shift_bound);
 	tcase_add_test(t, os_by_hand);
 	tcase_add_test(t, is_by_hand);
+	tcase_add_test(t, rates_by_hand);
 	tcase_add_test(t, scalesim_by_hand);
 	tcase_add_test(t, scalesim_alexnet);
 	tcase_add_test(t, closed_form_matches_timer);

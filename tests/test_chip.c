@@ -193,7 +193,8 @@ END_TEST
 
 /*
  * ResNet-50 at batch 8 on TPU v1. Layer by layer (both switches off) it is
- * what it was before the chip keys existed: 6,913,352 cycles, 197,924,032
+ * what it was before the chip keys existed, but for the plans' tie-break on
+ * a short last chunk (issue 22: 6,913,352 then): 6,903,592 cycles, 197,924,032
  * bytes read and 134,696,768 written over DDR3 (the 198 MB and 135 MB of
  * issue 8's table). With activations on chip and loads running ahead, DDR3
  * carries the weights and the images: the weights are summed here from the
@@ -208,7 +209,7 @@ START_TEST(resnet50_batch8_on_tpu_v1)
 	struct workload w;
 	struct run r, ideal;
 	run_file("tpu_v1", off, path, 8, MODEL_CYCLE, false, &r, &w);
-	ck_assert_int_eq(r.total.cycles, 6913352);
+	ck_assert_int_eq(r.total.cycles, 6903592);
 	ck_assert_int_eq(r.total.hbm_read_bytes, 197924032);
 	ck_assert_int_eq(r.total.hbm_write_bytes, 134696768);
 	ck_assert_int_eq(r.total.spill_bytes, 0);

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -72,6 +73,84 @@ START_TEST(tpu_v1_values)
 	ck_assert_int_eq(sram_bytes(&c.arch.sram, SRAM_WEIGHTS), 4 * 65536);
 	/* 65,536 MACs x 2 ops x 0.7 GHz = 91.75 TOPS */
 	ck_assert(2 * arch_peak_macs_per_s(&c.arch) == 2.0 * 65536 * 0.7e9);
+}
+END_TEST
+
+/*
+ * Every TPU preset's peak at each dtype it runs, within 1% of the published
+ * figure (FLOP/s or op/s: 2 x MACs): Google Cloud TPU documentation, the
+ * pages of each chip and the TPU7x page's table ([Cloud]); v5p int8 from J.
+ * Austin et al., "How to Scale Your Model" (2025), part 2; v1 from Jouppi et
+ * al., ISCA 2017, Table 2; v4i from Jouppi et al., ISCA 2021. The dtypes a
+ * chip does not run refuse a run (none); HBM: [Cloud].
+ */
+START_TEST(tpu_peaks_as_published)
+{
+	static const struct {
+		const char *preset, *dtype;
+		double flops;
+	} peaks[] = {
+		{ "tpu_v1", "int8", 92e12 },
+		{ "tpu_v4", "bf16", 275e12 }, { "tpu_v4", "int8", 275e12 },
+		{ "tpu_v4i", "bf16", 138e12 }, { "tpu_v4i", "int8", 138e12 },
+		{ "tpu_v5e", "bf16", 197e12 }, { "tpu_v5e", "int8", 393e12 },
+		{ "tpu_v5p", "bf16", 459e12 }, { "tpu_v5p", "int8", 918e12 }, { "tpu_v5p", "fp8", 459e12 },
+		{ "tpu_v6e", "bf16", 918e12 }, { "tpu_v6e", "int8", 1836e12 }, { "tpu_v6e", "fp8", 918e12 },
+		{ "tpu_v7", "bf16", 2307e12 }, { "tpu_v7", "fp8", 4614e12 },
+	};
+	static const struct {
+		const char *preset;
+		double gbps, gib;
+	} hbm[] = { { "tpu_v5p", 2765, 95 }, { "tpu_v6e", 1640, 32 }, { "tpu_v7", 7380, 192 } };
+	for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++) {
+		char set[64];
+		const char *sets[] = { set, NULL };
+		struct config c;
+		snprintf(set, sizeof set, "array.dtype=%s", peaks[i].dtype);
+		th_config(&c, peaks[i].preset, sets);
+		double got = 2 * arch_peak_macs_per_s(&c.arch);
+		ck_assert_msg(fabs(got / peaks[i].flops - 1) < 0.01, "%s %s: %.4g, published %.4g", peaks[i].preset,
+			      peaks[i].dtype, got, peaks[i].flops);
+		struct err e = { 0 };
+		ck_assert_int_eq(config_check_rate(&c, NULL, &e), 0);
+	}
+	for (size_t i = 0; i < sizeof hbm / sizeof hbm[0]; i++) {
+		struct config c;
+		th_config(&c, hbm[i].preset, NULL);
+		ck_assert(c.arch.hbm.gbps == hbm[i].gbps && c.arch.hbm.capacity_gib == hbm[i].gib);
+	}
+	/* fp32 takes six bf16 passes: a sixth of bf16's peak. */
+	struct config c;
+	const char *fp32[] = { "array.dtype=fp32", NULL };
+	th_config(&c, "tpu_v5p", fp32);
+	ck_assert(fabs(2 * arch_peak_macs_per_s(&c.arch) / (459e12 / 6) - 1) < 0.01);
+}
+END_TEST
+
+/*
+ * A dtype the array does not run is refused at its rate key; a packed rate
+ * is refused where PEs do one MAC a cycle (SCALE-Sim's model, the
+ * functional model).
+ */
+START_TEST(rate_refusals)
+{
+	struct config c;
+	struct err e = { 0 };
+	const char *bf16[] = { "array.dtype=bf16", NULL };
+	th_config(&c, "tpu_v1", bf16);
+	ck_assert_int_eq(config_check_rate(&c, NULL, &e), -1);
+	ck_assert_msg(strstr(e.msg, "tpu_v1.yaml:") && strstr(e.msg, ": array.rate_bf16: expected a rate for array.dtype "
+				    "bf16, found none (the array does not run bf16)"), "%s", e.msg);
+	const char *packed[] = { "array.dtype=int8", NULL };
+	th_config(&c, "tpu_v5e", packed);
+	ck_assert_int_eq(config_check_rate(&c, NULL, &e), 0);
+	ck_assert_int_eq(config_check_rate(&c, "--model functional", &e), -1);
+	ck_assert_msg(strstr(e.msg, "tpu_v5e.yaml:") && strstr(e.msg, ": array.rate_int8: expected 1 for --model "
+				    "functional (its PEs do one MAC a cycle), found 2"), "%s", e.msg);
+	const char *compat[] = { "array.dtype=int8", "array.scalesim_compat=true", NULL };
+	th_config(&c, "tpu_v5e", compat);
+	ck_assert_int_eq(config_check_rate(&c, NULL, &e), -1);
+	ck_assert_msg(strstr(e.msg, "expected 1 for array.scalesim_compat"), "%s", e.msg);
 }
 END_TEST
 
@@ -596,6 +675,8 @@ Suite *config_suite(void)
 	tcase_add_loop_test(t, dump_round_trips, 0, (int)(sizeof presets / sizeof *presets));
 	tcase_add_test(t, equal_sees_one_change);
 	tcase_add_test(t, tpu_v1_values);
+	tcase_add_test(t, tpu_peaks_as_published);
+	tcase_add_test(t, rate_refusals);
 	tcase_add_test(t, defaults_fill_unset_keys);
 	tcase_add_test(t, set_overrides_and_checks);
 	tcase_add_test(t, gemmini_unified);

@@ -13,7 +13,8 @@
 #include "ydoc.h"
 
 static const char *const presets[] = {
-	"tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e",
+	"tpu_v1", "tpu_v4_mxu", "gemmini", "edge_32x32", "lab_4x4", "tpu_v4", "tpu_v4i", "tpu_v5e", "tpu_v5p", "tpu_v6e",
+	"tpu_v7",
 };
 static const char *const workloads[] = {
 	"configs/workloads/resnet50.yaml", "configs/workloads/mobilenet_v2.yaml", "configs/workloads/bert_base.yaml",
@@ -96,7 +97,8 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	line = strtok_r(csv, "\n", &save);
 	/* The columns, as README documents them: the fields of stats.c's table, in its order. */
 	ck_assert_str_eq(line, "layer,type,macs,cycles,compute_cycles,memory_cycles,utilization,cycles_compute,"
-			       "cycles_weights,cycles_weight_shift,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,hbm_read_bytes,"
+			       "cycles_weights,cycles_weight_shift,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,"
+			       "cycles_op_fixed,hbm_read_bytes,"
 			       "hbm_write_bytes,spill_bytes,bus_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,split_m_ops,split_n_ops,"
 			       "sram_weights_read_bytes,sram_inputs_read_bytes,sram_outputs_read_bytes,"
 			       "sram_weights_write_bytes,sram_inputs_write_bytes,sram_outputs_write_bytes,energy_pj,"

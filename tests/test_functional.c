@@ -18,7 +18,7 @@
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 
 static const char *const df_names[] = { "ws", "os", "is" };
-static const char *const dt_names[] = { "int8", "bf16", "fp16", "fp32" };
+#define dt_names array_dtype_names
 
 /* The config of lab_4x4 as R x C, dataflow, pipelined or not and dtype. */
 static void cfg_for(struct config *c, int64_t R, int64_t C, int df, bool dbuf, int dt)
@@ -599,7 +599,7 @@ START_TEST(values_within_bound)
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_ptr_nonnull(c);
-	for (int dt = 0; dt < 4; dt++)
+	for (int dt = 0; dt < DT_N; dt++)
 		for (int df = 0; df < 3; df++) {
 			struct config cf;
 			struct func_result r;
@@ -629,7 +629,8 @@ START_TEST(values_within_bound)
 							      (long long)j, err);
 					worst = fmax(worst, err);
 				}
-			if (dt != DT_INT8)
+			/* fp8 products are short (8-bit significands): here their fp32 sums may all be exact */
+			if (dt != DT_INT8 && dt != DT_FP8)
 				ck_assert_msg(worst > 0, "%s %s: no rounding at all", dt_names[dt], df_names[df]);
 			ck_assert_double_eq(worst, r.max_abs_error);
 		}
@@ -680,6 +681,11 @@ START_TEST(unrepresentable_operands)
 	ck_assert(func_representable(DT_FP16, 65504) && !func_representable(DT_FP16, 65505));
 	ck_assert(func_representable(DT_FP16, 0x1p-24) && !func_representable(DT_FP16, 0x1p-25));
 	ck_assert(func_representable(DT_BF16, 1.0078125) && !func_representable(DT_BF16, 1.00390625));
+	/* fp8 E4M3: 3 fraction bits, smallest subnormal 2^-9, largest 448 (1.75 x 2^8; the next step is 32) */
+	ck_assert(func_representable(DT_FP8, 1.125) && !func_representable(DT_FP8, 1.0625));
+	ck_assert(func_representable(DT_FP8, 0x1p-9) && !func_representable(DT_FP8, 0x1p-10));
+	ck_assert(func_representable(DT_FP8, 448) && !func_representable(DT_FP8, 480) && !func_representable(DT_FP8, 464));
+	ck_assert(func_representable(DT_FP8, 0.875 * 0x1p-6) && !func_representable(DT_FP8, 0.9375 * 0x1p-6));
 }
 END_TEST
 

@@ -170,7 +170,7 @@ START_TEST(csv_columns)
 	char names[2000], want[2000], cut[10];
 	int n = want_columns(want, sizeof want);
 	ck_assert_int_eq(sweep_csv_ncols(), n);
-	ck_assert_int_eq(n, 12 + 7 + 7);        /* 7 categories, 7 energy components (by hand: cat.h, energy.h) */
+	ck_assert_int_eq(n, 12 + 8 + 7);        /* 8 categories, 7 energy components (by hand: cat.h, energy.h) */
 	sweep_csv_names(",", names, sizeof names);
 	ck_assert_str_eq(names, want);
 	sweep_csv_names(",", cut, sizeof cut);

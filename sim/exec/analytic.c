@@ -62,6 +62,7 @@ static void bound(const struct arch *a, const struct op *o, const struct sched *
 	r->hbm_write_bytes = b.write_bytes;
 	r->memory_cycles = b.memory_cycles;
 	r->cycles = b.cycles;
+	r->cat[CAT_OP_FIXED] = b.fixed_cycles;
 }
 
 static int too_long(const struct op *o, const struct result *r, struct err *e)
@@ -121,7 +122,7 @@ static int op_result(const struct arch *a, const struct op *o, const struct sche
 		r->vector_ops = 1;
 		excess_cat = r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS;
 	}
-	r->cat[excess_cat] += r->cycles - r->compute_cycles;
+	r->cat[excess_cat] += r->cycles - r->compute_cycles - r->cat[CAT_OP_FIXED];
 	return 0;
 }
 
@@ -163,12 +164,14 @@ static int parts_result(const struct plan *p, const struct op *o, const struct c
 			wr += parts[q].s->write_bytes;
 		}
 	}
-	r->memory_cycles = p->v[o - p->ops.v].bound.memory_cycles;
-	r->cycles = max64(r->compute_cycles, r->memory_cycles);
+	const struct plan_bound *b = &p->v[o - p->ops.v].bound;
+	r->memory_cycles = b->memory_cycles;
+	r->cycles = b->cycles;
 	memcpy(r->cat, slow_cat, sizeof r->cat);
+	r->cat[CAT_OP_FIXED] = b->fixed_cycles;
 	int excess = o->kind != OP_GEMM ? (r->hbm_read_bytes >= r->hbm_write_bytes ? CAT_INPUTS : CAT_OUTPUTS)
 		     : rd[1] >= rd[0] && rd[1] >= wr ? CAT_WEIGHTS : rd[0] >= wr ? CAT_INPUTS : CAT_OUTPUTS;
-	r->cat[excess] += r->cycles - r->compute_cycles;
+	r->cat[excess] += r->cycles - r->compute_cycles - b->fixed_cycles;
 	return too_long(o, r, e);
 }
 

@@ -311,11 +311,12 @@ done:
 }
 
 /* Stream length: T, or longer when a buffer port cannot feed the array's edge; *slow_cat takes the excess. */
-static int64_t stream_cycles(const engine *en, const struct sched *s, const struct tile_ins *f, int *slow_cat)
+/* The stream of fold f, t cycles at the array (sched_fold_view), stretched by any port that cannot feed it. */
+static int64_t stream_cycles(const engine *en, const struct sched *s, const struct tile_ins *f, int64_t t, int *slow_cat)
 {
 	struct sram_fold sf = sram_fold_of(s->df, f->sr, f->sc, f->t, true);
 	int left = array_left_operand(s->df), top = array_top_operand(s->df);
-	int64_t t = f->t, best = t, x;
+	int64_t best = t, x;
 	*slow_cat = array_wait_cat(left);
 	if ((x = sram_stream_cycles(en->sram, sram_operand_buf(s->df, left), t, sf.rows_t * s->eb)) > best)
 		best = x, *slow_cat = array_wait_cat(left);
@@ -392,8 +393,8 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			continue;
 		}
 		/* A fold: its loads have been issued, and when they arrive is known. */
-		f = (struct array_fold){ .sr = ins.sr, .sc = ins.sc, .t = ins.t, .cont = ins.cont, .last = ins.last,
-					 .inst_last = ins.inst_last };
+		f = (struct array_fold){ .sc = ins.sc, .cont = ins.cont, .last = ins.last, .inst_last = ins.inst_last };
+		sched_fold_view(s, &ins, &f.sr, &f.t);
 		f.ready[OPND_A] = f.ready[OPND_B] = f.ready[OPND_C] = t0;
 		scw_sem_take(p->issued, nl);
 		for (int i = 0; i < nl; i++, p->seen++)
@@ -407,8 +408,8 @@ static void gemm_body(struct pass *p, struct opstate *os)
 			f.ready[OPND_C] = max64(f.ready[OPND_C], p->store_done[need % RING]);
 		}
 		/* Here: the stationary buffer's port can stretch the shift, any port the stream. */
-		f.shift = sram_stream_cycles(en->sram, s->s_buf, ins.sr, ins.sr * ins.sc * s->eb);
-		f.stream = stream_cycles(en, s, &ins, &f.stream_cat);
+		f.shift = sram_stream_cycles(en->sram, s->s_buf, f.sr, ins.sr * ins.sc * s->eb);
+		f.stream = stream_cycles(en, s, &ins, f.t, &f.stream_cat);
 		array_timer_fold(&tm, &f, &st);
 		for (int c = 0; c < CAT_N; c++)
 			cat[c] += st.cat[c];
@@ -553,9 +554,16 @@ static void matrix_thread(void *arg)
 				scw_event_wait(y->ev);
 			scw_wait_until(y->finish[k - 1]);
 		}
-		int64_t t0 = scw_now();
+		int64_t t0 = scw_now(), fixed = os->o ? arch_op_fixed_cycles(&p->en->cfg->arch) : 0;
 		er_mark(p, t0);
 		er_op(p, os, k, t0);
+		if (fixed > 0) {
+			/* The op's fixed time: the array waits it out; the loads run on. */
+			os->r->cat[CAT_OP_FIXED] += fixed;
+			er_stall(p, CAT_OP_FIXED, t0, t0 + fixed);
+			er_charge(p, os, CAT_OP_FIXED, TC_FIXED, t0, t0 + fixed);
+			scw_wait(fixed);
+		}
 		if (os->o && os->s)
 			gemm_body(p, os);
 		else if (os->o)

@@ -119,16 +119,32 @@ static float round_bf16(float f)
 	return f;
 }
 
-/* x rounded to IEEE half (round to nearest even), as a double; infinity past the largest half. */
-static double round_fp16(double x)
+/*
+ * x rounded to a binary format of `mant` fraction bits whose smallest normal
+ * exponent is emin (round to nearest even, subnormals below), as a double;
+ * infinity past its largest value.
+ */
+static double round_minifloat(double x, int mant, int emin, double largest)
 {
 	int ex;
 	if (x == 0 || !isfinite(x))
 		return x;
 	frexp(x, &ex);                          /* |x| in [2^(ex-1), 2^ex) */
-	double q = ldexp(1.0, (ex - 1 > -14 ? ex - 1 : -14) - 10);
+	double q = ldexp(1.0, (ex - 1 > emin ? ex - 1 : emin) - mant);
 	double r = nearbyint(x / q) * q;
-	return fabs(r) > 65504 ? copysign(INFINITY, x) : r;
+	return fabs(r) > largest ? copysign(INFINITY, x) : r;
+}
+
+/* IEEE half. */
+static double round_fp16(double x)
+{
+	return round_minifloat(x, 10, -14, 65504);
+}
+
+/* OCP FP8 E4M3 (4 exponent bits, bias 7, 3 fraction bits, largest 448, no infinity). */
+static double round_fp8(double x)
+{
+	return round_minifloat(x, 3, -6, 448);
 }
 
 
@@ -140,6 +156,7 @@ bool func_representable(int dtype, double v)
 	case DT_INT8: return v == floor(v) && v >= -128 && v <= 127;
 	case DT_BF16: return (double)(float)v == v && round_bf16((float)v) == (float)v;
 	case DT_FP16: return round_fp16(v) == v;
+	case DT_FP8: return round_fp8(v) == v;
 	default: return (double)(float)v == v;
 	}
 }
@@ -162,6 +179,7 @@ static double random_value(int dtype, uint64_t *st)
 	switch (dtype) {
 	case DT_BF16: return round_bf16((float)u);
 	case DT_FP16: return round_fp16((double)(float)u);
+	case DT_FP8: return round_fp8(u);
 	default: return (float)u;
 	}
 }

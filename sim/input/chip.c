@@ -18,6 +18,9 @@ const struct cfg_key chip_keys[] = {
 	{ "activation_kib", CFG_AUTO, F(activation_kib), "KiB", "auto", 1, 1 << 30, NULL,
 	  "on-chip storage for the activations kept between ops, whole chip; auto: each core's inputs buffer "
 	  "(the unified pool when sram.unified)" },
+	{ "op_fixed_ns", CFG_DOUBLE, F(op_fixed_ns), "ns", "0", 0, 1e9, NULL,
+	  "the fixed time every op (a GEMM, or a vector pass) spends before it computes: launch, synchronisation, "
+	  "the pipeline between fusions; the array waits it out, the loads do not" },
 	CFG_END
 };
 #undef F

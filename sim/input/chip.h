@@ -38,6 +38,7 @@ struct chip_params {
 	bool keep_activations;
 	bool prefetch_across_ops;
 	int64_t activation_kib;         /* on-chip activation storage, whole chip; 0 = auto (see chip.c) */
+	double op_fixed_ns;             /* the fixed time of every op (models/cat.h: op_fixed) */
 };
 
 extern const struct cfg_key chip_keys[];

@@ -100,7 +100,9 @@ void config_resolve(struct config *c)
 	const struct array_params *ap = &c->arch.array;
 	brings(c, "hbm.type", hbm_type_keys, hbm_type_defaults[c->arch.hbm.type]);
 	brings(c, "area.node", area_node_keys, area_node_defaults[c->arch.area.node]);
-	sram_fit_edge(&c->arch.sram, ap->rows, ap->cols, array_elem_bytes(ap->dtype), array_acc_bytes(ap->dtype));
+	/* A packed rate feeds n elements a row (and a column) a cycle. */
+	sram_fit_edge(&c->arch.sram, ap->rows, ap->cols, array_elem_bytes(ap->dtype) * array_pack(ap),
+		      array_acc_bytes(ap->dtype));
 }
 
 void config_init(struct config *c)
@@ -302,9 +304,37 @@ int64_t arch_pes(const struct arch *a)
 	return array_pes(&a->array) * arch_arrays(a);
 }
 
+int config_check_rate(const struct config *c, const char *one_mac, struct err *e)
+{
+	const struct array_params *ap = &c->arch.array;
+	char key[CFG_NAME_MAX];
+	const char *rate = array_rate_names[ap->rate[ap->dtype]];
+	snprintf(key, sizeof key, "array.rate_%s", array_dtype_names[ap->dtype]);
+	if (array_pack(ap) == 0)
+		return err_at(e, config_origin(c, key), key, "expected a rate for array.dtype %s, found none (the array "
+			      "does not run %s)", array_dtype_names[ap->dtype], array_dtype_names[ap->dtype]);
+	if (ap->scalesim_compat)
+		one_mac = "array.scalesim_compat";
+	if (!one_mac || (array_pack(ap) == 1 && array_passes(ap) == 1))
+		return 0;
+	return err_at(e, config_origin(c, key), key, "expected 1 for %s (its PEs do one MAC a cycle), found %s", one_mac,
+		      rate);
+}
+
+double arch_macs_per_cycle(const struct arch *a)
+{
+	return (double)arch_pes(a) * array_rate(&a->array);
+}
+
+int64_t arch_op_fixed_cycles(const struct arch *a)
+{
+	double c = ceil(a->chip.op_fixed_ns * a->clock_ghz - 1e-9);
+	return c <= 0 ? 0 : c >= 0x1p62 ? INT64_MAX / 4 : (int64_t)c;
+}
+
 double arch_peak_macs_per_s(const struct arch *a)
 {
-	return (double)arch_pes(a) * a->clock_ghz * 1e9;
+	return arch_macs_per_cycle(a) * a->clock_ghz * 1e9;
 }
 
 double arch_hbm_bytes_per_s(const struct arch *a)

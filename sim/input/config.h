@@ -151,6 +151,19 @@ int64_t arch_arrays(const struct arch *a);
 int64_t arch_pes(const struct arch *a);
 
 /*
+ * Refuses a dtype the array does not run (array.rate_<dtype>: none), and a
+ * rate other than 1 where folds are timed at one MAC per PE a cycle:
+ * array.scalesim_compat, or the model one_mac names (NULL: none does).
+ */
+int config_check_rate(const struct config *c, const char *one_mac, struct err *e);
+
+/* chip.op_fixed_ns in cycles, rounded up: what every op pays before it computes (op_fixed, models/cat.h). */
+int64_t arch_op_fixed_cycles(const struct arch *a);
+
+/* MACs per cycle of the whole chip at the run's dtype: PEs x array.rate_<dtype> (array_rate). */
+double arch_macs_per_cycle(const struct arch *a);
+
+/*
  * Peak MACs per second (the whole chip) and HBM bytes per second: the memory
  * model's (hbm.model, memory.h), INFINITY for the ideal one.
  */

@@ -41,7 +41,8 @@ void plan_bound_op(const struct arch *a, const struct op *o, const struct sched 
 		b->write_bytes = o->onchip & OC_C ? 0 : o->out_elems * eb;
 	}
 	b->memory_cycles = ideal ? 0 : arch_memory_cycles(a, b->read_bytes + b->write_bytes);
-	b->cycles = max64(b->compute_cycles, b->memory_cycles);
+	b->fixed_cycles = arch_op_fixed_cycles(a);
+	b->cycles = sat_add(b->fixed_cycles, max64(b->compute_cycles, b->memory_cycles));
 }
 
 int plan_check_op(const struct op *o, const struct plan_bound *b, struct err *e)
@@ -73,7 +74,8 @@ static void parts_bound(const struct plan *p, const struct chip_part *cp, struct
 		b->write_bytes += pb.write_bytes;
 	}
 	b->memory_cycles = p->ideal ? 0 : arch_memory_cycles(&p->cfg->arch, b->read_bytes + b->write_bytes);
-	b->cycles = max64(b->compute_cycles, b->memory_cycles);
+	b->fixed_cycles = arch_op_fixed_cycles(&p->cfg->arch);
+	b->cycles = sat_add(b->fixed_cycles, max64(b->compute_cycles, b->memory_cycles));
 }
 
 /* Room for one op's parts while it is being split: the parts, their programs, and a trial split beside them. */
@@ -252,6 +254,8 @@ int plan_build(struct plan *p, const struct config *cfg, const struct oplist *lo
 	size_t n = lowered->n, arrays, cap = 2;
 
 	memset(p, 0, sizeof *p);
+	if (config_check_rate(cfg, NULL, e) < 0)
+		return -1;
 	p->cfg = cfg;
 	p->df = df;
 	p->ideal = ideal;

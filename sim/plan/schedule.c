@@ -14,6 +14,12 @@ static int64_t ceil_div(int64_t a, int64_t b)
 	return a / b + (a % b != 0);
 }
 
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 /*
  * The bytes in memory of `im2col` bytes of A. A convolution's A (M x K, the
  * im2col matrix) holds each input element up to kh x kw times; memory holds
@@ -54,6 +60,7 @@ struct cand {
 	bool ok, keep_s, keep_x;
 	int order;
 	int64_t chunk, kpart, traffic;
+	int64_t shortest;               /* ws/is: the shortest chunk's stream, min(chunk, the last); os: the chunk */
 	int64_t fp[SRAM_NBUF];
 	int64_t kept[2];                /* bytes each kept operand holds (by operand A, B) */
 	int64_t time, exposed;          /* exposed: beyond time, in whole 1/64ths of it */
@@ -71,7 +78,9 @@ struct cand {
  * whole steps of 1/64 of the time: smaller gains are within the estimate's
  * error), else fewer folds (each costs SRAM reads, and the engine's time
  * grows with them); then the most operands kept (their loads never wait for
- * a streaming slot), then the largest chunk and part. The fold rule is not
+ * a streaming slot), then the longest shortest chunk (ws/is: a last chunk
+ * shorter than a block's drain waits for its accumulator tile, which the
+ * closed form does not see), then the largest chunk and part. The fold rule is not
  * transitive; the candidates are visited in a fixed order, so the choice is
  * still deterministic.
  */
@@ -97,6 +106,9 @@ static bool better(const struct cand *a, const struct cand *b)
 		return a->exposed < b->exposed;
 	if (a->keep_s + a->keep_x != b->keep_s + b->keep_x)
 		return a->keep_s + a->keep_x > b->keep_s + b->keep_x;
+	/* A short last chunk can outrun the drain of the block before it and wait for its accumulator tile. */
+	if (a->shortest != b->shortest)
+		return a->shortest > b->shortest;
 	if (a->chunk != b->chunk)
 		return a->chunk > b->chunk;
 	return a->kpart > b->kpart;
@@ -155,6 +167,7 @@ static struct cand plan_wsis(const struct sched *s, const struct caps *cp, int o
 	int64_t nt = ceil_div(s->t, chunk);
 	c.ok = true;
 	c.chunk = chunk;
+	c.shortest = min64(chunk, s->t - (nt - 1) * chunk);
 	c.traffic = s_bytes * (ks || nt == 1 ? 1 : nt) + x_bytes * (kx || s->nc == 1 ? 1 : s->nc) + c_bytes;
 	c.fp[s->s_buf] += need_s;
 	c.fp[s->x_buf] += need_x;
@@ -223,7 +236,7 @@ static struct cand plan_os(const struct sched *s, const struct caps *cp, bool ka
 	}
 	int64_t nm = ceil_div(o->m, chunk);
 	c.ok = true;
-	c.chunk = chunk;
+	c.chunk = c.shortest = chunk;
 	c.kpart = kpart;
 	c.traffic = a_bytes * (ka || s->nc == 1 ? 1 : s->nc) + b_bytes * (kb ? nm : s->nr) + c_bytes;
 	c.kept[OPND_A] = ka && !a_on ? a_share(s, chunk * o->k * eb) : 0;
@@ -270,10 +283,39 @@ static int too_small(const struct sched *s, const struct caps *cp, struct sched_
 	return -1;
 }
 
+/* The stream of an os fold over all its parts of K, as the array times it (sched_fold_view per part). */
+static int64_t os_stream(const struct sched *s)
+{
+	int64_t k = s->op->k, last = k - (s->nparts - 1) * s->kpart;
+	int64_t per = ceil_div(s->kpart, s->pack), all = sat_mul(s->nparts - 1, per);
+	return sat_mul(all > INT64_MAX - per ? INT64_MAX : all + ceil_div(last, s->pack), s->passes);
+}
+
 struct array_grid sched_grid(const struct sched *s)
 {
-	return (struct array_grid){ s->df, s->compat, s->dbuf, s->R, s->C, s->rows, s->cols, s->t, s->nr, s->nc,
-				    s->chunk, s->nchunks, s->order, s->op->repeat };
+	struct array_grid g = { s->df, s->compat, s->dbuf, s->Rp, s->C, s->rows, s->cols, s->t, s->nr, s->nc,
+				s->chunk, s->nchunks, s->order, s->op->repeat };
+	if (s->pack == 1 && s->passes == 1)
+		return g;
+	if (s->df == DF_OS) {
+		g.t = os_stream(s);
+	} else {
+		g.rows = ceil_div(s->rows, s->pack);    /* ceil(ceil(K / pack) / Rp) = ceil(K / R): the same nr */
+		g.t = sat_mul(s->t, s->passes);
+		g.chunk = sat_mul(s->chunk, s->passes);
+	}
+	return g;
+}
+
+void sched_fold_view(const struct sched *s, const struct tile_ins *ins, int64_t *sr, int64_t *t)
+{
+	if (s->df == DF_OS) {
+		*sr = ins->sr;
+		*t = sat_mul(ceil_div(ins->t, s->pack), s->passes);
+	} else {
+		*sr = ceil_div(ins->sr, s->pack);
+		*t = sat_mul(ins->t, s->passes);
+	}
 }
 
 /* Sets the plan's fields from candidate c: its loops, tiles, footprint and HBM traffic. */
@@ -345,7 +387,7 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 		     int64_t a_bytes, int64_t b_bytes, int64_t c_bytes)
 {
 	struct sched x = *base;
-	int64_t compute, eb = base->eb, R = base->R, rep = base->op->repeat;
+	int64_t compute, eb = base->eb, R = base->R, Rp = base->Rp, rep = base->op->repeat;
 	int64_t rr = min64(R, x.rows), cc = min64(x.C, x.cols), first, last, tail;
 	double bpc = hm->bpc, lat = (double)hm->latency, loads, t, m, p, q, fold, tile[2], n[2], w[2], blk;
 	int tbuf[2];
@@ -360,26 +402,26 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 		return;
 	if (x.df == DF_OS) {
 		/* A's parts (rr x kpart) and B's (kpart x cc); accumulators hold one rr x cc block each. */
-		fold = (double)x.kpart;
+		fold = (double)(ceil_div(x.kpart, x.pack) * x.passes);
 		tile[0] = (double)(rr * x.kpart * eb), tbuf[0] = SRAM_INPUTS;
 		tile[1] = (double)(x.kpart * cc * eb), tbuf[1] = SRAM_WEIGHTS;
 		n[0] = n[1] = (double)(x.nr * x.nc * x.nparts * rep);
 		first = (cp->on[OPND_A] ? 0 : rr * x.kpart * eb) + (cp->on[OPND_B] ? 0 : x.kpart * cc * eb);
 		last = cp->on[OPND_C] ? 0 : rr * cc * eb;
-		tail = x.kpart + rr + cc - 2 + R;
-		blk = (double)(x.t > R ? x.t : R) + (double)(rr + cc - 2 + R);
+		tail = (int64_t)fold + rr + cc - 2 + Rp;
+		blk = (double)(x.t > R ? x.t : R) + (double)(rr + cc - 2 + Rp);
 		w[0] = (double)(x.nr * x.nc * rep);
 		w[1] = (double)(rr * cc * x.ab);
 	} else {
 		/* S tiles (rr x cc) and X tiles (rr x chunk); accumulators hold one chunk x cc block each. */
-		fold = (double)x.chunk;
+		fold = (double)x.chunk * x.passes;
 		tile[0] = (double)(rr * cc * eb), tbuf[0] = x.s_buf;
 		tile[1] = (double)(rr * x.chunk * eb), tbuf[1] = x.x_buf;
 		n[0] = n[1] = (double)(x.nr * x.nc * x.nchunks * rep);
 		first = (cp->on[x.s_opnd] ? 0 : rr * cc * eb) + (cp->on[x.x_opnd] ? 0 : rr * x.chunk * eb);
 		last = cp->on[OPND_C] ? 0 : x.chunk * cc * eb;
-		tail = x.chunk + R + cc - 2;
-		blk = (double)x.nr * (double)(x.chunk > R ? x.chunk : R) + (double)(R + cc - 2);
+		tail = (int64_t)fold + Rp + cc - 2;
+		blk = (double)x.nr * (fold > (double)Rp ? fold : (double)Rp) + (double)(Rp + cc - 2);
 		w[0] = (double)(x.nc * x.nchunks * rep);
 		w[1] = (double)(x.chunk * cc * x.ab);
 	}
@@ -464,7 +506,10 @@ int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int d
 	memset(s, 0, sizeof *s);
 	s->op = op;
 	s->df = df;
-	s->R = a->array.rows;
+	s->Rp = a->array.rows;
+	s->pack = array_pack(&a->array);
+	s->passes = array_passes(&a->array);
+	s->R = df == DF_OS ? s->Rp : s->Rp * s->pack;
 	s->C = a->array.cols;
 	s->eb = array_elem_bytes(a->array.dtype);
 	s->ab = array_acc_bytes(a->array.dtype);
@@ -519,14 +564,15 @@ int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int d
 										       b_bytes, c_bytes) : c;
 						if (!ck.ok)
 							continue;
-						int64_t kpart = sizes ? series_at_most(op->k, s->R, ck.kpart) : ck.kpart;
-						for (; kpart; kpart = sizes ? series_next(op->k, s->R, kpart) : 0) {
+						int64_t ku = s->Rp * s->pack;   /* the K one stream of Rp cycles covers */
+						int64_t kpart = sizes ? series_at_most(op->k, ku, ck.kpart) : ck.kpart;
+						for (; kpart; kpart = sizes ? series_next(op->k, ku, kpart) : 0) {
 							struct cand kc = plan_os(s, &cp, ks, kx, ck.chunk, kpart, a_bytes, b_bytes,
 										 c_bytes);
 							if (!kc.ok)
 								break;
 							estimate(s, &cp, &hm, &kc, a_bytes, b_bytes, c_bytes);
-							kc.short_stream = sizes && kpart < min64(op->k, s->R);
+							kc.short_stream = sizes && kpart < min64(op->k, ku);
 							if (better(&kc, &best))
 								best = kc;
 						}
@@ -537,13 +583,13 @@ int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int d
 				c = plan_wsis(s, &cp, order, ks, kx, s->t, sb, xb, c_bytes);
 				if (!c.ok)
 					continue;
-				int64_t chunk = sizes ? series_at_most(s->t, s->R, c.chunk) : c.chunk;
-				for (; chunk; chunk = sizes ? series_next(s->t, s->R, chunk) : 0) {
+				int64_t chunk = sizes ? series_at_most(s->t, s->Rp, c.chunk) : c.chunk;
+				for (; chunk; chunk = sizes ? series_next(s->t, s->Rp, chunk) : 0) {
 					struct cand cc = plan_wsis(s, &cp, order, ks, kx, chunk, sb, xb, c_bytes);
 					if (!cc.ok)
 						break;
 					estimate(s, &cp, &hm, &cc, a_bytes, b_bytes, c_bytes);
-					cc.short_stream = sizes && chunk < min64(s->t, s->R);
+					cc.short_stream = sizes && chunk < min64(s->t, s->Rp);
 					if (better(&cc, &best))
 						best = cc;
 				}

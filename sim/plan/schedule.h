@@ -62,7 +62,9 @@
 struct sched {
 	const struct op *op;            /* borrowed */
 	int df;                         /* enum dataflow */
-	int64_t R, C;                   /* array rows, cols */
+	int64_t R, C;                   /* a fold's extent down (ws/is: of K, Rp x pack; os: of M, Rp) and across */
+	int64_t Rp;                     /* the array's rows (the timing's R) */
+	int pack, passes;               /* the dtype's rate (array_pack, array_passes) */
 	int eb, ab;                     /* bytes per element, per accumulator */
 	bool compat;                    /* SCALE-Sim compatible compute timing */
 	bool dbuf;                      /* array.weight_double_buffer */
@@ -136,7 +138,7 @@ struct tile_ins {
 	int64_t m0, k0, n0;
 	int64_t m, k, n;
 	/* TI_FOLD */
-	int64_t sr, sc, t;              /* the fold on the array (array.h) */
+	int64_t sr, sc, t;              /* the fold in elements (array.h); as timed: sched_fold_view */
 	bool cont;                      /* continues the previous fold's accumulation (os parts of K) */
 	bool first;                     /* the first fold into its output block's accumulators */
 	bool last;                      /* the last: the block is stored after it */
@@ -145,6 +147,14 @@ struct tile_ins {
 	uint64_t addr;                  /* HBM address of the tile, by the layout above */
 	int64_t bytes;
 };
+
+/*
+ * A fold (TI_FOLD) as the array times it: the rows its tile takes and the
+ * cycles its stream takes, given a packed rate or passes (array.h): ws/is
+ * ceil(Sr / pack) rows streaming T x passes; os Sr rows streaming its part
+ * of K, ceil(part / pack) x passes. At rate 1, the fold's own Sr and T.
+ */
+void sched_fold_view(const struct sched *s, const struct tile_ins *ins, int64_t *sr, int64_t *t);
 
 struct sched_iter {
 	const struct sched *s;          /* borrowed */

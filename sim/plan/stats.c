@@ -10,9 +10,9 @@
 
 /* Indexed by enum cat (models/cat.h). */
 const char *const cat_names[] = { "compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain",
-				  NULL };
+				  "op_fixed", NULL };
 
-static const char *const cat_terms[] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%" };
+static const char *const cat_terms[] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%", "fix%" };
 
 #define R(x) RF_COUNT, offsetof(struct result, x)
 #define M(x) RF_METRIC, offsetof(struct metrics, x)
@@ -136,7 +136,7 @@ double result_energy(const struct arch *a, const struct result *r, double part[]
 double result_peak_power_w(const struct arch *a)
 {
 	const struct energy_params *p = &a->energy;
-	double pj = (double)arch_pes(a) * (energy_mac_pj(p, a->array.dtype) + p->pe_move_pj);
+	double pj = arch_macs_per_cycle(a) * (energy_mac_pj(p, a->array.dtype) + p->pe_move_pj);
 	/* each array's port of each buffer read and written its width */
 	for (int b = 0; b < SRAM_NBUF; b++)
 		pj += (double)arch_arrays(a) * 2.0 * (double)sram_port_bytes(&a->sram, b) *

@@ -9,14 +9,14 @@
 
 void report_metrics(const struct arch *a, const struct result *r, bool ideal, struct metrics *m)
 {
-	double pes = (double)arch_pes(a);
+	double macs_per_cycle = arch_macs_per_cycle(a);
 	double bytes = (double)(r->hbm_read_bytes + r->hbm_write_bytes + r->bus_shift_bytes);
 	double seconds = (double)r->cycles / (a->clock_ghz * 1e9);
 	double peak = 2 * arch_peak_macs_per_s(a), area[AR_N];
 
 	m->ops = 2.0 * (double)r->macs;
 	m->bus_bytes = bytes;
-	m->utilization = r->cycles ? (double)r->macs / ((double)r->cycles * pes) : 0;
+	m->utilization = r->cycles ? (double)r->macs / ((double)r->cycles * macs_per_cycle) : 0;
 	m->intensity = bytes > 0 ? m->ops / bytes : 0;
 	m->achieved_ops_per_s = seconds > 0 ? m->ops / seconds : 0;
 	m->attainable_ops_per_s = bytes > 0 && !ideal ? fmin(peak, arch_hbm_bytes_per_s(a) * m->intensity) : peak;

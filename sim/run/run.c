@@ -323,6 +323,8 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 		       "functional (it times folds by the register rules, not SCALE-Sim's), found true");
 		goto out;
 	}
+	if (config_check_rate(cfg, "--model functional", e) < 0)
+		goto out;
 	if (!(out->checks = calloc(w->n ? w->n : 1, sizeof *out->checks)))
 		goto nomem;
 	for (size_t i = 0; i < ops->n; i++) {
@@ -379,6 +381,9 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 			}
 			if (func_gemm(&fr, i, a, b, c, &r, &out->checks[op->layer], e) < 0)
 				goto out;
+			/* The op's fixed time, before the array computes (the closed form's plan_bound_op). */
+			r.cat[CAT_OP_FIXED] += arch_op_fixed_cycles(&cfg->arch);
+			r.cycles += arch_op_fixed_cycles(&cfg->arch);
 		}
 		fr.base += r.cycles;
 		if (add_result(w, op, &r, out, e) < 0)

@@ -151,9 +151,10 @@ enum trace_cause {
 	TC_DEP,         /* an earlier op's result not yet in HBM (a chip's ops overlapping) */
 	TC_MEMORY,      /* the memory held a request back (refused it, or could not yet say when) */
 	TC_STORES,      /* layer by layer, the op's stores still draining to HBM */
+	TC_FIXED,       /* the op's fixed time before it computes (chip.op_fixed_ns) */
 	TC_N
 };
-extern const char *const trace_cause_names[];   /* "shift", ..., "stores" */
+extern const char *const trace_cause_names[];   /* "shift", ..., "stores", "fixed" */
 
 /* One record, decoded; which fields mean something depends on kind (above). */
 struct trace_rec {

@@ -13,7 +13,7 @@
 #include "xmath.h"
 
 const char *const trace_cause_names[] = { "shift", "drain", "wait_a", "wait_b", "wait_acc", "port", "dep", "memory",
-					  "stores", NULL };
+					  "stores", "fixed", NULL };
 const char *const trace_dram_format_names[] = { "dramsim3", "ramulator2", NULL };
 
 /* ---- the event trace ---- */
