@@ -34,6 +34,7 @@ enum area_node { AREA_45NM, AREA_28NM, AREA_16NM, AREA_7NM, AREA_CUSTOM, AREA_NN
 
 struct area_params {
 	int node;                                        /* enum area_node */
+	int pe_dtype;                                    /* 0 auto (array.dtype), else enum dtype + 1 */
 	double mac_int8_um2, mac_fp16_um2, mac_fp32_um2; /* multiplier + accumulating adder */
 	double reg_bit_um2;                              /* one flip-flop */
 	double logic_overhead;                           /* placed logic / its cells' own area */

@@ -12,9 +12,12 @@ The figures:
     Performance Analysis of a Tensor Processing Unit", ISCA 2017, Table 3,
     row 9) against the cycle model on configs/tpu_v1.yaml
     (scripts/tpuv1_table.py runs them);
-  - the chips' peak rates, from their papers and the Cloud TPU
-    documentation, against clock x MACs x 2 of the presets;
-  - the area and power figures of scripts/area_table.py.
+  - the chips' peak rates at each dtype, from their papers and the Cloud
+    TPU documentation, against clock x MACs x rate x 2 of the presets;
+  - the area and power figures of scripts/area_table.py;
+  - MLPerf Inference results per chip (MLCommons, inference_results_v4.0,
+    closed division, Google's submissions), unverified: tpusim runs what it
+    can of the benchmark (docs/validation/*.yaml say what is assumed).
 
 Usage (standard library only; build first with `make`):
 
@@ -43,22 +46,47 @@ APP_BAND = (0.8, 1.25)
 APP_NOTE = ("no host, PCIe or instruction time; the apps' layers are built to Table 1's totals, not the production "
             "models")
 
-# Peak rates: (preset, figure, source, published TOPS, verified, note)
+# Peak rates: (preset, dtype, figure, source, published TOPS, verified, note)
+CLOUD = "Cloud TPU documentation"
 PEAKS = [
-    ("tpu_v1", "TPU v1 peak, int8", f"{V1}, Table 2", 92, True, ""),
-    ("tpu_v4", "TPU v4 peak, bf16", "Cloud TPU documentation, TPU v4", 275, True, ""),
-    ("tpu_v4i", "TPU v4i peak, bf16", "Jouppi et al., ISCA 2021", 138, True, ""),
-    ("tpu_v5e", "TPU v5e peak, bf16", "Cloud TPU documentation, TPU v5e", 197, True, ""),
-    ("tpu_v5e", "TPU v5e peak, int8", "Cloud TPU documentation, TPU v5e", 393, False,
-     "unverified: tpusim runs every dtype at the bf16 rate (no per-dtype MXU rates yet)"),
+    ("tpu_v1", "int8", "TPU v1 peak, int8", f"{V1}, Table 2", 92, True, ""),
+    ("tpu_v4", "bf16", "TPU v4 peak, bf16", f"{CLOUD}, TPU v4", 275, True, ""),
+    ("tpu_v4", "int8", "TPU v4 peak, int8", f"{CLOUD}, TPU v4", 275, True, "int8 at the bf16 rate"),
+    ("tpu_v4i", "bf16", "TPU v4i peak, bf16", "Jouppi et al., ISCA 2021", 138, True, ""),
+    ("tpu_v4i", "int8", "TPU v4i peak, int8", "Jouppi et al., ISCA 2021", 138, True, "int8 at the bf16 rate"),
+    ("tpu_v5e", "bf16", "TPU v5e peak, bf16", f"{CLOUD}, TPU v5e", 197, True, ""),
+    ("tpu_v5e", "int8", "TPU v5e peak, int8", f"{CLOUD}, TPU v5e", 393, True, "int8 packs 2 of K per PE"),
+    ("tpu_v5p", "bf16", "TPU v5p peak, bf16", f"{CLOUD}, TPU v5p", 459, True, "clock derived from this figure"),
+    ("tpu_v5p", "int8", "TPU v5p peak, int8", "Austin et al., How to Scale Your Model (2025), part 2", 918, True,
+     "int8 packs 2 of K per PE"),
+    ("tpu_v5p", "fp8", "TPU v5p peak, fp8", f"{CLOUD}, TPU v5p", 459, True, "fp8 at the bf16 rate"),
+    ("tpu_v6e", "bf16", "TPU v6e peak, bf16", f"{CLOUD}, TPU v6e", 918, True,
+     "clock derived from this figure with 4 MXUs (one revision says 2)"),
+    ("tpu_v6e", "int8", "TPU v6e peak, int8", f"{CLOUD}, TPU v6e", 1836, True, "int8 packs 2 of K per PE"),
+    ("tpu_v6e", "fp8", "TPU v6e peak, fp8", f"{CLOUD}, TPU7x", 918, True, "fp8 at the bf16 rate"),
+    ("tpu_v7", "bf16", "TPU7x peak, bf16", f"{CLOUD}, TPU7x", 2307, True,
+     "MXUs assumed as v6e's; clock derived from this figure"),
+    ("tpu_v7", "fp8", "TPU7x peak, fp8", f"{CLOUD}, TPU7x", 4614, True, "fp8 packs 2 of K per PE"),
 ]
 PEAK_BAND = (0.99, 1.01)
 
+# MLPerf Inference v4.0, closed, datacenter: GPT-J 6B (gptj-99), Offline, on Google's tpu-v5e-4 (4 chips, int8,
+# batch 32): 10.1502 samples/s (results/tpu_v5e_x4/gptj-99/offline/performance/run_1/mlperf_log_summary.txt),
+# 2.54 per chip. tpusim: one chip, a replica of batch 8 (32 over the 4 chips, assumed), the 800-token prefill
+# and 128 decode steps of docs/validation/gptj_*.yaml.
+MLPERF_GPTJ = ("MLPerf Inference v4.0 GPT-J 99 Offline, tpu_v5e, samples/s per chip",
+               "MLCommons inference_results_v4.0, closed/Google, tpu_v5e_x4", 10.1502 / 4)
+GPTJ_OUT_TOKENS = 128
+GPTJ_NOTE = ("unverified: one replica of batch 8 per chip, an 800-token prompt and 128 tokens out assumed (not the "
+             "dataset's lengths); no host, serving or sampling time; attention and MLP run one after the other")
 
-def summary(binary, preset, workload):
+
+def summary(binary, preset, workload, sets=()):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out")
-        p = subprocess.run([binary, "run", "-c", preset, "-w", workload, "-o", out, "--model", "analytic"], cwd=ROOT,
+        extra = [a for s in sets for a in ("--set", s)]
+        p = subprocess.run([binary, "run", "-c", preset, "-w", workload, "-o", out, "--model", "analytic"] + extra,
+                           cwd=ROOT,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode:
             sys.exit(f"validate.py: {preset} on {workload}: {p.stderr.strip()}")
@@ -79,9 +107,17 @@ def rows(binary):
         t = tpuv1_table.run(args, name, False)["achieved_ops_per_s"] / 1e12
         out.append((f"TPU v1 {name}, TOPS", f"{V1}, Table 3", tops, t, t / tops, APP_BANDS.get(name, APP_BAND), True,
                     APP_NOTE))
-    for preset, figure, source, tops, verified, note in PEAKS:
-        peak = summary(binary, preset, "mlp")["peak_ops_per_s"] / 1e12
+    for preset, dtype, figure, source, tops, verified, note in PEAKS:
+        peak = summary(binary, preset, "mlp", [f"array.dtype={dtype}"])["peak_ops_per_s"] / 1e12
         out.append((figure, source, tops, peak, peak / tops, PEAK_BAND, verified, note or "clock x MACs x 2"))
+    figure, source, published = MLPERF_GPTJ
+    runs = {}
+    for step in ("prefill", "decode"):
+        s = summary(binary, "tpu_v5e", os.path.join("docs", "validation", f"gptj_{step}.yaml"), ["array.dtype=int8"])
+        runs[step] = (s["total"]["cycles"] / (s["clock_ghz"] * 1e9), s["batch"])
+    seconds = runs["prefill"][0] + GPTJ_OUT_TOKENS * runs["decode"][0]
+    value = runs["prefill"][1] / seconds
+    out.append((figure, source, published, value, value / published, (0.5, 2.0), False, GPTJ_NOTE))
     for row, published, value, kind in area_table.figures(binary):
         figure, source, _, _, note = row
         # TPU v1's die within 20% under its bound; the others' bounds are all their papers give

@@ -82,6 +82,25 @@ START_TEST(area_grows_as_the_table_says)
 	const char *bf16[] = { "array.dtype=bf16", NULL };
 	parts_of(bf16, b);
 	ck_assert(NEAR(b[AR_PE_ARRAY], 16 * (5824 + 361.6) * 4.5e-6, 1e-12));
+	/* area.pe_dtype builds the PE for its type whatever the run's: bf16's PE on an int8 run */
+	const char *pe[] = { "area.pe_dtype=bf16", NULL };
+	parts_of(pe, a);
+	ck_assert(a[AR_PE_ARRAY] == b[AR_PE_ARRAY]);
+}
+END_TEST
+
+/* A TPU preset's die is its own at every dtype it runs (area.pe_dtype: bf16): int8 packs into the bf16 MXU. */
+START_TEST(tpu_die_whatever_the_dtype)
+{
+	static const char *const presets[] = { "tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7" };
+	for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
+		struct config a, b;
+		double pa[AR_N], pb[AR_N];
+		const char *int8[] = { "array.dtype=int8", NULL };
+		th_config(&a, presets[i], NULL);
+		th_config(&b, presets[i], int8);
+		ck_assert_msg(arch_area_mm2(&a.arch, pa) == arch_area_mm2(&b.arch, pb), "%s", presets[i]);
+	}
 }
 END_TEST
 
@@ -286,6 +305,7 @@ Suite *area_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, pe_and_buffer_by_hand);
 	tcase_add_test(tc, area_grows_as_the_table_says);
+	tcase_add_test(tc, tpu_die_whatever_the_dtype);
 	tcase_add_test(tc, nodes_follow_their_rule);
 	tcase_add_test(tc, node_brings_its_densities);
 	tcase_add_test(tc, tpu_v1_floorplan);

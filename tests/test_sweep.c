@@ -191,8 +191,8 @@ START_TEST(csv_columns)
 	}
 	ck_assert_str_eq(c[12].field, "cycles_by_category");
 	ck_assert_int_eq(c[12].part, 0);
-	ck_assert_str_eq(c[25].field, "energy_pj_by_component");
-	ck_assert_int_eq(c[25].part, 6);
+	ck_assert_str_eq(c[26].field, "energy_pj_by_component");
+	ck_assert_int_eq(c[26].part, 6);
 	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_STATUS), -1);
 	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_POINT), -1);
 	ck_assert_int_eq(sweep_csv_col("cycles_by_category"), -1);

@@ -121,14 +121,14 @@ static const struct {
 };
 
 /*
- * The label tpusim gives point i of alpha: each group that varies along the
- * front (all three do) by its axes' names' last parts, =, its values, a zip
- * group's joined by x.
+ * The label tpusim gives point i of alpha: the values of each group that
+ * varies along the front (all three do), a zip group's joined by x, the
+ * groups by ", "; a line of the title names them ("labels: rows x cols,
+ * gbps, dataflow").
  */
 static void label_of(int i, char *buf, size_t size)
 {
-	snprintf(buf, size, "rows x cols=%sx%s gbps=%s dataflow=%s", alpha[i].size, alpha[i].size, alpha[i].gbps,
-		 alpha[i].df);
+	snprintf(buf, size, "%sx%s, %s, %s", alpha[i].size, alpha[i].size, alpha[i].gbps, alpha[i].df);
 }
 
 /* The held row when nothing is held: the fewest cycles of all (beta's are alpha's doubled), the first of equals. */
@@ -794,11 +794,12 @@ static void fronts_match(const char *dir, const struct th_csv *t, const char *xc
 			ck_assert_msg(found, "%s: %s is not on the front", name, th_csv_get(f, k, "point"));
 			if (k)
 				ck_assert(th_csv_num(f, k - 1, xcol) <= th_csv_num(f, k, xcol));
-			/* each zip group that varies along the front, its axes and values joined by x; the rest in the title */
+			/* each zip group that varies along the front, its values joined by x, named in the title; the rest there too */
 			static const char *const zips[3][2] = { { "array.rows", "array.cols" },
 								  { "hbm.gbps", "energy.hbm_pj_per_bit" }, { "dataflow", NULL } };
 			static const char *const names[3] = { "rows x cols", "gbps x hbm_pj_per_bit", "dataflow" };
 			size_t n = 0;
+			char key[400] = "labels:";
 			label[0] = '\0';
 			for (int g = 0; g < 3; g++) {
 				bool varies = false;
@@ -806,11 +807,13 @@ static void fronts_match(const char *dir, const struct th_csv *t, const char *xc
 					varies |= strcmp(th_csv_get(f, j, zips[g][0]), th_csv_get(f, 0, zips[g][0])) != 0;
 				if (!varies)
 					continue;
-				n += (size_t)snprintf(label + n, sizeof label - n, "%s%s=%s%s%s", n ? " " : "", names[g],
+				snprintf(key + strlen(key), sizeof key - strlen(key), "%s %s", n ? "," : "", names[g]);
+				n += (size_t)snprintf(label + n, sizeof label - n, "%s%s%s%s", n ? ", " : "",
 						      th_csv_get(f, k, zips[g][0]), zips[g][1] ? "x" : "",
 						      zips[g][1] ? th_csv_get(f, k, zips[g][1]) : "");
 			}
 			ck_assert_msg(has_text(s, label), "%s: no label %s", name, label);
+			ck_assert_msg(!n || has_title(s, key), "%s: no title line %s", name, key);
 			/* the groups the front's points share, once, in a line of the title */
 			char same[400] = "the same at every point of the front:";
 			bool any = false;

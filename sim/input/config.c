@@ -345,7 +345,7 @@ double arch_hbm_bytes_per_s(const struct arch *a)
 double arch_area_mm2(const struct arch *a, double part[])
 {
 	struct area_chip c = {
-		.dtype = a->array.dtype,
+		.dtype = a->area.pe_dtype ? a->area.pe_dtype - 1 : a->array.dtype,
 		.weight_double_buffer = a->array.weight_double_buffer,
 		.pes = arch_pes(a),
 		.cores = a->chip.cores,

@@ -42,7 +42,7 @@ void plan_bound_op(const struct arch *a, const struct op *o, const struct sched 
 	}
 	b->memory_cycles = ideal ? 0 : arch_memory_cycles(a, b->read_bytes + b->write_bytes);
 	b->fixed_cycles = arch_op_fixed_cycles(a);
-	b->cycles = sat_add(b->fixed_cycles, max64(b->compute_cycles, b->memory_cycles));
+	b->cycles = max64(sat_add(b->fixed_cycles, b->compute_cycles), b->memory_cycles);
 }
 
 int plan_check_op(const struct op *o, const struct plan_bound *b, struct err *e)
@@ -75,7 +75,7 @@ static void parts_bound(const struct plan *p, const struct chip_part *cp, struct
 	}
 	b->memory_cycles = p->ideal ? 0 : arch_memory_cycles(&p->cfg->arch, b->read_bytes + b->write_bytes);
 	b->fixed_cycles = arch_op_fixed_cycles(&p->cfg->arch);
-	b->cycles = sat_add(b->fixed_cycles, max64(b->compute_cycles, b->memory_cycles));
+	b->cycles = max64(sat_add(b->fixed_cycles, b->compute_cycles), b->memory_cycles);
 }
 
 /* Room for one op's parts while it is being split: the parts, their programs, and a trial split beside them. */

@@ -39,8 +39,8 @@ struct plan_bound {
 	int64_t compute_cycles;         /* no memory waits; INT64_MAX past 64 bits */
 	int64_t read_bytes, write_bytes;        /* HBM */
 	int64_t memory_cycles;          /* the bytes at the memory model's bandwidth; 0 with ideal memory */
-	int64_t fixed_cycles;           /* the op's fixed time (arch_op_fixed_cycles) */
-	int64_t cycles;                 /* fixed + max(compute, memory) */
+	int64_t fixed_cycles;           /* the op's fixed time (arch_op_fixed_cycles): the loads run on */
+	int64_t cycles;                 /* max(fixed + compute, memory) */
 };
 
 /* One op of the plan. */

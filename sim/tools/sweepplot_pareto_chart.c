@@ -85,13 +85,15 @@ static void free_labels(char **lab, size_t n)
 }
 
 /*
- * The front's labels into lab[] (nf strings, owned): each group that varies
- * along the front by its axes' short names and its values, a zip group's
- * joined by x ("rows x cols=128x128 gbps=600"); the groups that are the same
- * at every point of the front go once into same, a line of the title of
- * their own ("the same at every point of the front: sram.inputs.kib=3072
- * ..."), instead. Not batch's and model's, which the title says. -1 when
- * memory ran out (lab[] holds what was made).
+ * The front's labels into lab[] (nf strings, owned): the values of each
+ * group that varies along the front, a zip group's joined by x, the groups
+ * by ", " ("128x128, 600"), and a line of the title names them once
+ * ("labels: rows x cols, gbps"), so that a label stays short beside its
+ * point. The groups that are the same at every point of the front go once
+ * into a line of their own ("the same at every point of the front:
+ * sram.inputs.kib=3072 ..."). Both lines go to same. Not batch's and
+ * model's, which the title says. -1 when memory ran out (lab[] holds what
+ * was made).
  */
 static int front_labels(const struct sweepplot_view *v, const size_t *rows, size_t nf, char **lab, char *same,
 			size_t size)
@@ -109,10 +111,13 @@ static int front_labels(const struct sweepplot_view *v, const size_t *rows, size
 			varies[g] |= gval(v, g, rows[k]) != gval(v, g, rows[0]);
 	}
 	same[0] = '\0';
-	for (int g = 0; nf && g < v->ng; g++)
+	for (int g = 0, n = 0; nf && g < v->ng; g++)
+		if (varies[g] && g != v->batch && g != v->model)
+			snprintf(same + strlen(same), size - strlen(same), "%s%s", n++ ? ", " : "\nlabels: ", names[g]);
+	for (int g = 0, n = 0; nf && g < v->ng; g++)
 		if (!varies[g] && g != v->batch && g != v->model)
-			snprintf(same + strlen(same), size - strlen(same), "%s%s=%s", same[0] ? " " : "\nthe same at every point of the front: ",
-				 names[g], v->label[g][gval(v, g, rows[0])]);
+			snprintf(same + strlen(same), size - strlen(same), "%s%s=%s",
+				 n++ ? " " : "\nthe same at every point of the front: ", names[g], v->label[g][gval(v, g, rows[0])]);
 	for (size_t k = 0; k < nf; k++) {
 		size_t len = 0;
 		FILE *f = open_memstream(&lab[k], &len);
@@ -120,7 +125,7 @@ static int front_labels(const struct sweepplot_view *v, const size_t *rows, size
 			return -1;
 		for (int g = 0, n = 0; g < v->ng; g++)
 			if (varies[g] && g != v->batch && g != v->model)
-				fprintf(f, "%s%s=%s", n++ ? " " : "", names[g], v->label[g][gval(v, g, rows[k])]);
+				fprintf(f, "%s%s", n++ ? ", " : "", v->label[g][gval(v, g, rows[k])]);
 		if (ferror(f) | (fclose(f) != 0))
 			return -1;
 	}
