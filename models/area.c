@@ -121,11 +121,11 @@ static double mac_um2(const struct area_params *p, int dtype)
 	}
 }
 
-double area_pe_um2(const struct area_params *p, int dtype, bool weight_double_buffer)
+double area_pe_um2(const struct area_params *p, int dtype, int pack, bool weight_double_buffer)
 {
-	/* the weight (and its shadow), the input, the partial sum */
-	double bits = 8.0 * array_elem_bytes(dtype) * (weight_double_buffer ? 3 : 2) + 8.0 * array_acc_bytes(dtype);
-	return (mac_um2(p, dtype) + bits * p->reg_bit_um2) * p->logic_overhead;
+	/* pack of each: the multiplier, the weight (and its shadow) and the input; one partial sum */
+	double bits = 8.0 * array_elem_bytes(dtype) * pack * (weight_double_buffer ? 3 : 2) + 8.0 * array_acc_bytes(dtype);
+	return (mac_um2(p, dtype) * pack + bits * p->reg_bit_um2) * p->logic_overhead;
 }
 
 double area_sram_mm2(const struct area_params *p, double kib)
@@ -136,7 +136,7 @@ double area_sram_mm2(const struct area_params *p, double kib)
 double area_mm2(const struct area_params *p, const struct area_chip *c, double part[])
 {
 	double rest = 0, die;
-	part[AR_PE_ARRAY] = (double)c->pes * area_pe_um2(p, c->dtype, c->weight_double_buffer) * 1e-6;
+	part[AR_PE_ARRAY] = (double)c->pes * area_pe_um2(p, c->dtype, c->pack, c->weight_double_buffer) * 1e-6;
 	for (int b = 0; b < SRAM_NBUF; b++)
 		part[AR_SRAM_WEIGHTS + b] = (double)c->cores * area_sram_mm2(p, (double)c->sram_kib[b]);
 	part[AR_SRAM_ACTIVATIONS] = area_sram_mm2(p, (double)c->activation_kib);

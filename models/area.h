@@ -63,6 +63,7 @@ extern const char *const area_node_defaults[AREA_NNODES][AREA_NODE_NKEYS];
 /* The parts of a chip the densities apply to. */
 struct area_chip {
 	int dtype;                       /* enum dtype of array.h */
+	int pack;                        /* elements of K a PE takes a cycle, each with its multiplier (array_pack) */
 	bool weight_double_buffer;
 	int64_t pes;                     /* the whole chip's */
 	int64_t cores;
@@ -72,8 +73,8 @@ struct area_chip {
 	double memory_gbps;
 };
 
-/* One PE in um2: its MAC and registers, times logic_overhead. */
-double area_pe_um2(const struct area_params *p, int dtype, bool weight_double_buffer);
+/* One PE in um2: its MACs (pack of them, array.h) and registers, times logic_overhead. */
+double area_pe_um2(const struct area_params *p, int dtype, int pack, bool weight_double_buffer);
 
 /* kib KiB of SRAM in mm2. */
 double area_sram_mm2(const struct area_params *p, double kib);

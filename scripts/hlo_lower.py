@@ -266,9 +266,9 @@ class Converter:
             if n in self.inputs and ty.dtype:
                 self.dtypes.add(ty.dtype)
         self.walk(self.entry, env, "", [self.entry.name])
-        prev = None
+        prev, seen = None, set()
         for l in self.layers:
-            resolve_inputs(l, prev, self.mb, self.report)
+            resolve_inputs(l, prev, self.mb, self.report, seen)
             prev = l
 
     def walk(self, func, env, prefix, stack):

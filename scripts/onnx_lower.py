@@ -315,9 +315,9 @@ class Converter:
                 l.pending = None
         if self.fuse:
             self.fuse_attention()
-        prev = None
+        prev, seen = None, set()
         for l in self.layers:
-            resolve_inputs(l, prev, self.mb, self.report)
+            resolve_inputs(l, prev, self.mb, self.report, seen)
             prev = l
 
     def convert(self, node, label, ins):

@@ -70,13 +70,16 @@ def matmul_layer(conv, at, label, m, k, n, rep, ra, rb, reads, sizes):
 
 
 def activations_matmul(conv, at, label, m, k, n, pb, a, b, rows):
-    """A matmul of two activations, pb products of m x k x n in the whole batch: repeated per sample when the
-    batch divides them (the heads of Q.K^T), else their rows per sample (rows: what to call them in an error)."""
-    if pb % conv.mb == 0:
-        rep, mm = pb // conv.mb, m
-    else:
-        rep, mm = 1, conv.per_sample(pb * m, rows)
-    return matmul_layer(conv, at, label, mm, k, n, rep, "activation", "activation", [a, b], [mm * k * rep, k * n * rep])
+    """A matmul of two activations, pb products of m x k x n in the whole batch, repeated per sample: the batch
+    must divide the products (the heads of Q.K^T). Otherwise each sample's rows would meet every sample's rhs:
+    the product mixes the samples, which a workload's per-sample layers cannot hold (rows: what to call the
+    lhs's rows in the error)."""
+    if pb % conv.mb:
+        raise Unsupported(f"a matmul of two activations that mixes the samples: {pb} product{'s' * (pb != 1)} of "
+                          f"{m} x {k} x {n} for a batch of {conv.mb}, so {rows} of every sample meet the whole rhs "
+                          f"(tpusim's layers are per sample)")
+    rep = pb // conv.mb
+    return matmul_layer(conv, at, label, m, k, n, rep, "activation", "activation", [a, b], [m * k * rep, k * n * rep])
 
 
 def check_keys(ltype, keys):
@@ -108,13 +111,15 @@ def final(layer):
     return layer
 
 
-def resolve_inputs(l, prev, mb, report):
+def resolve_inputs(l, prev, mb, report, seen):
     """
     l.inputs: the names of the layers l reads, when every operand is the
     whole output of one; else none, and tpusim's default rule applies
     (operand 0: the previous layer's output when it has the size read,
     else a new input; any other operand a new input). A note (and a line of
-    report) says where that rule reads something else than the model.
+    report) says where that rule reads something else than the model, and
+    where a network input that an earlier layer read is read again as a new
+    one (seen: the network inputs read so far, by name; updated).
     """
     want = []
     for v, size in zip(l.reads, l.read_sizes):
@@ -132,7 +137,16 @@ def resolve_inputs(l, prev, mb, report):
         return
     for j, (kind, what, shown) in enumerate(want):
         gets = prev if j == 0 and prev is not None and prev.out_elems == l.read_sizes[0] else None
-        if (kind == "layer" and gets is what) or (kind == "input" and gets is None):
+        if kind == "input" and gets is None:
+            gin = l.reads[j].gin
+            if gin in seen:
+                text = (f"operand {j} is {shown}, which an earlier layer reads too, but tpusim reads a new input "
+                        f"(a workload cannot name a network input twice: its bytes count again)")
+                l.notes.append(text)
+                report.append(("dataflow", l.type, l.name, text))
+            seen.add(gin)
+            continue
+        if kind == "layer" and gets is what:
             continue
         reads = f"'{gets.name}'" if gets is not None else "a new input"
         why = {"layer": "another operand has no layer to name", "input": "`inputs` names layers only",

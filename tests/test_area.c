@@ -29,7 +29,7 @@ START_TEST(pe_and_buffer_by_hand)
 	struct config c;
 	double part[AR_N], die;
 	th_config(&c, "lab_4x4", NULL);
-	ck_assert(NEAR(area_pe_um2(&c.arch.area, DT_INT8, true), 3024.54, 1e-12));
+	ck_assert(NEAR(area_pe_um2(&c.arch.area, DT_INT8, 1, true), 3024.54, 1e-12));
 	die = arch_area_mm2(&c.arch, part);
 	ck_assert(NEAR(part[AR_PE_ARRAY], 0.04839264, 1e-12));
 	ck_assert(NEAR(part[AR_SRAM_INPUTS], 2.72105472, 1e-12));
@@ -82,6 +82,10 @@ START_TEST(area_grows_as_the_table_says)
 	const char *bf16[] = { "array.dtype=bf16", NULL };
 	parts_of(bf16, b);
 	ck_assert(NEAR(b[AR_PE_ARRAY], 16 * (5824 + 361.6) * 4.5e-6, 1e-12));
+	/* Rate 2 at int8 on a PE built for int8: two multipliers, 2 x 8 x 3 + 32 = 80 flip-flops: (838 + 361.6) x 4.5 */
+	const char *packed[] = { "array.rate_int8=2", NULL };
+	parts_of(packed, a);
+	ck_assert(NEAR(a[AR_PE_ARRAY], 16 * (2 * 419 + 361.6) * 4.5e-6, 1e-12));
 	/* area.pe_dtype builds the PE for its type whatever the run's: bf16's PE on an int8 run */
 	const char *pe[] = { "area.pe_dtype=bf16", NULL };
 	parts_of(pe, a);
@@ -92,6 +96,13 @@ END_TEST
 /* A TPU preset's die is its own at every dtype it runs (area.pe_dtype: bf16): int8 packs into the bf16 MXU. */
 START_TEST(tpu_die_whatever_the_dtype)
 {
+	/* area.pe_dtype's choices are auto, then array.dtype's, in enum dtype's order */
+	const struct cfg_schema *sc = config_schema();
+	const char *const *choices = sc->e[cfg_find(sc, "area.pe_dtype")].key->choices;
+	ck_assert_str_eq(choices[0], "auto");
+	for (int d = 0; d <= DT_N; d++)
+		ck_assert_msg(d == DT_N ? !choices[d + 1] && !array_dtype_names[d] : !strcmp(choices[d + 1],
+			      array_dtype_names[d]), "choice %d", d + 1);
 	static const char *const presets[] = { "tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu_v7" };
 	for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
 		struct config a, b;

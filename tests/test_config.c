@@ -124,6 +124,12 @@ START_TEST(tpu_peaks_as_published)
 	const char *fp32[] = { "array.dtype=fp32", NULL };
 	th_config(&c, "tpu_v5p", fp32);
 	ck_assert(fabs(2 * arch_peak_macs_per_s(&c.arch) / (459e12 / 6) - 1) < 0.01);
+	/* The per-op fixed time: 1 us at 1.05 GHz on tpu_v4, 1,050 cycles; none in SCALE-Sim's compute model. */
+	const char *compat[] = { "array.scalesim_compat=true", NULL };
+	th_config(&c, "tpu_v4", NULL);
+	ck_assert_int_eq(arch_op_fixed_cycles(&c.arch), 1050);
+	th_config(&c, "tpu_v4", compat);
+	ck_assert_int_eq(arch_op_fixed_cycles(&c.arch), 0);
 }
 END_TEST
 

@@ -213,6 +213,22 @@ static const struct bad cases[] = {
 	  "repeat: 1000000000}\n", NULL, { RUN, "--set", "array.scalesim_compat=true" },
 	  "w.yaml:4:5: layers[0]: expected ops that take at most 2^50 cycles, found m taking more (a larger array, buffer "
 	  "or bandwidth would do)" },
+	/* rates per dtype: a rate of the list, a dtype the array does not run (said where the dtype came from), a
+	 * packed rate where PEs do one MAC a cycle (the functional model, lab), and the per-op fixed time's range */
+	{ NULL, NULL, NULL, { RUN, "--set", "array.rate_int8=3" },
+	  "--set:1:17: array.rate_int8: expected one of none, 1/8, 1/6, 1/4, 1/3, 1/2, 1, 2, 4, 8, found \"3\"" },
+	{ "array:\n  dtype: bf16\n  rate_bf16: none\n", NULL, NULL, { RUN },
+	  "c.yaml:3:14: array.rate_bf16: expected a rate for array.dtype bf16, found none (the array does not run bf16) "
+	  "(array.dtype at c.yaml:2:10)" },
+	{ "array:\n  dtype: bf16\n  rate_bf16: none\n", NULL, NULL, { "config", "-c", "c.yaml", "--dump" },
+	  "c.yaml:3:14: array.rate_bf16: expected a rate for array.dtype bf16, found none (the array does not run bf16) "
+	  "(array.dtype at c.yaml:2:10)" },
+	{ CFG_OK "  rate_int8: 2\n", NULL, NULL, { RUN, "--model", "functional" },
+	  "c.yaml:4:14: array.rate_int8: expected 1 for --model functional (its PEs do one MAC a cycle), found 2" },
+	{ CFG_OK "  rate_int8: 2\n", NULL, NULL, { "lab", "-c", "c.yaml", "--gemm", "4x8x4" },
+	  "c.yaml:4:14: array.rate_int8: expected 1 for the functional model (its PEs do one MAC a cycle), found 2" },
+	{ NULL, NULL, NULL, { RUN, "--set", "chip.op_fixed_ns=-1" },
+	  "--set:1:18: chip.op_fixed_ns: expected a number in [0, 1e+09], found \"-1\"" },
 	/* a buffer too small for the smallest tile */
 	{ NULL, "layers:\n  - {name: f, type: fc, in_features: 8, out_features: 512}\n", NULL,
 	  { RUN, "--set", "array.rows=256", "--set", "array.cols=256", "--set", "sram.outputs.kib=1" },

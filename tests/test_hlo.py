@@ -206,6 +206,27 @@ def bad_input(d):
                 "(--allow-unsupported writes the rest)")
     check("recursive: the call is named", "call 'call_1' (from model.py:12:3): a recursive call of @main" in r.stderr,
           True)
+    # x . y^T of two inputs whose rows are the batch: each sample's row meets every sample's y, which
+    # per-sample layers cannot hold: refused, named, not converted to a matmul that reads y once per sample.
+    mix = ("module @m {\n  func.func public @main(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> tensor<8x8xf32> {\n"
+           "    %0 = stablehlo.dot_general %x, %y, contracting_dims = [1] x [1] : (tensor<8x64xf32>, "
+           "tensor<8x64xf32>) -> tensor<8x8xf32>\n    return %0 : tensor<8x8xf32>\n  }\n}\n")
+    r = refused(d, "mixing", mix, "hlo2workload: SRC: 1 unsupported op (listed above); nothing written "
+                "(--allow-unsupported writes the rest)", "--input", "0", "--input", "1")
+    check("mixing: named", "stablehlo.dot_general 'dot_general_0': a matmul of two activations that mixes the "
+          "samples: 1 product of 8 x 64 x 8 for a batch of 8, so the rows of lhs of every sample meet the whole rhs "
+          "(tpusim's layers are per sample)" in r.stderr, True)
+    # A network input read by two layers: the second reads a new input, and the YAML says so.
+    twice = ("module @m {\n  func.func public @main(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {\n"
+             "    %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x64xf32>, "
+             "tensor<64x64xf32>) -> tensor<8x64xf32>\n    %1 = stablehlo.add %0, %x : tensor<8x64xf32>\n"
+             "    return %1 : tensor<8x64xf32>\n  }\n}\n")
+    src, out = write(d, "twice.mlir", twice), os.path.join(d, "twice.yaml")
+    check("twice: exit status", convert(src, "-o", out).returncode, 0)
+    with open(out) as f:
+        check("twice: the note", "# operand 1 is network input '%x', which an earlier layer reads too, but tpusim "
+              "reads a new input (a workload cannot name a network input twice: its bytes count again)" in f.read(),
+              True)
     r = convert(os.path.join(d, "missing.mlir"))
     check("missing file: exit status", r.returncode, 2)
     check("missing file: the message", r.stderr.strip(), f"hlo2workload: {os.path.join(d, 'missing.mlir')}: expected "

@@ -114,6 +114,14 @@ START_TEST(spec_errors)
 		free(out);
 		free(err);
 	}
+	/* A point whose dtype the array does not run is refused before any runs, at its axis' value. */
+	snprintf(spec, sizeof spec, "%saxes:\n  array.rate_int8: [1, none]\n", head);
+	ck_assert_int_eq(sweep(dir, spec, "1", &out, &err), 2);
+	snprintf(want, sizeof want, "%s/s.yaml:4:24: array.rate_int8: expected a rate for array.dtype int8, found none "
+		 "(the array does not run int8) (array.dtype at ", dir);
+	ck_assert_msg(!strncmp(err, want, strlen(want)), "%s", err);
+	free(out);
+	free(err);
 	/* Nothing ran: no output directory. */
 	snprintf(o, sizeof o, "%s/out", dir);
 	ck_assert_int_ne(access(o, F_OK), 0);

@@ -154,6 +154,46 @@ START_TEST(every_preset_and_workload_adds_up)
 }
 END_TEST
 
+/*
+ * At rates that pack K or take passes (array.rate_*) the trace still adds up:
+ * its folds carry the stream as the array times it, and the fixed time per
+ * op (the TPU presets') is a charge of its own.
+ */
+START_TEST(rates_add_up)
+{
+	static const struct {
+		const char *config, *workload, *set[2];
+	} runs[] = {
+		{ "configs/lab_4x4.yaml", "configs/workloads/mlp.yaml", { "array.rate_int8=1/2", "array.rate_int8=1/3" } },
+		{ "configs/lab_4x4.yaml", "traces/gemm_example.csv", { "array.rate_int8=2", "array.rate_int8=4" } },
+		{ "configs/tpu_v5e.yaml", "configs/workloads/bert_base.yaml", { "array.dtype=fp32", "array.dtype=int8" } },
+	};
+	char *dir = th_tmpdir(), path[4200];
+	snprintf(path, sizeof path, "%s/t.gz", dir);
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
+		for (int k = 0; k < 2; k++) {
+			struct sim *s = calloc(1, sizeof *s);
+			struct sim_request rq = { .configs = { runs[i].config }, .nconfigs = 1, .workload = runs[i].workload,
+						  .model = MODEL_CYCLE, .dataflow = -1, .trace = path,
+						  .assignments = { runs[i].set[k] }, .nassignments = 1 };
+			struct err e = { 0 };
+			char pair[600], *json;
+			ck_assert(s);
+			snprintf(pair, sizeof pair, "%s x %s, %s", runs[i].config, runs[i].workload, runs[i].set[k]);
+			ck_assert_msg(sim_load(s, &rq, "run", &e) == 0, "%s: %s", pair, e.msg);
+			ck_assert_msg(sim_run(s, &e) == 0, "%s: %s", pair, e.msg);
+			ck_assert_ptr_nonnull(json = sim_summary_json(s));
+			trace_matches(pair, json, path);
+			free(json);
+			sim_release(s);
+			free(s);
+		}
+	unlink(path);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* The records of one run, as trace_read hands them over. */
 struct recs {
 	struct trace_rec *v;
@@ -258,7 +298,7 @@ START_TEST(small_gemm_by_hand)
 	ck_assert_msg(strstr(out, "\n47 cycles = 4.7e-05 ms at 1 GHz; HBM bytes read "), "%s", out);
 	ck_assert_msg(strstr(out, "cycles by category: compute 40 (85.1%), weights 0 (0.0%), weight_shift 4 (8.5%), inputs 0 "
 			     "(0.0%), outputs 0 (0.0%), vector 0 (0.0%), fill_drain 3 (6.4%), op_fixed 0 (0.0%)\n"), "%s", out);
-	ck_assert_msg(strstr(out, "format version 1\nconfig=lab_4x4 workload=g batch=1 model=cycle dataflow=ws "
+	ck_assert_msg(strstr(out, "format version 2\nconfig=lab_4x4 workload=g batch=1 model=cycle dataflow=ws "
 			     "ideal_memory=1 rows=4 cols=4 cores=1 arrays_per_core=1 dtype=int8 clock_ghz=1 "), "%s", out);
 	free(rs.v);
 	trace_summary_release(&ts);
@@ -627,6 +667,7 @@ Suite *trace_suite(void)
 	TCase *t = tcase_create("roundtrip");
 	tcase_set_timeout(t, 300);
 	tcase_add_test(t, every_preset_and_workload_adds_up);
+	tcase_add_test(t, rates_add_up);
 	tcase_add_test(t, small_gemm_by_hand);
 	tcase_add_test(t, cli_trace_prints_the_report);
 	tcase_add_test(t, all_three_sinks_at_once);

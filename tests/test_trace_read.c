@@ -169,12 +169,13 @@ START_TEST(corrupt_traces_are_refused_with_the_offset)
 	ck_assert_msg(strstr(msg, ": byte 0: expected a header line of at most 4095 bytes, found the end of the trace"), "%s",
 		      msg);
 	free(msg);
-	/* Another version: "tpusim-trace 2" at byte 13. */
-	p[13] = '2';
+	/* Another version: "tpusim-trace 3" at byte 13. */
+	char was = p[13];
+	p[13] = '3';
 	ck_assert_ptr_nonnull(msg = read_error(bad, p, pn));
-	ck_assert_msg(strstr(msg, ": byte 13: expected format version 1, found 2"), "%s", msg);
+	ck_assert_msg(strstr(msg, ": byte 13: expected format version 1 to 2, found 3"), "%s", msg);
 	free(msg);
-	p[13] = '1';
+	p[13] = was;
 	/* A record kind that does not exist, at the first record. */
 	p[head] = 'X';
 	ck_assert_ptr_nonnull(msg = read_error(bad, p, pn));

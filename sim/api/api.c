@@ -90,6 +90,8 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 		if (config_set_key(&s->cfg, o->key, o->value, o->quoted, o->at, e) < 0)
 			return -1;
 	}
+	if (config_check_rate(&s->cfg, rq->model == MODEL_FUNCTIONAL ? "--model functional" : NULL, e) < 0)
+		return -1;
 	if ((rq->ideal_memory || rq->model == MODEL_FUNCTIONAL) &&
 	    config_memory_unused(&s->cfg, true, rq->model == MODEL_FUNCTIONAL ? "the functional model runs on ideal memory" :
 				 "--ideal-memory makes memory ideal", e) < 0)

@@ -31,7 +31,7 @@ int cmd_config(const struct cli_args *a, struct err *e)
 	struct config c;
 	if (!a->dump)
 		return err_input(e, "config: expected --dump, found no action");
-	if (load_config(a, &c, e) < 0)
+	if (load_config(a, &c, e) < 0 || config_check_rate(&c, NULL, e) < 0)
 		return -1;
 	config_dump(&c, stdout);
 	report_area(stdout, &c.arch, "# ");

@@ -225,7 +225,7 @@ void er_fold(struct pass *p, const struct opstate *os, int64_t nfold, const stru
 	struct etrace_ev ev;
 	trace_gap(p, os->s->df, prev_end, st);
 	if (event(p, &ev, ET_FOLD, st->start, os, 0, nfold, ins)) {
-		ev.t = ins->t;
+		ev.t = f->t;                    /* the stream as the array times it (sched_fold_view) */
 		ev.end = st->end;
 		ev.out = ins->last ? st->out : -1;
 		report(p, &ev);

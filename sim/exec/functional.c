@@ -881,7 +881,7 @@ out:
 static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, const struct sched *s,
 		   const struct func_opts *opt, struct func_result *r, struct err *e)
 {
-	int64_t R = s->R, C = s->C, RC = R * C;
+	int64_t R = s->Rp, C = s->C, RC = R * C;
 	memset(m, 0, sizeof *m);
 	m->r = r, m->e = e, m->opt = opt;
 	m->df = s->df;
@@ -900,6 +900,8 @@ static int fm_init(struct fm *m, const struct config *cfg, const struct op *o, c
 		return err_at(e, config_origin(cfg, "array.scalesim_compat"), "array.scalesim_compat",
 			      "expected false for --model functional (it times folds by the register rules, not SCALE-Sim's), "
 			      "found true");
+	if (config_check_rate(cfg, "the functional model", e) < 0)
+		return -1;
 	m->A = malloc((size_t)(o->m * o->k) * 4);
 	m->B = malloc((size_t)(o->k * o->n) * 4);
 	m->acc = calloc((size_t)(o->m * o->n), 4);

@@ -20,7 +20,8 @@ const struct cfg_key chip_keys[] = {
 	  "(the unified pool when sram.unified)" },
 	{ "op_fixed_ns", CFG_DOUBLE, F(op_fixed_ns), "ns", "0", 0, 1e9, NULL,
 	  "the fixed time every op (a GEMM, or a vector pass) spends before it computes: launch, synchronisation, "
-	  "the pipeline between fusions; the array waits it out, the loads do not" },
+	  "the pipeline between fusions; the array waits it out, a GEMM's loads do not (none with "
+	  "array.scalesim_compat)" },
 	CFG_END
 };
 #undef F

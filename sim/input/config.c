@@ -310,15 +310,29 @@ int config_check_rate(const struct config *c, const char *one_mac, struct err *e
 	char key[CFG_NAME_MAX];
 	const char *rate = array_rate_names[ap->rate[ap->dtype]];
 	snprintf(key, sizeof key, "array.rate_%s", array_dtype_names[ap->dtype]);
-	if (array_pack(ap) == 0)
+	if (array_pack(ap) == 0) {
+		struct pos at = config_origin(c, "array.dtype");
+		char from[LIMIT_PATH + 40] = "";
+		if (at.line)
+			snprintf(from, sizeof from, " (array.dtype at %s:%ld:%ld)", at.file,
+				 at.line, at.col);
 		return err_at(e, config_origin(c, key), key, "expected a rate for array.dtype %s, found none (the array "
-			      "does not run %s)", array_dtype_names[ap->dtype], array_dtype_names[ap->dtype]);
+			      "does not run %s)%s", array_dtype_names[ap->dtype], array_dtype_names[ap->dtype], from);
+	}
 	if (ap->scalesim_compat)
 		one_mac = "array.scalesim_compat";
 	if (!one_mac || (array_pack(ap) == 1 && array_passes(ap) == 1))
 		return 0;
 	return err_at(e, config_origin(c, key), key, "expected 1 for %s (its PEs do one MAC a cycle), found %s", one_mac,
 		      rate);
+}
+
+double arch_mac_pj(const struct arch *a, double *move_pj)
+{
+	const struct array_params *ap = &a->array;
+	int n = array_passes(ap), pe = a->area.pe_dtype ? a->area.pe_dtype - 1 : ap->dtype;
+	*move_pj = n * a->energy.pe_move_pj;
+	return n == 1 ? energy_mac_pj(&a->energy, ap->dtype) : n * energy_mac_pj(&a->energy, pe);
 }
 
 double arch_macs_per_cycle(const struct arch *a)
@@ -328,6 +342,8 @@ double arch_macs_per_cycle(const struct arch *a)
 
 int64_t arch_op_fixed_cycles(const struct arch *a)
 {
+	if (a->array.scalesim_compat)
+		return 0;                       /* SCALE-Sim's compute model has no per-op time */
 	double c = ceil(a->chip.op_fixed_ns * a->clock_ghz - 1e-9);
 	return c <= 0 ? 0 : c >= 0x1p62 ? INT64_MAX / 4 : (int64_t)c;
 }
@@ -346,6 +362,9 @@ double arch_area_mm2(const struct arch *a, double part[])
 {
 	struct area_chip c = {
 		.dtype = a->area.pe_dtype ? a->area.pe_dtype - 1 : a->array.dtype,
+		/* a PE built for the run's dtype holds a multiplier per packed element; one built for a wider
+		 * type (area.pe_dtype) packs the narrower in its own */
+		.pack = a->area.pe_dtype || array_pack(&a->array) < 1 ? 1 : array_pack(&a->array),
 		.weight_double_buffer = a->array.weight_double_buffer,
 		.pes = arch_pes(a),
 		.cores = a->chip.cores,

@@ -157,8 +157,18 @@ int64_t arch_pes(const struct arch *a);
  */
 int config_check_rate(const struct config *c, const char *one_mac, struct err *e);
 
-/* chip.op_fixed_ns in cycles, rounded up: what every op pays before it computes (op_fixed, models/cat.h). */
+/*
+ * chip.op_fixed_ns in cycles, rounded up: what every op pays before it
+ * computes (op_fixed, models/cat.h); 0 with array.scalesim_compat.
+ */
 int64_t arch_op_fixed_cycles(const struct arch *a);
+
+/*
+ * The energy of one of the run's MACs (energy.mac_*_pj of its dtype), and of
+ * its operands' moves between PEs in *move_pj; at a rate of 1/n each MAC is n
+ * of the PE's own (area.pe_dtype's, else the dtype's) and n moves.
+ */
+double arch_mac_pj(const struct arch *a, double *move_pj);
 
 /* MACs per cycle of the whole chip at the run's dtype: PEs x array.rate_<dtype> (array_rate). */
 double arch_macs_per_cycle(const struct arch *a);

@@ -16,10 +16,24 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
+/*
+ * An op's time from its bounds: a GEMM's loads run on through its fixed
+ * time (the array waits it out), max(fixed + compute, memory); a vector
+ * pass issues its loads itself once it starts, fixed + max(compute, memory).
+ */
+static int64_t bound_cycles(const struct op *o, const struct plan_bound *b)
+{
+	if (o->kind == OP_GEMM)
+		return max64(sat_add(b->fixed_cycles, b->compute_cycles), b->memory_cycles);
+	return sat_add(b->fixed_cycles, max64(b->compute_cycles, b->memory_cycles));
+}
+
 int plan_gemm(struct sched *s, const struct op *op, const struct config *cfg, const struct arch *a, int df,
 	      bool ideal, struct err *e)
 {
 	struct sched_short why;
+	if (config_check_rate(cfg, NULL, e) < 0)
+		return -1;
 	if (sched_plan(s, op, a, df, ideal, &why) == 0)
 		return 0;
 	return err_at(e, config_origin(cfg, why.key), why.key, "%s", why.msg);
@@ -42,7 +56,7 @@ void plan_bound_op(const struct arch *a, const struct op *o, const struct sched 
 	}
 	b->memory_cycles = ideal ? 0 : arch_memory_cycles(a, b->read_bytes + b->write_bytes);
 	b->fixed_cycles = arch_op_fixed_cycles(a);
-	b->cycles = max64(sat_add(b->fixed_cycles, b->compute_cycles), b->memory_cycles);
+	b->cycles = bound_cycles(o, b);
 }
 
 int plan_check_op(const struct op *o, const struct plan_bound *b, struct err *e)
@@ -63,11 +77,13 @@ int plan_check_op(const struct op *o, const struct plan_bound *b, struct err *e)
  */
 static void parts_bound(const struct plan *p, const struct chip_part *cp, struct plan_bound *b)
 {
+	const struct op *op = NULL;     /* a part: every part is of the op's kind */
 	memset(b, 0, sizeof *b);
 	for (int q = 0; q < p->arrays; q++) {
 		struct plan_bound pb;
 		if (!cp[q].op)
 			continue;
+		op = cp[q].op;
 		plan_bound_op(&p->array, cp[q].op, cp[q].s, true, &pb);
 		b->compute_cycles = max64(b->compute_cycles, pb.compute_cycles);
 		b->read_bytes += pb.read_bytes;
@@ -75,7 +91,7 @@ static void parts_bound(const struct plan *p, const struct chip_part *cp, struct
 	}
 	b->memory_cycles = p->ideal ? 0 : arch_memory_cycles(&p->cfg->arch, b->read_bytes + b->write_bytes);
 	b->fixed_cycles = arch_op_fixed_cycles(&p->cfg->arch);
-	b->cycles = max64(sat_add(b->fixed_cycles, b->compute_cycles), b->memory_cycles);
+	b->cycles = op ? bound_cycles(op, b) : 0;
 }
 
 /* Room for one op's parts while it is being split: the parts, their programs, and a trial split beside them. */

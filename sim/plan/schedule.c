@@ -409,7 +409,7 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
 		first = (cp->on[OPND_A] ? 0 : rr * x.kpart * eb) + (cp->on[OPND_B] ? 0 : x.kpart * cc * eb);
 		last = cp->on[OPND_C] ? 0 : rr * cc * eb;
 		tail = (int64_t)fold + rr + cc - 2 + Rp;
-		blk = (double)(x.t > R ? x.t : R) + (double)(rr + cc - 2 + Rp);
+		blk = (double)max64(os_stream(&x), Rp) + (double)(rr + cc - 2 + Rp);
 		w[0] = (double)(x.nr * x.nc * rep);
 		w[1] = (double)(rr * cc * x.ab);
 	} else {
@@ -572,7 +572,9 @@ int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int d
 							if (!kc.ok)
 								break;
 							estimate(s, &cp, &hm, &kc, a_bytes, b_bytes, c_bytes);
-							kc.short_stream = sizes && kpart < min64(op->k, ku);
+							/* a part streams fewer cycles than the array's height */
+							kc.short_stream = sizes && sat_mul(ceil_div(kpart, s->pack), s->passes) <
+									   min64(sat_mul(ceil_div(op->k, s->pack), s->passes), s->Rp);
 							if (better(&kc, &best))
 								best = kc;
 						}
@@ -589,7 +591,7 @@ int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int d
 					if (!cc.ok)
 						break;
 					estimate(s, &cp, &hm, &cc, a_bytes, b_bytes, c_bytes);
-					cc.short_stream = sizes && chunk < min64(s->t, s->Rp);
+					cc.short_stream = sizes && sat_mul(chunk, s->passes) < min64(sat_mul(s->t, s->passes), s->Rp);
 					if (better(&cc, &best))
 						best = cc;
 				}

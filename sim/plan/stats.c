@@ -12,7 +12,7 @@
 const char *const cat_names[] = { "compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain",
 				  "op_fixed", NULL };
 
-static const char *const cat_terms[] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%", "fix%" };
+static const char *const cat_terms[CAT_N] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%", "fix%" };
 
 #define R(x) RF_COUNT, offsetof(struct result, x)
 #define M(x) RF_METRIC, offsetof(struct metrics, x)
@@ -120,8 +120,9 @@ double result_energy(const struct arch *a, const struct result *r, double part[]
 	const struct sram_params *sp = &a->sram;
 	double total = 0;
 
-	part[EN_MAC] = (double)r->macs * energy_mac_pj(p, a->array.dtype);
-	part[EN_ARRAY] = (double)r->macs * p->pe_move_pj;
+	double move, mac = arch_mac_pj(a, &move);
+	part[EN_MAC] = (double)r->macs * mac;
+	part[EN_ARRAY] = (double)r->macs * move;
 	for (int b = 0; b < SRAM_NBUF; b++)
 		part[EN_SRAM_WEIGHTS + b] = (double)(r->sram_read_bytes[b] + r->sram_write_bytes[b]) *
 					    energy_sram_pj_per_byte(p, sram_bank_bytes(sp, b));
@@ -136,7 +137,7 @@ double result_energy(const struct arch *a, const struct result *r, double part[]
 double result_peak_power_w(const struct arch *a)
 {
 	const struct energy_params *p = &a->energy;
-	double pj = arch_macs_per_cycle(a) * (energy_mac_pj(p, a->array.dtype) + p->pe_move_pj);
+	double move, mac = arch_mac_pj(a, &move), pj = arch_macs_per_cycle(a) * (mac + move);
 	/* each array's port of each buffer read and written its width */
 	for (int b = 0; b < SRAM_NBUF; b++)
 		pj += (double)arch_arrays(a) * 2.0 * (double)sram_port_bytes(&a->sram, b) *

@@ -133,7 +133,8 @@
 #include "config.h"
 #include "err.h"
 
-#define TRACE_VERSION 1
+/* 2: the category op_fixed and the cause fixed; a version 1 trace (which has neither) still reads */
+#define TRACE_VERSION 2
 
 enum trace_kind {
 	TR_PASS = 'P', TR_NAME = 'N', TR_OP = 'O', TR_OPEND = 'E', TR_LOAD = 'L', TR_FOLD = 'F', TR_STORE = 'S',

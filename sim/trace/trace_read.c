@@ -167,9 +167,9 @@ static int read_head(struct reader *d)
 		d->at = (int64_t)(p - line);
 		return bad(d, "expected the format version, a number, found \"%s\"", err_quote(q, sizeof q, p, 20));
 	}
-	if (v != TRACE_VERSION) {
+	if (v < 1 || v > TRACE_VERSION) {
 		d->at = (int64_t)(p - line);
-		return bad(d, "expected format version %d, found %ld (written by another tpusim)", TRACE_VERSION, v);
+		return bad(d, "expected format version 1 to %d, found %ld (written by another tpusim)", TRACE_VERSION, v);
 	}
 	s->version = (int)v;
 	if (!(s->head = malloc(n + 1)))
