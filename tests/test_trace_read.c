@@ -72,7 +72,7 @@ START_TEST(gz_is_gzip_of_the_plain_trace)
 	ck_assert_int_eq(system(cmd), 0);
 	/* The header line, as trace.h documents it, then the first pass: P, its cycle 0, op 0, one op. */
 	b = bytes_of(plain, &n);
-	static const char head[] = "tpusim-trace 1 config=lab_4x4 workload=mlp batch=16 model=cycle dataflow=ws ideal_memory=0 "
+	static const char head[] = "tpusim-trace 2 config=lab_4x4 workload=mlp batch=16 model=cycle dataflow=ws ideal_memory=0 "
 				   "rows=4 cols=4 cores=1 arrays_per_core=1 dtype=int8 clock_ghz=1 hbm_gbps=8 "
 				   "hbm_burst_bytes=8 scalesim_compat=0 prefetch_across_ops=0\n";
 	ck_assert_uint_gt(n, sizeof head + 4);
