@@ -13,8 +13,14 @@
 
 #include "cfgkey.h"
 
+/*
+ * The forward ops, then a training step's (train.h): each forward op's
+ * backward, the loss's gradient and the optimizers' updates.
+ */
 enum vec_kind { VEC_ADD, VEC_MUL, VEC_RELU, VEC_GELU, VEC_SILU, VEC_SOFTMAX, VEC_LAYERNORM,
-		VEC_MAXPOOL, VEC_AVGPOOL, VEC_NKINDS };
+		VEC_MAXPOOL, VEC_AVGPOOL,
+		VEC_RELU_BWD, VEC_GELU_BWD, VEC_SILU_BWD, VEC_SOFTMAX_BWD, VEC_LAYERNORM_BWD,
+		VEC_MAXPOOL_BWD, VEC_AVGPOOL_BWD, VEC_LOSS, VEC_SGD, VEC_MOMENTUM, VEC_ADAM, VEC_NKINDS };
 
 struct vector_params {
 	int64_t lanes;
@@ -23,7 +29,10 @@ struct vector_params {
 extern const struct cfg_key vector_keys[];
 extern const char *const vector_kind_names[];
 
-/* Lane operations per output element; pooling costs one per window element instead. */
+/*
+ * Lane operations per output element (an optimizer's: per parameter);
+ * pooling and its backward cost one per window element instead.
+ */
 int vector_ops_per_elem(enum vec_kind k);
 
 /* Cycles for ops lane-operations. */

@@ -16,6 +16,7 @@
  *   ideal_memory   true | false                    (default false)
  *   seed           an integer in [0, 2^64)         (default 1: the functional model's operands)
  *   reuse          true | false                    (default true: identical ops take one result)
+ *   train          true | false                    (default false: a training step, train.enabled)
  *
  * Paths are relative to the process's working directory; a config or a
  * workload named without a path ("tpu_v1", "resnet50") is a preset or a

@@ -193,7 +193,7 @@ static const struct {
 	  "request:1:13: configs: expected a list of config file paths, found \"configs/lab_4x4.yaml\"" },
 	{ "{\"configs\": [[1]], \"workload\": \"w\"}", "request:1:14: configs[0]: expected a string, found a sequence" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"modle\": \"cycle\"}",
-	  "request:1:81: modle: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed, reuse), "
+	  "request:1:81: modle: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed, reuse, train), "
 	  "found an unknown key" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"model\": \"fast\"}",
 	  "request:1:90: model: expected \"analytic\", \"cycle\" or \"functional\", found \"fast\"" },
@@ -230,7 +230,7 @@ static const struct {
 	/* The command line's own run options are not request keys. */
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", \"vcd\": \"t\"}",
 	  "request:1:81: vcd: expected a request key (configs, set, workload, model, dataflow, batch, ideal_memory, seed, "
-	  "reuse), found an unknown key" },
+	  "reuse, train), found an unknown key" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": 7}",
 	  "request:1:51: workload: expected a string, found \"7\"" },
 	{ "{\"configs\": [\"configs/lab_4x4.yaml\"], \"workload\": \"w\", \"set\": {\"a\\nb\": []}}",

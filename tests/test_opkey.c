@@ -25,8 +25,8 @@
 #include "vector.h"
 
 /* struct op as of this list: 176 bytes on x86-64, 156 of them fields (20 of padding). */
-#define OP_SIZE 176
-#define OP_FIELD_BYTES 156
+#define OP_SIZE 184
+#define OP_FIELD_BYTES 162
 
 enum field_role {
 	F_NAMES,        /* names or places the op: never in the key */
@@ -52,6 +52,9 @@ static const struct field {
 	F(pos.line, F_NAMES),
 	F(pos.col, F_NAMES),
 	F(kind, F_BOTH),
+	F(phase, F_NAMES),
+	F(grad, F_NAMES),
+	F(row, F_NAMES),
 	F(m, F_GEMM),
 	F(k, F_GEMM),
 	F(n, F_GEMM),

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsx.h"
+#include "train.h"
 #include "options.h"
 #include "report.h"
 #include "stop.h"
@@ -71,6 +72,25 @@ static int check_trace(const char *path, const char *opt, int model, struct err 
 	return check_writable(path, opt, e);
 }
 
+int sim_config(struct config *c, const struct sim_request *rq, struct err *e)
+{
+	config_init(c);
+	for (int i = 0; i < rq->nconfigs; i++)
+		if (config_merge(c, rq->configs[i], e) < 0)
+			return -1;
+	for (int i = 0; i < rq->nassignments; i++)
+		if (config_set(c, rq->assignments[i], e) < 0)
+			return -1;
+	for (int i = 0; i < rq->noverrides; i++) {
+		const struct sim_override *o = &rq->overrides[i];
+		if (config_set_key(c, o->key, o->value, o->quoted, o->at, e) < 0)
+			return -1;
+	}
+	if (rq->train && config_set_key(c, "train.enabled", "true", false, (struct pos){ "--train", 0, 0 }, e) < 0)
+		return -1;
+	return 0;
+}
+
 int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e)
 {
 	memset(s, 0, sizeof *s);
@@ -78,18 +98,8 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 		return err_input(e, "%s: expected -c CONFIG, found none", cmd);
 	if (!rq->workload)
 		return err_input(e, "%s: expected -w WORKLOAD, found none", cmd);
-	config_init(&s->cfg);
-	for (int i = 0; i < rq->nconfigs; i++)
-		if (config_merge(&s->cfg, rq->configs[i], e) < 0)
-			return -1;
-	for (int i = 0; i < rq->nassignments; i++)
-		if (config_set(&s->cfg, rq->assignments[i], e) < 0)
-			return -1;
-	for (int i = 0; i < rq->noverrides; i++) {
-		const struct sim_override *o = &rq->overrides[i];
-		if (config_set_key(&s->cfg, o->key, o->value, o->quoted, o->at, e) < 0)
-			return -1;
-	}
+	if (sim_config(&s->cfg, rq, e) < 0)
+		return -1;
 	if (config_check_rate(&s->cfg, rq->model == MODEL_FUNCTIONAL ? "--model functional" : NULL, e) < 0)
 		return -1;
 	if ((rq->ideal_memory || rq->model == MODEL_FUNCTIONAL) &&
@@ -98,7 +108,7 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 		return -1;
 	if (workload_load(&s->w, rq->workload, rq->batch, e) < 0)
 		return -1;
-	if (lower_workload(&s->w, &s->ops, e) < 0 || (rq->vcd && check_vcd(rq->vcd, rq->model, e) < 0) ||
+	if (lower_step(&s->cfg, &s->w, &s->ops, e) < 0 || (rq->vcd && check_vcd(rq->vcd, rq->model, e) < 0) ||
 	    (rq->trace && check_trace(rq->trace, "--trace", rq->model, e) < 0) ||
 	    (rq->dram_trace && check_trace(rq->dram_trace, "--dram-trace", rq->model, e) < 0)) {
 		oplist_release(&s->ops);

@@ -47,6 +47,12 @@ struct sim {
  */
 int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struct err *e);
 
+/*
+ * The request's config into c: its files in order, its --set assignments,
+ * its overrides, then --train (train.enabled). Returns 0, or -1 with e set.
+ */
+int sim_config(struct config *c, const struct sim_request *rq, struct err *e);
+
 /* Runs the loaded workload with s->opts into s->run. */
 int sim_run(struct sim *s, struct err *e);
 

@@ -48,6 +48,8 @@ const struct run_option run_options[RO_COUNT] = {
 	[RO_REUSE] = { "reuse", "--no-reuse", NULL, NULL, { .kind = OPT_BOOL, .negated = true }, true, NULL,
 		       OPT_IN_CLI | OPT_IN_REQUEST, 0, RQ(no_reuse),
 		       "simulate every op, also those identical to an op already simulated" },
+	[RO_TRAIN] = { "train", "--train", NULL, NULL, { .kind = OPT_BOOL }, false, NULL, OPT_IN_CLI | OPT_IN_REQUEST, 0,
+		       RQ(train), "a training step: forward, backward, recomputation, optimizer (keys train.*)" },
 	[RO_VCD] = { "vcd", "--vcd", NULL, "BASE", { .kind = OPT_TEXT }, 0, NULL, OPT_IN_CLI, 0, RQ(vcd),
 		     "write BASE.vcd: the timeline (functional model: every PE register)" },
 	[RO_TRACE] = { "trace", "--trace", NULL, "FILE.gz", { .kind = OPT_TEXT }, 0, NULL, OPT_IN_CLI, 0, RQ(trace),

@@ -64,7 +64,7 @@ struct run_option {
 /* The rows, by name (run_options[RO_MODEL]); request keys in this order. */
 enum {
 	RO_CONFIGS, RO_SET, RO_WORKLOAD, RO_MODEL, RO_DATAFLOW, RO_BATCH, RO_IDEAL_MEMORY, RO_SEED, RO_REUSE,
-	RO_VCD, RO_TRACE, RO_DRAM_TRACE, RO_DRAM_FORMAT, RO_COUNT
+	RO_TRAIN, RO_VCD, RO_TRACE, RO_DRAM_TRACE, RO_DRAM_FORMAT, RO_COUNT
 };
 
 extern const struct run_option run_options[RO_COUNT];

@@ -34,6 +34,7 @@ struct sim_request {
 	int dataflow;               /* enum dataflow, or -1 for the config's */
 	int64_t batch;              /* > 0 overrides the workload's */
 	bool ideal_memory;
+	bool train;                 /* a training step: train.enabled set true after the overrides */
 	const char *vcd;            /* borrowed; trace to vcd + ".vcd" (cycle: the engine's, functional: every PE), or NULL */
 	const char *trace;          /* borrowed; cycle: the event trace (trace.h) to this path, or NULL */
 	const char *dram_trace;     /* borrowed; cycle: the DRAM trace to this path, or NULL */

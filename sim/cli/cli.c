@@ -115,6 +115,7 @@ static const struct cli_opt opts[] = {
 	RUN(RO_MODEL, C(COMPARE), P_NONE, NULL, "cycle (default) or analytic (instant closed form)"),
 	RUN(RO_IDEAL_MEMORY, C_SIM, P_NONE, NULL, NULL),
 	RUN(RO_BATCH, C_SIM | C(LOWER), P_NONE, NULL, NULL),
+	RUN(RO_TRAIN, C_SIM | C(LOWER) | C(CONFIG), P_NONE, NULL, NULL),
 	RUN(RO_SEED, C(RUN) | C(ROOFLINE) | C(LAB), P_NONE, NULL, NULL),
 	TEXT("--save-outputs", NULL, "DIR", save, C(RUN), P_DIR, "--model functional: each GEMM's result as DIR/<op>.npy"),
 	RUN(RO_VCD, C(RUN), P_FILE, ".vcd", NULL),

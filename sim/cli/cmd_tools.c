@@ -11,19 +11,13 @@
 #include "config.h"
 #include "lab.h"
 #include "lower.h"
+#include "train.h"
 #include "report.h"
 #include "workload.h"
 
 static int load_config(const struct cli_args *a, struct config *c, struct err *e)
 {
-	config_init(c);
-	for (int i = 0; i < a->rq.nconfigs; i++)
-		if (config_merge(c, a->rq.configs[i], e) < 0)
-			return -1;
-	for (int i = 0; i < a->rq.nassignments; i++)
-		if (config_set(c, a->rq.assignments[i], e) < 0)
-			return -1;
-	return 0;
+	return sim_config(c, &a->rq, e);
 }
 
 int cmd_config(const struct cli_args *a, struct err *e)
@@ -88,7 +82,7 @@ int cmd_lower(const struct cli_args *a, struct err *e)
 		return err_input(e, "lower: expected -w WORKLOAD, found none");
 	if (load_config(a, &c, e) < 0 || workload_load(&w, a->rq.workload, a->rq.batch, e) < 0)
 		return -1;
-	if (lower_workload(&w, &ops, e) < 0) {
+	if (lower_step(&c, &w, &ops, e) < 0) {
 		oplist_release(&ops);
 		workload_release(&w);
 		return -1;

@@ -912,7 +912,7 @@ int64_t engine_op_folds(const struct config *cfg, const struct op *o, const stru
  */
 int engine_op(engine *en, const struct op *o, const struct sched *s, struct result *r, struct err *e)
 {
-	struct oplist one = { (struct op *)o, 1, 1, NULL, 0, 0 };
+	struct oplist one = { .v = (struct op *)o, .n = 1, .cap = 1 };
 	struct chip_part part = { o, s };
 	return run_lanes(en, &one, 0, 1, 1, &part, false, r, e);
 }

@@ -42,6 +42,7 @@ const struct cfg_schema *config_schema(void)
 		rc |= cfg_schema_add(&schema, "area.", area_keys, offsetof(struct arch, area));
 		rc |= cfg_schema_add(&schema, "chip.", chip_keys, offsetof(struct arch, chip));
 		rc |= cfg_schema_add(&schema, "sim.", sim_keys, offsetof(struct arch, sim));
+		rc |= cfg_schema_add(&schema, "train.", train_keys, offsetof(struct arch, train));
 		SIM_ASSERT(rc == 0 && schema.n <= CONFIG_MAX_KEYS);
 		schema.gone = gone_keys;
 	}

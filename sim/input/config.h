@@ -45,6 +45,22 @@ struct sim_params {
 
 extern const struct cfg_key sim_keys[];
 
+/*
+ * A training step, keys train.* (their table, train_keys, is in
+ * sim/lower/train.c, which builds the step: train.h).
+ */
+enum train_optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW };
+enum train_remat { REMAT_NONE, REMAT_FULL, REMAT_SAVE_DOTS };
+struct train_params {
+	bool enabled;                   /* a training step instead of inference */
+	int optimizer;                  /* enum train_optimizer */
+	int remat;                      /* enum train_remat */
+	int64_t microbatches;           /* gradient accumulation: the batch in this many parts */
+	bool input_grads;               /* the network's inputs get gradients too */
+};
+
+extern const struct cfg_key train_keys[];
+
 struct arch {
 	char name[CFG_STR_MAX];
 	double clock_ghz;
@@ -56,6 +72,7 @@ struct arch {
 	struct area_params area;
 	struct chip_params chip;
 	struct sim_params sim;
+	struct train_params train;
 };
 
 /* One key.path=value override, as given on the command line or in a library request. */

@@ -20,8 +20,14 @@
  * so bytes (x4) and every sum over the workload fit in int64.
  */
 
-const char *const tensor_kind_names[] = { "input", "weight", "cache", "act", NULL };
-const char *const hbm_need_names[] = { "weights", "caches", "inputs", "activations", NULL };
+const char *const tensor_kind_names[] = { "input", "weight", "cache", "act", "state", NULL };
+const char *const hbm_need_names[] = { "weights", "caches", "inputs", "activations", "gradients", "optimizer_state", NULL };
+const char *const step_phase_names[] = { "forward", "backward", "recompute", "optimizer", NULL };
+
+/* The name's last part by enum op_grad, and by enum tensor_role. */
+static const char *const grad_part[] = { "", "dx", "dw", "da", "db", "bwd", "loss", "gsum", "gacc", "update" };
+static const char *const role_part[] = { "", "grad", "re", "state" };
+_Static_assert(sizeof grad_part / sizeof *grad_part == OG_N, "a name part per op_grad");
 
 struct ctx {
 	const struct workload *w;
@@ -72,24 +78,38 @@ static int shape_err(struct ctx *c, const char *key, const char *fmt, ...)
 	return err_at(c->e, key ? workload_key_pos(c->l, key) : c->l->pos, path, "%s", msg);
 }
 
-static const char *name_of(const char *layer, const char *suffix, int32_t block, char *buf, size_t size)
+/* "layer", "layer.suffix" or "layer.suffix[block]", then ".part" when part is not "". */
+static const char *name_of(const char *layer, const char *suffix, int32_t block, const char *part, char *buf,
+			   size_t size)
 {
+	const char *dot = *part ? "." : "";
 	if (block >= 0)
-		snprintf(buf, size, "%s.%s[%d]", layer, suffix, (int)block);
+		snprintf(buf, size, "%s.%s[%d]%s%s", layer, suffix, (int)block, dot, part);
 	else
-		snprintf(buf, size, "%s%s%s", layer, *suffix ? "." : "", suffix);
+		snprintf(buf, size, "%s%s%s%s%s", layer, *suffix ? "." : "", suffix, dot, part);
 	return buf;
 }
 
 const char *op_name(const struct op *o, char *buf, size_t size)
 {
-	return name_of(o->layer_name ? o->layer_name : "op", o->suffix ? o->suffix : "", o->block, buf, size);
+	return name_of(o->layer_name ? o->layer_name : "op", o->suffix ? o->suffix : "", o->block,
+		       o->grad < OG_N ? grad_part[o->grad] : "", buf, size);
+}
+
+size_t oplist_nrows(const struct oplist *l, size_t layers)
+{
+	return l->rows ? l->nrows : layers;
+}
+
+size_t oplist_row(const struct oplist *l, const struct op *o)
+{
+	return l->rows ? o->row : o->layer;
 }
 
 /* The name the op about to be pushed for suffix will have. */
 static const char *ctx_name(const struct ctx *c, const char *suffix, char *buf, size_t size)
 {
-	return name_of(c->l->name, suffix, c->block, buf, size);
+	return name_of(c->l->name, suffix, c->block, "", buf, size);
 }
 
 static struct op *push(struct ctx *c, const char *suffix)
@@ -112,6 +132,7 @@ static struct op *push(struct ctx *c, const char *suffix)
 	o->suffix = suffix;
 	o->block = c->block;
 	o->layer = c->idx;
+	o->row = (uint32_t)c->idx;
 	o->pos = c->l->pos;
 	o->in[0] = o->in[1] = o->out = TENSOR_NONE;
 	return o;
@@ -134,8 +155,8 @@ static int32_t tensor_new(struct ctx *c, const char *suffix, int kind, int64_t e
 		l->t = t;
 		l->tcap = cap;
 	}
-	l->t[l->nt] = (struct tensor){ c->l->name, suffix, -1, kind, elems, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE,
-				       TENSOR_NONE };
+	l->t[l->nt] = (struct tensor){ c->l->name, suffix, -1, kind, TR_VALUE, TENSOR_NONE, elems, TENSOR_NONE,
+				       TENSOR_NONE, TENSOR_NONE, TENSOR_NONE };
 	return (int32_t)l->nt++;
 }
 
@@ -584,20 +605,30 @@ static const struct {
 
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
+	return lower_batch(w, w->batch, out, e);
+}
+
+int lower_batch(const struct workload *w, int64_t batch, struct oplist *out, struct err *e)
+{
 	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1, 0 };
 	int rc = 0;
 	if (w->n > LOWER_MAX_OPS)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",
 			      LOWER_MAX_OPS, w->n);
-	if (!(c.layer_out = malloc((w->n ? w->n : 1) * sizeof *c.layer_out)))
+	if (!(c.layer_out = malloc((w->n ? w->n : 1) * sizeof *c.layer_out)) ||
+	    !(out->rows = malloc((w->n ? w->n : 1) * sizeof *out->rows))) {
+		free(c.layer_out);
 		return err_nomem(e, NULL);
+	}
+	out->rcap = w->n ? w->n : 1;
 	for (size_t i = 0; i < w->n && rc == 0; i++) {
 		c.l = &w->layers[i];
 		c.idx = i;
 		c.in[0] = c.in[1] = TENSOR_NONE;
 		c.vec = lowerings[c.l->type].vec;
-		rc = lowerings[c.l->type].fn(&c, w->batch);
+		rc = lowerings[c.l->type].fn(&c, batch);
 		if (rc == 0) {
+			out->rows[out->nrows++] = (struct oprow){ i, PH_FORWARD };
 			c.layer_out[i] = out->v[out->n - 1].out;
 			SIM_ASSERT(!strcmp(out->t[c.layer_out[i]].suffix, "out"));
 		}
@@ -610,14 +641,17 @@ void oplist_release(struct oplist *l)
 {
 	free(l->v);
 	free(l->t);
+	free(l->rows);
 	l->v = NULL;
 	l->t = NULL;
-	l->n = l->cap = l->nt = l->tcap = 0;
+	l->rows = NULL;
+	l->n = l->cap = l->nt = l->tcap = l->nrows = l->rcap = 0;
 }
 
 const char *tensor_name(const struct tensor *t, char *buf, size_t size)
 {
-	return name_of(t->layer_name ? t->layer_name : "op", t->suffix ? t->suffix : "", t->block, buf, size);
+	return name_of(t->layer_name ? t->layer_name : "op", t->suffix ? t->suffix : "", t->block,
+		       t->role >= TR_VALUE && t->role <= TR_STATE ? role_part[t->role] : "", buf, size);
 }
 
 int64_t op_macs(const struct op *o)
@@ -631,13 +665,20 @@ static int64_t add_sat(int64_t a, int64_t b)
 	return __builtin_add_overflow(a, b, &c) ? INT64_MAX : c;
 }
 
+/* Whether t counts as a weight's gradient (else, written by the run, an activation). */
+static bool weight_grad(const struct oplist *l, const struct tensor *t)
+{
+	return t->role == TR_GRAD && t->of >= 0 && (size_t)t->of < l->nt && l->t[t->of].kind == TK_WEIGHT;
+}
+
 int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N])
 {
 	/*
-	 * The activations' liveness as a difference array over the ops: + at the
-	 * first writer, - after the last use. Its length is the ops' or past the
-	 * last op a tensor names, whichever is more: a plan's placed ops borrow
-	 * the lowered tensors, whose op numbers are the lowering's.
+	 * The activations' and gradients' liveness as difference arrays over
+	 * the ops: + at the first writer, - after the last use. Their length is
+	 * the ops' or past the last op a tensor names, whichever is more: a
+	 * plan's placed ops borrow the lowered tensors, whose op numbers are the
+	 * lowering's.
 	 */
 	int32_t last = (int32_t)l->n - 1;
 	for (size_t i = 0; i < l->nt; i++) {
@@ -646,31 +687,37 @@ int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N])
 		m = t->last_reader > m ? t->last_reader : m;
 		last = t->kind == TK_ACT && m > last ? m : last;
 	}
-	int64_t *delta = calloc((size_t)(last + 2), sizeof *delta), live = 0;
+	int64_t *delta = calloc(2 * (size_t)(last + 2), sizeof *delta), live[2] = { 0, 0 }, peak = -1;
 	if (!delta)
 		return -1;
 	for (int k = 0; k < NEED_N; k++)
 		need[k] = 0;
 	for (size_t i = 0; i < l->nt; i++) {
 		const struct tensor *t = &l->t[i];
-		static const int part[] = { [TK_INPUT] = NEED_INPUTS, [TK_WEIGHT] = NEED_WEIGHTS, [TK_CACHE] = NEED_CACHES };
+		static const int part[] = { [TK_INPUT] = NEED_INPUTS, [TK_WEIGHT] = NEED_WEIGHTS, [TK_CACHE] = NEED_CACHES,
+					    [TK_STATE] = NEED_STATE };
 		if (t->kind != TK_ACT) {
 			need[part[t->kind]] = add_sat(need[part[t->kind]], t->elems);
 			continue;
 		}
 		int32_t from = t->producer, to = t->last_reader > t->ready ? t->last_reader : t->ready;
+		int64_t *d = delta + (weight_grad(l, t) ? (size_t)(last + 2) : 0);
 		if (from < 0)
 			continue;                       /* TENSOR_NONE: nothing writes it */
 		if (t->last_reader == TENSOR_NONE)
-			to = last;                      /* an output: in HBM from its writer to the end */
+			to = t->role == TR_VALUE ? last : t->ready;   /* an output: in HBM to the end; a dropped copy: at its writer */
 		to = to < from ? from : to;
-		delta[from] = add_sat(delta[from], t->elems);
-		delta[to + 1] -= t->elems < INT64_MAX ? t->elems : 0;
+		d[from] = add_sat(d[from], t->elems);
+		d[to + 1] -= t->elems < INT64_MAX ? t->elems : 0;
 	}
 	for (int32_t i = 0; i <= last; i++) {
-		live = add_sat(live, delta[i]);
-		if (live > need[NEED_ACTIVATIONS])
-			need[NEED_ACTIVATIONS] = live;
+		live[0] = add_sat(live[0], delta[i]);
+		live[1] = add_sat(live[1], delta[(size_t)(last + 2) + (size_t)i]);
+		if (add_sat(live[0], live[1]) > peak) {
+			peak = add_sat(live[0], live[1]);
+			need[NEED_ACTIVATIONS] = live[0];
+			need[NEED_GRADIENTS] = live[1];
+		}
 	}
 	free(delta);
 	return 0;

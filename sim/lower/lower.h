@@ -37,6 +37,25 @@
 enum op_kind { OP_GEMM, OP_VEC };
 
 /*
+ * The phase of a step an op belongs to: inference is all forward; a
+ * training step (train.h) adds the others. Results are summed per layer
+ * and phase (struct oprow).
+ */
+enum step_phase { PH_FORWARD, PH_BACKWARD, PH_RECOMPUTE, PH_OPTIMIZER, PH_N };
+extern const char *const step_phase_names[];    /* "forward", "backward", "recompute", "optimizer" */
+
+/*
+ * What a training op computes of the forward op it is named after (its
+ * name's last part, op_name): the gradient of its A (".dx", or ".dw" when A
+ * is a weight; ".da" when both operands are activations) or of its B
+ * (".dw"; ".db"); a vector op's backward (".bwd"); the loss's gradient of a
+ * network output (".loss"); a sum of two gradients of one tensor (".gsum")
+ * or of one weight over two microbatches (".gacc"); a weight's update
+ * (".update"). A recomputed op has its forward op's name.
+ */
+enum op_grad { OG_NONE, OG_DX, OG_DW, OG_DA, OG_DB, OG_BWD, OG_LOSS, OG_GSUM, OG_GACC, OG_UPDATE, OG_N };
+
+/*
  * Tensors. Every op reads and writes named tensors, so that the chip can
  * keep an activation on chip from the op that writes it to the last op that
  * reads it (chip.h). A tensor is
@@ -45,7 +64,9 @@ enum op_kind { OP_GEMM, OP_VEC };
  *   TK_CACHE   state kept in HBM across runs (a decoder's KV cache)
  *   TK_ACT     written by ops of the run (producer .. ready), read by later
  *              ops (first_reader .. last_reader); one nobody reads is an
- *              output of the network
+ *              output of the network (a recomputed or gradient tensor nobody
+ *              reads is dropped when written)
+ *   TK_STATE   an optimizer's state (train.h): in HBM across steps
  * Which tensors a layer reads: the layers named by its `inputs` key (a
  * block's input with nothing before the block is a new network input), else
  * the previous layer's output when it has the size the layer reads, else a
@@ -65,8 +86,15 @@ enum op_kind { OP_GEMM, OP_VEC };
  * whole input); an activation's elements are the sum of what its writers
  * write (a GEMM M x N x repeat). Every tensor is written before it is read.
  */
-enum tensor_kind { TK_INPUT, TK_WEIGHT, TK_CACHE, TK_ACT };
-extern const char *const tensor_kind_names[];   /* "input", "weight", "cache", "act" */
+enum tensor_kind { TK_INPUT, TK_WEIGHT, TK_CACHE, TK_ACT, TK_STATE };
+extern const char *const tensor_kind_names[];   /* "input", "weight", "cache", "act", "state" */
+
+/*
+ * What a training step's tensor is of the tensor it is named after (its
+ * name gains ".grad", ".re", ".state"): the same tensor, its gradient, its
+ * recomputed copy, a weight's optimizer state.
+ */
+enum tensor_role { TR_VALUE, TR_GRAD, TR_RECOMP, TR_STATE };
 
 #define TENSOR_NONE (-1)
 
@@ -75,6 +103,8 @@ struct tensor {
 	const char *suffix;         /* static text: "out" for a layer's output, else its part ("q", "w", "in") */
 	int32_t block;              /* a causal block, or -1 */
 	int kind;                   /* enum tensor_kind */
+	int role;                   /* enum tensor_role */
+	int32_t of;                 /* the tensor it is the gradient, copy or state of (TR_VALUE: TENSOR_NONE) */
 	int64_t elems;              /* elements, over all repeats (bytes: times the array's element size) */
 	int32_t producer;           /* TK_ACT: the first op that writes it; else TENSOR_NONE */
 	int32_t ready;              /* TK_ACT: the last op that writes it (readers wait for it); else TENSOR_NONE */
@@ -89,6 +119,9 @@ struct op {
 	size_t layer;               /* index into the workload's layers */
 	struct pos pos;             /* where that layer was given */
 	enum op_kind kind;
+	uint8_t phase;              /* enum step_phase */
+	uint8_t grad;               /* enum op_grad */
+	uint32_t row;               /* the result row it adds to (oplist.rows) */
 	/* OP_GEMM */
 	int64_t m, k, n, repeat;
 	bool a_weight, b_weight;    /* operand roles */
@@ -112,35 +145,61 @@ struct op {
 /* Operand bits of op.onchip and op.spill: A or a vector op's first input, B or its second, the result. */
 enum { OC_A = 1, OC_B = 2, OC_C = 4 };
 
+/* A row of results: one layer's ops of one phase. */
+struct oprow {
+	size_t layer;               /* index into the workload's layers */
+	int phase;                  /* enum step_phase */
+};
+
 struct oplist {
 	struct op *v;               /* owned */
 	size_t n, cap;
 	struct tensor *t;           /* owned: the tensors the ops name */
 	size_t nt, tcap;
+	/*
+	 * owned: the result rows, in the order of their first op; op.row
+	 * indexes them. Lowering gives one per layer (row i: layer i, forward);
+	 * a training step one per layer and phase that has an op. A list built
+	 * by hand may have none (nrows 0): then op.layer is the row.
+	 */
+	struct oprow *rows;
+	size_t nrows, rcap;
 };
 
-/* Appends the ops of every layer of w to out. */
+/* Appends the ops of every layer of w to out (empty). */
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
+
+/* lower_workload at batch instead of the workload's (train.c: a microbatch). */
+int lower_batch(const struct workload *w, int64_t batch, struct oplist *out, struct err *e);
 void oplist_release(struct oplist *l);
 
-/* The op's name in buf: "layer", "layer.suffix" or "layer.qk[3]". Returns buf. */
+/* The rows of l's results: nrows, or layers (a list without rows). */
+size_t oplist_nrows(const struct oplist *l, size_t layers);
+
+/* The row op o (of l) adds to. */
+size_t oplist_row(const struct oplist *l, const struct op *o);
+
+/* The op's name in buf: "layer", "layer.suffix", "layer.qk[3]" or "layer.up.dw". Returns buf. */
 const char *op_name(const struct op *o, char *buf, size_t size);
 
-/* The tensor's name in buf: "layer.out", "layer.q", "layer.scores[3]". Returns buf. */
+/* The tensor's name in buf: "layer.out", "layer.q", "layer.scores[3]", "layer.w.grad". Returns buf. */
 const char *tensor_name(const struct tensor *t, char *buf, size_t size);
 
 /* MACs of a GEMM op (M*K*N*repeat); 0 for a vector op. Checked not to overflow by lowering. */
 int64_t op_macs(const struct op *o);
 
 /*
- * What a run keeps in HBM, in elements, by kind: every weight, cache and
- * network input, and the activations live at once at their peak over the
- * ops (a tensor from its first writer to its last reader, an output with
- * no reader to the end). Counted as if no activation stayed on chip: an
- * upper bound with chip.keep_activations.
+ * What a run keeps in HBM, in elements, by kind: every weight, cache,
+ * network input and optimizer state, and the activations and weights'
+ * gradients live at once where together they peak over the ops (a tensor
+ * from its first writer to its last reader, a network output to the end, a
+ * recomputed or gradient tensor nobody reads only at its writer). Counted
+ * as if no activation stayed on chip: an upper bound with
+ * chip.keep_activations.
  */
-enum hbm_need { NEED_WEIGHTS, NEED_CACHES, NEED_INPUTS, NEED_ACTIVATIONS, NEED_N };
-extern const char *const hbm_need_names[];    /* "weights", "caches", "inputs", "activations" */
+enum hbm_need { NEED_WEIGHTS, NEED_CACHES, NEED_INPUTS, NEED_ACTIVATIONS, NEED_GRADIENTS, NEED_STATE, NEED_N };
+/* "weights", "caches", "inputs", "activations", "gradients", "optimizer_state" */
+extern const char *const hbm_need_names[];
 
 /* need[] as above for the ops of l; -1 when memory ran out, else 0. Sums saturate at INT64_MAX. */
 int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N]);

@@ -313,7 +313,8 @@ int plot_cycles(const char *path, const struct config *cfg, const struct workloa
 		fprintf(f, " %s", cat_names[k]);
 	fprintf(f, "\n");
 	for (size_t i = 0; i < r->n; i++) {
-		fprintf(f, "\"%s\"", gp_str(name, sizeof name, w->layers[i].name));
+		char label[CFG_STR_MAX + 16];
+		fprintf(f, "\"%s\"", gp_str(name, sizeof name, run_row_label(r, w, i, label, sizeof label)));
 		for (int k = 0; k < CAT_N; k++)
 			fprintf(f, " %lld", (long long)r->layers[i].cat[k]);
 		fprintf(f, "\n");

@@ -229,12 +229,16 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 		fprintf(out, "\n%-20s %-2s %10s %7s %13s %7s %13s %13s\n", "layer", "df", "folds", "util%", "cycles", ratio,
 			"HBM bytes", "energy pJ");
 	}
-	for (size_t i = 0; i <= w->n; i++) {
+	size_t rows = c->runs[0].n;
+	for (size_t i = 0; i <= rows; i++) {
+		char label[CFG_STR_MAX + 16] = "total";
+		if (i < rows)
+			run_row_label(&c->runs[0], w, i, label, sizeof label);
 		for (int j = 0; j < c->n; j++) {
-			const struct result *r = i < w->n ? &c->runs[j].layers[i] : &c->runs[j].total;
-			const struct result *b = i < w->n ? &c->runs[c->base].layers[i] : &c->runs[c->base].total;
-			const struct compare_reuse *u = i < w->n ? &c->layers[j][i] : &c->total[j];
-			const char *name = i < w->n ? w->layers[i].name : "total";
+			const struct result *r = i < rows ? &c->runs[j].layers[i] : &c->runs[j].total;
+			const struct result *b = i < rows ? &c->runs[c->base].layers[i] : &c->runs[c->base].total;
+			const struct compare_reuse *u = i < rows ? &c->layers[j][i] : &c->total[j];
+			const char *name = label;
 			const char *df = array_dataflow_names[c->df[j]];
 			struct metrics m;
 			report_metrics(a, r, o->ideal_memory, &m);

@@ -25,7 +25,7 @@ void report_csv_str(FILE *f, const char *s)
 void report_layers_csv(FILE *f, const struct report_ctx *c)
 {
 	const struct arch *a = &c->cfg->arch;
-	fprintf(f, "layer,type");
+	fprintf(f, "layer,type,phase");
 	for (const struct result_field *fd = result_fields; fd->name; fd++) {
 		for (int i = 0; fd->reported && i < fd->n; i++) {
 			fputc(',', f);
@@ -40,8 +40,9 @@ void report_layers_csv(FILE *f, const struct report_ctx *c)
 		const struct result *r = &c->run->layers[l];
 		struct metrics m;
 		report_metrics(a, r, c->opts->ideal_memory, &m);
-		report_csv_str(f, c->w->layers[l].name);
-		fprintf(f, ",%s", layer_type_names[c->w->layers[l].type]);
+		const struct layer *ly = run_row_layer(c->run, c->w, l);
+		report_csv_str(f, ly->name);
+		fprintf(f, ",%s,%s", layer_type_names[ly->type], step_phase_names[run_row_phase(c->run, l)]);
 		for (const struct result_field *fd = result_fields; fd->name; fd++) {
 			for (int i = 0; fd->reported && i < fd->n; i++) {
 				fputc(',', f);

@@ -2,6 +2,7 @@
  * report_json.c - summary.json (see report.h).
  */
 #include "report.h"
+#include "train.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,8 @@ static void json_check(FILE *f, const struct run_check *ck)
  * (no memory was simulated).
  */
 static void json_result(FILE *f, const struct arch *a, bool ideal, const char *name, const char *type,
-			const struct result *r, const struct run_check *ck, const struct mem_ops *mc, const char *indent)
+			const char *phase, const struct result *r, const struct run_check *ck, const struct mem_ops *mc,
+			const char *indent)
 {
 	struct metrics m;
 	report_metrics(a, r, ideal, &m);
@@ -47,6 +49,8 @@ static void json_result(FILE *f, const struct arch *a, bool ideal, const char *n
 		fprintf(f, ",\n%s  \"type\": ", indent);
 		json_str(f, type);
 	}
+	if (phase)
+		fprintf(f, ",\n%s  \"phase\": \"%s\"", indent, phase);
 	for (const struct result_field *fd = result_fields; fd->name; fd++) {
 		if (!fd->reported)
 			continue;
@@ -191,6 +195,27 @@ void report_json(FILE *f, const struct report_ctx *c)
 		fprintf(f, ", \"total\": %.17g},\n  \"hbm_capacity_bytes\": %.17g,\n  \"fits_hbm\": %s", h->total,
 			h->capacity, h->fits ? "true" : "false");
 	}
+	{
+		const struct train_params *tp = &a->train;
+		struct run_step st;
+		run_step_of(c->run, cfg, c->w, &st);
+		fprintf(f, ",\n  \"train\": %s,\n  \"step_time_s\": %.17g,\n  \"samples_per_s\": %.17g,\n"
+			   "  \"tokens_per_sample\": %lld,\n  \"tokens_per_s\": %.17g,\n  \"model_flops\": %.17g,\n"
+			   "  \"hardware_flops\": %.17g,\n  \"mfu\": %.17g,\n  \"hfu\": %.17g,\n  \"mfu_dtype\": \"%s\",\n"
+			   "  \"cycles_by_phase\": {", tp->enabled ? "true" : "false", st.seconds, st.samples_per_s,
+			(long long)st.tokens_per_sample, st.tokens_per_s, st.model_flops, st.hardware_flops, st.mfu, st.hfu,
+			array_dtype_names[a->array.dtype]);
+		for (int k = 0; k < PH_N; k++)
+			fprintf(f, "%s\"%s\": %lld", k ? ", " : "", step_phase_names[k], (long long)st.cycles[k]);
+		fprintf(f, "},\n  \"macs_by_phase\": {");
+		for (int k = 0; k < PH_N; k++)
+			fprintf(f, "%s\"%s\": %lld", k ? ", " : "", step_phase_names[k], (long long)st.macs[k]);
+		fputc('}', f);
+		if (tp->enabled && c->ops)
+			fprintf(f, ",\n  \"saved_activation_bytes\": %.17g,\n  \"optimizer_state_bytes_per_param\": %d",
+				(double)train_saved_elems(c->ops, tp->microbatches) * array_elem_bytes(a->array.dtype),
+				train_state_bytes(tp, array_elem_bytes(a->array.dtype)));
+	}
 	if (c->run->checks) {
 		fprintf(f, ",\n  \"functional\": ");
 		json_check(f, &c->run->check);
@@ -198,12 +223,14 @@ void report_json(FILE *f, const struct report_ctx *c)
 	}
 	const struct mem_ops *mc = c->opts->model == MODEL_CYCLE ? mem_model(&a->hbm, c->opts->ideal_memory) : NULL;
 	fprintf(f, ",\n  \"total\": ");
-	json_result(f, a, c->opts->ideal_memory, "total", NULL, &c->run->total, c->run->checks ? &c->run->check : NULL,
+	json_result(f, a, c->opts->ideal_memory, "total", NULL, NULL, &c->run->total, c->run->checks ? &c->run->check : NULL,
 		    mc, "  ");
 	fprintf(f, ",\n  \"layers\": [");
 	for (size_t i = 0; i < c->run->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
-		json_result(f, a, c->opts->ideal_memory, c->w->layers[i].name, layer_type_names[c->w->layers[i].type], &c->run->layers[i],
+		const struct layer *ly = run_row_layer(c->run, c->w, i);
+		json_result(f, a, c->opts->ideal_memory, ly->name, layer_type_names[ly->type],
+			    step_phase_names[run_row_phase(c->run, i)], &c->run->layers[i],
 			    c->run->checks ? &c->run->checks[i] : NULL, mc, "    ");
 	}
 	fprintf(f, "\n  ]\n}\n");

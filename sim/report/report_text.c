@@ -2,16 +2,19 @@
  * report_text.c - the terminal summary of a run (see report.h).
  */
 #include "report.h"
+#include "train.h"
 
 #include <math.h>
 
 /* One row of the summary table: the fields with a terminal heading, in table order. */
 static void summary_row(FILE *out, const struct report_ctx *c, const char *name, const char *type,
-			const struct result *x)
+			const char *phase, const struct result *x)
 {
 	struct metrics m;
 	report_metrics(&c->cfg->arch, x, c->opts->ideal_memory, &m);
 	fprintf(out, "%-24.24s %-9s", name, type);
+	if (phase)
+		fprintf(out, " %-9s", phase);
 	for (const struct result_field *f = result_fields; f->name; f++) {
 		if (!f->term)
 			continue;
@@ -28,10 +31,12 @@ static void summary_row(FILE *out, const struct report_ctx *c, const char *name,
 	fputc('\n', out);
 }
 
-/* The headings of the summary table. */
-static void summary_head(FILE *out)
+/* The headings of the summary table; a training step's rows say their phase. */
+static void summary_head(FILE *out, bool phase)
 {
 	fprintf(out, "%-24s %-9s", "layer", "type");
+	if (phase)
+		fprintf(out, " %-9s", "phase");
 	for (const struct result_field *f = result_fields; f->name; f++)
 		for (int i = 0; f->term && i < f->n; i++)
 			fprintf(out, " %*s", f->width, f->term[i]);
@@ -55,14 +60,33 @@ void report_summary(FILE *out, const struct report_ctx *c)
 	else
 		fprintf(out, "peak %.2f TOPS, HBM %.4g GB/s, ridge point %.1f ops/B\n\n", peak / 1e12,
 			arch_hbm_bytes_per_s(a) / 1e9, peak / arch_hbm_bytes_per_s(a));
-	summary_head(out);
-	for (size_t i = 0; i < r->n; i++)
-		summary_row(out, c, w->layers[i].name, layer_type_names[w->layers[i].type], &r->layers[i]);
-	summary_row(out, c, "total", "", &r->total);
+	bool train = a->train.enabled;
+	summary_head(out, train);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct layer *ly = run_row_layer(r, w, i);
+		summary_row(out, c, ly->name, layer_type_names[ly->type],
+			    train ? step_phase_names[run_row_phase(c->run, i)] : NULL, &r->layers[i]);
+	}
+	summary_row(out, c, "total", "", train ? "" : NULL, &r->total);
 	report_metrics(a, &r->total, c->opts->ideal_memory, &m);
 	fprintf(out, "\n%lld cycles = %.4g ms at %.3g GHz; %lld MACs; utilization %.2f%%; %.3f TOPS achieved\n",
 		(long long)r->total.cycles, (double)r->total.cycles / (a->clock_ghz * 1e6), a->clock_ghz,
 		(long long)r->total.macs, 100 * m.utilization, m.achieved_ops_per_s / 1e12);
+	if (train) {
+		struct run_step st;
+		run_step_of(r, c->cfg, w, &st);
+		fprintf(out, "training step (%s, remat %s, %lld microbatch%s): %.4g ms;", train_optimizer_names[a->train.optimizer],
+			train_remat_names[a->train.remat], (long long)a->train.microbatches,
+			a->train.microbatches == 1 ? "" : "es", st.seconds * 1e3);
+		for (int k = 0; k < PH_N; k++)
+			fprintf(out, " %s %.1f%%%s", step_phase_names[k],
+				r->total.cycles ? 100.0 * (double)st.cycles[k] / (double)r->total.cycles : 0.0, k + 1 < PH_N ? "," : "\n");
+		fprintf(out, "%.4g samples/s", st.samples_per_s);
+		if (st.tokens_per_sample)
+			fprintf(out, ", %.4g tokens/s", st.tokens_per_s);
+		fprintf(out, "; MFU %.2f%%, HFU %.2f%% (of the %s peak); model FLOPs %.4g, recomputed %.4g\n", 100 * st.mfu,
+			100 * st.hfu, array_dtype_names[a->array.dtype], st.model_flops, st.hardware_flops - st.model_flops);
+	}
 	fprintf(out, "cycles by category:");
 	for (int k = 0; k < CAT_N; k++)
 		fprintf(out, " %s %lld (%.1f%%)%s", cat_names[k], (long long)r->total.cat[k],
@@ -74,12 +98,12 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		fprintf(out, " %s %.4g uJ%s", energy_part_names[k], m.part[k] * 1e-6, k + 1 < EN_N ? "," : "\n");
 	fprintf(out, "power %.4g W average; %.4g TOPS/mm2\n", m.power_w, m.tops_per_mm2);
 	report_area(out, a, "");
-	if (r->hbm.capacity > 0)
-		fprintf(out, "HBM: the run keeps %.4g GiB (weights %.4g, caches %.4g, inputs %.4g, activations at their peak "
-			"%.4g) of %.4g GiB%s\n", r->hbm.total / 1073741824.0, r->hbm.bytes[NEED_WEIGHTS] / 1073741824.0,
-			r->hbm.bytes[NEED_CACHES] / 1073741824.0, r->hbm.bytes[NEED_INPUTS] / 1073741824.0,
-			r->hbm.bytes[NEED_ACTIVATIONS] / 1073741824.0, r->hbm.capacity / 1073741824.0,
+	if (r->hbm.capacity > 0) {
+		char parts[400], t[40], cap[40];
+		fprintf(out, "HBM: the run keeps %s (%s) of %s%s\n", run_bytes_text(r->hbm.total, t, sizeof t),
+			run_hbm_parts(&r->hbm, parts, sizeof parts), run_bytes_text(r->hbm.capacity, cap, sizeof cap),
 			r->hbm.fits ? "" : ": it does not fit (run anyway: sim.allow_hbm_overflow)");
+	}
 	fprintf(out, "SRAM bytes read/written:");
 	for (int b = 0; b < SRAM_NBUF; b++)
 		fprintf(out, " %s %lld/%lld%s", sram_buf_names[b], (long long)r->total.sram_read_bytes[b],

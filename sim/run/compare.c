@@ -97,8 +97,8 @@ static void count_reuse(const struct plan *p, struct compare_reuse *layers, size
 		if (op->kind != OP_GEMM)
 			continue;
 		op_reuse(p, i, &r);
-		SIM_ASSERT(op->layer < nlayers);
-		reuse_add(&layers[op->layer], &r);
+		SIM_ASSERT(oplist_row(&p->ops, op) < nlayers);
+		reuse_add(&layers[oplist_row(&p->ops, op)], &r);
 		reuse_add(total, &r);
 	}
 }
@@ -117,7 +117,7 @@ int compare_run(struct compare *c, const struct config *cfg, const struct worklo
 		c->df[j] = df[j];
 		if (df[j] == DF_WS)
 			c->base = j;
-		if (!(c->layers[j] = calloc(w->n ? w->n : 1, sizeof *c->layers[j]))) {
+		if (!(c->layers[j] = calloc(oplist_nrows(ops, w->n) + 1, sizeof *c->layers[j]))) {
 			err_nomem(e, NULL);
 			goto out;
 		}
@@ -128,7 +128,7 @@ int compare_run(struct compare *c, const struct config *cfg, const struct worklo
 			goto out;
 		}
 		c->n = j + 1;
-		count_reuse(&p, c->layers[j], w->n, &c->total[j]);
+		count_reuse(&p, c->layers[j], oplist_nrows(ops, w->n), &c->total[j]);
 		plan_release(&p);
 	}
 	rc = 0;

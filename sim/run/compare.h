@@ -56,7 +56,7 @@ struct compare {
 	int df[COMPARE_MAX];                    /* enum dataflow, in the order given */
 	int base;                               /* index of the dataflow ratios refer to: ws, else the first */
 	struct run runs[COMPARE_MAX];           /* owned */
-	struct compare_reuse *layers[COMPARE_MAX];      /* owned; one per workload layer */
+	struct compare_reuse *layers[COMPARE_MAX];      /* owned; one per result row (oplist_nrows) */
 	struct compare_reuse total[COMPARE_MAX];
 };
 

@@ -128,8 +128,7 @@ static int check_engine_traces(const struct plan *p, const struct run_opts *o, i
 
 /* ---- the functional model ---- */
 
-static int add_result(const struct workload *w, const struct op *op, const struct result *r, struct run *out,
-		      struct err *e);
+static int add_result(const struct workload *w, size_t row, const struct result *r, struct run *out, struct err *e);
 
 /* The functional model's run: its options, the per-PE trace and the operands' buffers. */
 struct frun {
@@ -325,7 +324,7 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 	}
 	if (config_check_rate(cfg, "--model functional", e) < 0)
 		goto out;                       /* before any op runs; func_run refuses it too (tpusim lab) */
-	if (!(out->checks = calloc(w->n ? w->n : 1, sizeof *out->checks)))
+	if (!(out->checks = calloc(out->n ? out->n : 1, sizeof *out->checks)))
 		goto nomem;
 	for (size_t i = 0; i < ops->n; i++) {
 		if (ops->v[i].kind != OP_GEMM)
@@ -382,26 +381,29 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 				char name[OP_NAME_MAX];
 				func_vcd_set_op(fr.vcd, op_name(op, name, sizeof name), fr.base);
 			}
-			if (func_gemm(&fr, i, a, b, c, &r, &out->checks[op->layer], e) < 0)
+			if (func_gemm(&fr, i, a, b, c, &r, &out->checks[oplist_row(ops, op)], e) < 0)
 				goto out;
 			r.cat[CAT_OP_FIXED] += fixed;
 			r.cycles += fixed;
 			fr.base = start;
 		}
 		fr.base += r.cycles;
-		if (add_result(w, op, &r, out, e) < 0)
+		if (add_result(w, oplist_row(ops, op), &r, out, e) < 0)
 			goto out;
 	}
-	for (size_t l = 0; l < w->n; l++) {
+	for (size_t l = 0; l < out->n; l++) {
 		out->check.outputs += out->checks[l].outputs;
 		out->check.mismatches += out->checks[l].mismatches;
 		out->check.max_abs_error = out->check.max_abs_error > out->checks[l].max_abs_error ?
 					   out->check.max_abs_error : out->checks[l].max_abs_error;
 	}
-	for (size_t l = 0; l < w->n; l++)
+	for (size_t l = 0; l < out->n; l++)
 		if (out->checks[l].mismatches) {
-			err_sim(e, "functional model: layer %s: %lld of %lld outputs differ from the reference GEMM by more "
-				"than the error bound (largest error %.6g); %lld of %lld in the whole run", w->layers[l].name,
+			const struct oprow *row = ops->rows ? &ops->rows[l] : NULL;
+			err_sim(e, "functional model: layer %s%s%s: %lld of %lld outputs differ from the reference GEMM by more "
+				"than the error bound (largest error %.6g); %lld of %lld in the whole run",
+				w->layers[row ? row->layer : l].name, row && row->phase ? ", " : "",
+				row && row->phase ? step_phase_names[row->phase] : "",
 				(long long)out->checks[l].mismatches, (long long)out->checks[l].outputs,
 				out->checks[l].max_abs_error, (long long)out->check.mismatches,
 				(long long)out->check.outputs);
@@ -426,14 +428,14 @@ out:
 }
 
 /* Adds op's result r to the run; fails when the run passes RUN_MAX_CYCLES. */
-static int add_result(const struct workload *w, const struct op *op, const struct result *r, struct run *out,
-		      struct err *e)
+static int add_result(const struct workload *w, size_t row, const struct result *r, struct run *out, struct err *e)
 {
 	/* The engine's stalls past the margin: refused when seen, never summed past int64. */
 	if (r->cycles > RUN_MAX_CYCLES - out->total.cycles)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL,
 			      "expected a workload that takes at most 2^" LIMIT_STR(RUN_MAX_CYCLES_LOG2) " cycles in all, found more");
-	result_add(&out->layers[op->layer], r);
+	SIM_ASSERT(row < out->n);
+	result_add(&out->layers[row], r);
 	result_add(&out->total, r);
 	return 0;
 }
@@ -513,7 +515,7 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 		if (stop_check(e) < 0)
 			goto out;
 		if (!chip && reused(ru, &ops->v[i0], &key, &res[0])) {
-			if (add_result(w, &ops->v[i0], &res[0], out, e) < 0)
+			if (add_result(w, oplist_row(ops, &ops->v[i0]), &res[0], out, e) < 0)
 				goto out;
 			ops_done(o, tk.p.done = i0 + 1, ops->n);
 			continue;
@@ -527,7 +529,7 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 			res[k].split_m_ops = by == SPLIT_M;
 			res[k].split_n_ops = by == SPLIT_N;
 			res[k].spill_bytes = plan_spill_bytes(p, i0 + k);
-			if (add_result(w, op, &res[k], out, e) < 0)
+			if (add_result(w, oplist_row(ops, op), &res[k], out, e) < 0)
 				goto out;
 			if (!chip && ru->cache && opcache_put(ru->cache, &key, &res[k]) < 0) {
 				err_nomem(e, "reuse cache");
@@ -605,7 +607,7 @@ static int run_model(const struct plan *p, const struct workload *w, const struc
 				goto fail;
 			}
 		}
-		if (add_result(w, op, &r, out, e) < 0)
+		if (add_result(w, oplist_row(ops, op), &r, out, e) < 0)
 			goto fail;
 	}
 done:
@@ -618,6 +620,50 @@ fail:
 	engine_free(en);
 	opcache_free(own);
 	return -1;
+}
+
+const struct layer *run_row_layer(const struct run *r, const struct workload *w, size_t i)
+{
+	return &w->layers[r->rows ? r->rows[i].layer : i];
+}
+
+int run_row_phase(const struct run *r, size_t i)
+{
+	return r->rows ? r->rows[i].phase : PH_FORWARD;
+}
+
+void run_step_of(const struct run *r, const struct config *cfg, const struct workload *w, struct run_step *s)
+{
+	double peak = arch_peak_macs_per_s(&cfg->arch);
+	memset(s, 0, sizeof *s);
+	for (size_t i = 0; i < r->n; i++) {
+		int ph = run_row_phase(r, i);
+		s->cycles[ph] += r->layers[i].cycles;
+		s->macs[ph] += r->layers[i].macs;
+	}
+	s->seconds = (double)r->total.cycles / (cfg->arch.clock_ghz * 1e9);
+	for (size_t i = 0; i < w->n && !s->tokens_per_sample; i++) {
+		const struct layer *l = &w->layers[i];
+		if (l->type == L_ATTENTION)
+			s->tokens_per_sample = l->mode == ATTN_PREFILL ? l->seq : 1;
+		else if ((l->type == L_FC || l->type == L_LINEAR || l->type == L_MLP) && l->tokens > 1)
+			s->tokens_per_sample = l->tokens;
+	}
+	s->model_flops = 2.0 * (double)(s->macs[PH_FORWARD] + s->macs[PH_BACKWARD]);
+	s->hardware_flops = s->model_flops + 2.0 * (double)s->macs[PH_RECOMPUTE];
+	if (s->seconds > 0) {
+		s->samples_per_s = (double)w->batch / s->seconds;
+		s->tokens_per_s = s->samples_per_s * (double)s->tokens_per_sample;
+		s->mfu = s->model_flops / (2 * peak * s->seconds);
+		s->hfu = s->hardware_flops / (2 * peak * s->seconds);
+	}
+}
+
+const char *run_row_label(const struct run *r, const struct workload *w, size_t i, char *buf, size_t size)
+{
+	int ph = run_row_phase(r, i);
+	snprintf(buf, size, "%s%s%s", run_row_layer(r, w, i)->name, ph ? " " : "", ph ? step_phase_names[ph] : "");
+	return buf;
 }
 
 bool run_has_ports(const struct run_opts *o)
@@ -650,6 +696,24 @@ static const char *bytes_text(double bytes, char *buf, size_t size)
 	return buf;
 }
 
+const char *run_hbm_parts(const struct run_hbm *h, char *buf, size_t size)
+{
+	char b[40];
+	*buf = 0;
+	for (int k = 0; k < NEED_N; k++) {
+		if (k > NEED_ACTIVATIONS && h->bytes[k] == 0)
+			continue;
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s%s %s", k ? ", " : "", hbm_need_names[k],
+			 k == NEED_ACTIVATIONS ? " live at their peak" : "", bytes_text(h->bytes[k], b, sizeof b));
+	}
+	return buf;
+}
+
+const char *run_bytes_text(double bytes, char *buf, size_t size)
+{
+	return bytes_text(bytes, buf, size);
+}
+
 int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_hbm *h, struct err *e)
 {
 	int eb = array_elem_bytes(cfg->arch.array.dtype);
@@ -665,13 +729,10 @@ int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_h
 	h->fits = h->capacity == 0 || h->total <= h->capacity;
 	if (h->fits || cfg->arch.sim.allow_hbm_overflow)
 		return 0;
-	char parts[300] = "", b[40], t[40];
-	for (int k = 0; k < NEED_N; k++)
-		snprintf(parts + strlen(parts), sizeof parts - strlen(parts), "%s%s%s %s", k ? ", " : "", hbm_need_names[k],
-			 k == NEED_ACTIVATIONS ? " live at their peak" : "", bytes_text(h->bytes[k], b, sizeof b));
+	char parts[400], t[40];
 	return err_at(e, config_origin(cfg, "hbm.capacity_gib"), "hbm.capacity_gib",
 		      "expected room for the run's %s (%s), found %.4g GiB (sim.allow_hbm_overflow: true runs it anyway)",
-		      bytes_text(h->total, t, sizeof t), parts, cfg->arch.hbm.capacity_gib);
+		      bytes_text(h->total, t, sizeof t), run_hbm_parts(h, parts, sizeof parts), cfg->arch.hbm.capacity_gib);
 }
 
 int run_on_plan(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
@@ -681,10 +742,11 @@ int run_on_plan(const struct plan *p, const struct workload *w, const struct run
 	SIM_ASSERT(p->df == o->dataflow && p->ideal == (o->ideal_memory || o->model == MODEL_FUNCTIONAL));
 	if (check_opts(w, o, e) < 0 || run_hbm_fit(p->cfg, &p->ops, &out->hbm, e) < 0)
 		return -1;
-	out->layers = calloc(w->n ? w->n : 1, sizeof *out->layers);
+	out->n = oplist_nrows(&p->ops, w->n);
+	out->rows = p->ops.rows;
+	out->layers = calloc(out->n ? out->n : 1, sizeof *out->layers);
 	if (!out->layers)
 		return err_nomem(e, NULL);
-	out->n = w->n;
 	if (run_model(p, w, o, out, e) < 0) {
 		run_release(out);
 		return -1;

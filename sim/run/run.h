@@ -114,8 +114,9 @@ struct run_hbm {
 
 struct run {
 	struct run_hbm hbm;
-	struct result *layers;          /* owned; one per workload layer */
+	struct result *layers;          /* owned; one per result row: a layer, or a layer's phase of a training step */
 	size_t n;
+	const struct oprow *rows;       /* borrowed from the lowered ops (oplist.rows): what each row is; NULL: row i is layer i */
 	struct result total;
 	struct run_check *checks;       /* functional: owned, one per layer; else NULL */
 	struct run_check check;         /* functional: the whole run */
@@ -133,12 +134,48 @@ struct run {
 bool run_has_ports(const struct run_opts *o);
 
 /*
+ * A step as a training user reads it (any run: inference is a step of one
+ * phase). Model FLOPs are 2 x the forward and backward GEMMs' MACs, hardware
+ * FLOPs those and the recomputed ones; MFU and HFU divide them by the step
+ * time x the peak of array.dtype (arch_peak_macs_per_s). Tokens: a sample's
+ * tokens are its first attention layer's seq, else its first fc, linear or
+ * mlp layer's tokens when more than 1; none (0) for a workload of neither
+ * (a CNN: samples are images).
+ */
+struct run_step {
+	int64_t cycles[PH_N], macs[PH_N];
+	double seconds;                 /* the step's time */
+	double samples_per_s, tokens_per_s;
+	int64_t tokens_per_sample;      /* 0: none */
+	double model_flops, hardware_flops, mfu, hfu;
+};
+
+void run_step_of(const struct run *r, const struct config *cfg, const struct workload *w, struct run_step *s);
+
+/* Result row i of r: its workload layer, and its phase (enum step_phase). */
+const struct layer *run_row_layer(const struct run *r, const struct workload *w, size_t i);
+int run_row_phase(const struct run *r, size_t i);
+
+/* Row i's name in buf: its layer's, then its phase unless forward ("conv1 backward"). Returns buf. */
+const char *run_row_label(const struct run *r, const struct workload *w, size_t i, char *buf, size_t size);
+
+/*
  * What the ops keep in HBM (lower_hbm_need, in bytes of the array's dtype)
  * into h, against hbm.capacity_gib: 0, or -1 with e set at that key when it
  * does not fit and sim.allow_hbm_overflow is off. run_on_plan checks it
  * before it simulates.
  */
 int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_hbm *h, struct err *e);
+
+/*
+ * h's parts in buf as messages show them: "weights 64 B, caches 0 B,
+ * inputs 8 B, activations live at their peak 8 B" (then gradients and
+ * optimizer_state when a training step has them). Returns buf.
+ */
+const char *run_hbm_parts(const struct run_hbm *h, char *buf, size_t size);
+
+/* bytes in buf as a user reads them: "12.5 GiB", "3.2 MiB", "200 B". Returns buf. */
+const char *run_bytes_text(double bytes, char *buf, size_t size);
 
 int run_workload(const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run_opts *o, struct run *out, struct err *e);

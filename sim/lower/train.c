@@ -1,0 +1,655 @@
+/*
+ * train.c - a training step from the forward ops (see train.h).
+ *
+ * The forward ops are the lowering's; everything after them is pushed here,
+ * op by op, each attached to the tensors it reads and writes as lowering
+ * attaches its own (lower.h): the engine waits for a tensor's last writer,
+ * and the HBM need follows each tensor from its first writer to its last
+ * reader. Gradients are new tensors, never a tensor written again: a
+ * tensor's readers come after all its writers.
+ */
+#include "train.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vector.h"
+
+const char *const train_optimizer_names[] = { "sgd", "momentum", "adam", "adamw", NULL };
+const char *const train_remat_names[] = { "none", "full", "save_dots", NULL };
+
+#define F(x) offsetof(struct train_params, x)
+const struct cfg_key train_keys[] = {
+	{ "enabled", CFG_BOOL, F(enabled), "", "false", 0, 0, NULL,
+	  "a training step (forward, backward, optimizer) instead of inference; --train sets it" },
+	{ "optimizer", CFG_ENUM, F(optimizer), "", "adamw", 0, 0, train_optimizer_names,
+	  "the update: sgd, momentum, adam or adamw (their state: fp32 master weights below fp32, momentum 4 B, "
+	  "adam 8 B per parameter)" },
+	{ "remat", CFG_ENUM, F(remat), "", "none", 0, 0, train_remat_names,
+	  "recomputation: none (keep what the backward reads), full (keep each block's input, run its forward "
+	  "again), save_dots (keep GEMM outputs too, rerun the vector ops)" },
+	{ "microbatches", CFG_INT, F(microbatches), "", "1", 1, 1 << 20, NULL,
+	  "gradient accumulation: the batch in this many microbatches, one forward and backward each, then one update" },
+	{ "input_grads", CFG_BOOL, F(input_grads), "", "true", 0, 0, NULL,
+	  "the network's inputs get gradients too (a transformer's embedded tokens, whose table learns); false for "
+	  "data nobody trains, a CNN's images" },
+	CFG_END
+};
+#undef F
+
+int train_state_bytes(const struct train_params *tp, int eb)
+{
+	int master = eb < 4 ? 4 : 0;
+	switch (tp->optimizer) {
+	case OPT_MOMENTUM: return master + 4;
+	case OPT_ADAM:
+	case OPT_ADAMW: return master + 8;
+	default: return master;
+	}
+}
+
+/* What the step knows of each tensor (indexed as oplist.t). */
+struct tinfo {
+	int32_t grad;           /* its gradient so far, or TENSOR_NONE */
+	int32_t re;             /* its recomputed copy, or TENSOR_NONE */
+	int32_t from;           /* the forward op whose backward gave grad last */
+	bool saved;             /* the backward reads it as the forward wrote it */
+};
+
+struct tc {
+	const struct train_params *tp;
+	int eb;
+	struct oplist *l;
+	struct tinfo *ti;       /* owned: l->tcap entries */
+	size_t ticap;
+	int32_t *rowmap;        /* owned: layers x PH_N, the row of each layer and phase, or -1 */
+	size_t layers;
+	int32_t *seg;           /* owned: per layer, its recomputation segment */
+	size_t f0;              /* the first forward op of the microbatch being built */
+	struct err *e;
+};
+
+static int nomem(struct tc *c)
+{
+	return err_nomem(c->e, NULL);
+}
+
+/* Grows the tensor info with the tensors. */
+static int grow_info(struct tc *c)
+{
+	if (c->ticap >= c->l->tcap)
+		return 0;
+	struct tinfo *t = realloc(c->ti, c->l->tcap * sizeof *t);
+	if (!t)
+		return nomem(c);
+	for (size_t i = c->ticap; i < c->l->tcap; i++)
+		t[i] = (struct tinfo){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, false };
+	c->ti = t;
+	c->ticap = c->l->tcap;
+	return 0;
+}
+
+/* A new tensor named as like (an index), of kind and role; its index, or -1 with the error set. */
+static int32_t tnew(struct tc *c, int32_t like, int kind, int role, int64_t elems)
+{
+	struct oplist *l = c->l;
+	if (l->nt == l->tcap) {
+		size_t cap = l->tcap ? 2 * l->tcap : 64;
+		struct tensor *t = realloc(l->t, cap * sizeof *t);
+		if (!t)
+			return nomem(c);
+		l->t = t;
+		l->tcap = cap;
+	}
+	struct tensor *src = &l->t[like];
+	l->t[l->nt] = (struct tensor){ src->layer_name, src->suffix, src->block, kind, role, role == TR_VALUE ? TENSOR_NONE : like,
+				       elems, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE };
+	l->nt++;
+	if (grow_info(c) < 0)
+		return -1;
+	return (int32_t)l->nt - 1;
+}
+
+/* The row of layer and phase, made at the end when it has none; -1 when memory ran out. */
+static int32_t row_of(struct tc *c, size_t layer, int phase)
+{
+	struct oplist *l = c->l;
+	int32_t *r = &c->rowmap[layer * PH_N + (size_t)phase];
+	if (*r >= 0)
+		return *r;
+	if (l->nrows == l->rcap) {
+		size_t cap = l->rcap ? 2 * l->rcap : 64;
+		struct oprow *v = realloc(l->rows, cap * sizeof *v);
+		if (!v)
+			return nomem(c);
+		l->rows = v;
+		l->rcap = cap;
+	}
+	l->rows[l->nrows] = (struct oprow){ layer, phase };
+	*r = (int32_t)l->nrows++;
+	return *r;
+}
+
+/*
+ * A new op named as op `like` (an index) with grad, in phase; its sizes
+ * zero, no tensors. Its index, or -1 with the error set.
+ */
+static int32_t opush(struct tc *c, size_t like, int phase, int grad)
+{
+	struct oplist *l = c->l;
+	if (l->n >= LOWER_MAX_OPS)
+		return err_input(c->e, "--train: expected at most %d ops in a training step, found more (fewer "
+				 "train.microbatches, or a smaller workload)", LOWER_MAX_OPS);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct op *v = realloc(l->v, cap * sizeof *v);
+		if (!v)
+			return nomem(c);
+		l->v = v;
+		l->cap = cap;
+	}
+	const struct op *src = &l->v[like];
+	struct op *o = &l->v[l->n];
+	memset(o, 0, sizeof *o);
+	o->layer_name = src->layer_name;
+	o->suffix = src->suffix;
+	o->block = src->block;
+	o->layer = src->layer;
+	o->pos = src->pos;
+	o->kind = src->kind;
+	o->phase = (uint8_t)phase;
+	o->grad = (uint8_t)grad;
+	o->in[0] = o->in[1] = o->out = TENSOR_NONE;
+	int32_t row = row_of(c, src->layer, phase);
+	if (row < 0)
+		return -1;
+	o->row = (uint32_t)row;
+	return (int32_t)l->n++;
+}
+
+/* Op i reads a and b (TENSOR_NONE: none) and writes out (TENSOR_NONE: none). */
+static void link(struct tc *c, int32_t i, int32_t a, int32_t b, int32_t out)
+{
+	struct oplist *l = c->l;
+	int32_t rd[2] = { a, b };
+	l->v[i].in[0] = a;
+	l->v[i].in[1] = b;
+	l->v[i].out = out;
+	for (int j = 0; j < 2; j++) {
+		if (rd[j] == TENSOR_NONE)
+			continue;
+		struct tensor *t = &l->t[rd[j]];
+		if (t->first_reader == TENSOR_NONE)
+			t->first_reader = i;
+		t->last_reader = i;
+	}
+	if (out != TENSOR_NONE) {
+		struct tensor *t = &l->t[out];
+		if (t->producer == TENSOR_NONE)
+			t->producer = i;
+		t->ready = i;
+	}
+}
+
+/* A vector op of kind just pushed as i: in and out elements, lane operations. */
+static void vsize(struct tc *c, int32_t i, int kind, int64_t in, int64_t out, int64_t lane_ops)
+{
+	struct op *o = &c->l->v[i];
+	o->kind = OP_VEC;
+	o->vec = kind;
+	o->in_elems = in;
+	o->out_elems = out;
+	o->lane_ops = lane_ops;
+}
+
+/* A GEMM just pushed as i: m x k times k x n, repeated; which operands are weights; A's distinct elements. */
+static void gsize(struct tc *c, int32_t i, int64_t m, int64_t k, int64_t n, int64_t repeat, bool aw, bool bw,
+		  int64_t a_elems)
+{
+	struct op *o = &c->l->v[i];
+	o->kind = OP_GEMM;
+	o->m = m, o->k = k, o->n = n, o->repeat = repeat;
+	o->a_weight = aw, o->b_weight = bw;
+	o->a_elems = a_elems;
+}
+
+static bool needs_grad(const struct tc *c, int32_t t)
+{
+	if (t == TENSOR_NONE)
+		return false;
+	switch (c->l->t[t].kind) {
+	case TK_WEIGHT:
+	case TK_ACT: return true;
+	case TK_INPUT: return c->tp->input_grads;
+	default: return false;
+	}
+}
+
+/* The forward tensor t as the backward reads it: its recomputed copy when it was not kept. */
+static int32_t rd(const struct tc *c, int32_t t)
+{
+	if (t == TENSOR_NONE || c->ti[t].saved || c->ti[t].re == TENSOR_NONE)
+		return t;
+	return c->ti[t].re;
+}
+
+/* Whether forward ops f and g are query blocks of one causal attention product (their outputs are parts of one tensor). */
+static bool siblings(const struct tc *c, int32_t f, int32_t g)
+{
+	const struct op *a = &c->l->v[f], *b = &c->l->v[g];
+	return (size_t)f >= c->f0 && a->block >= 0 && b->block >= 0 && a->layer == b->layer && a->suffix == b->suffix;
+}
+
+/*
+ * Op i (just pushed, its inputs linked) writes a gradient of t for forward
+ * op f: t's gradient when it has none yet or a sibling block wrote it,
+ * else a part that an add joins with the gradient so far (".gsum"; ".gacc"
+ * for a weight's gradient from an earlier microbatch). alias: op i is
+ * TENSOR_NONE and the gradient is the tensor alias itself (an add's
+ * backward). Returns 0, or -1 with the error set.
+ */
+static int contribute(struct tc *c, int32_t i, int32_t t, size_t f, int32_t alias)
+{
+	struct tinfo *ti = &c->ti[t];
+	int32_t part;
+	int64_t elems = c->l->t[t].elems;
+	if (ti->grad != TENSOR_NONE && i >= 0 && siblings(c, ti->from, (int32_t)f)) {
+		link(c, i, c->l->v[i].in[0], c->l->v[i].in[1], ti->grad);
+		return 0;
+	}
+	if (alias != TENSOR_NONE)
+		part = alias;
+	else if ((part = tnew(c, t, TK_ACT, TR_GRAD, elems)) < 0)
+		return -1;
+	else
+		link(c, i, c->l->v[i].in[0], c->l->v[i].in[1], part);
+	ti = &c->ti[t];
+	if (ti->grad == TENSOR_NONE) {
+		ti->grad = part;
+		ti->from = (int32_t)f;
+		return 0;
+	}
+	bool acc = c->l->t[t].kind == TK_WEIGHT && (size_t)ti->from < c->f0;
+	int32_t g, sum = opush(c, f, PH_BACKWARD, acc ? OG_GACC : OG_GSUM);
+	if (sum < 0 || (g = tnew(c, t, TK_ACT, TR_GRAD, elems)) < 0)
+		return -1;
+	vsize(c, sum, VEC_ADD, 2 * elems, elems, elems);
+	ti = &c->ti[t];
+	link(c, sum, ti->grad, part, g);
+	ti->grad = g;
+	ti->from = (int32_t)f;
+	return 0;
+}
+
+/* The backward of forward op f, when its output has a gradient. */
+static int backward(struct tc *c, size_t f)
+{
+	struct op o = c->l->v[f];
+	int32_t dy = c->ti[o.out].grad, i;
+	if (dy == TENSOR_NONE)
+		return 0;
+	if (o.kind == OP_GEMM) {
+		int32_t a = o.in[0], b = o.in[1];
+		bool acts = !o.a_weight && !o.b_weight;
+		if (needs_grad(c, a)) {
+			if ((i = opush(c, f, PH_BACKWARD, o.a_weight ? OG_DW : acts ? OG_DA : OG_DX)) < 0)
+				return -1;
+			gsize(c, i, o.m, o.n, o.k, o.repeat, false, o.b_weight, o.m * o.n);
+			link(c, i, dy, rd(c, b), TENSOR_NONE);
+			if (contribute(c, i, a, f, TENSOR_NONE) < 0)
+				return -1;
+		}
+		if (needs_grad(c, b)) {
+			if ((i = opush(c, f, PH_BACKWARD, o.b_weight ? OG_DW : OG_DB)) < 0)
+				return -1;
+			gsize(c, i, o.k, o.m, o.n, o.repeat, o.a_weight, false, o.a_elems ? o.a_elems : o.m * o.k);
+			link(c, i, rd(c, a), dy, TENSOR_NONE);
+			if (contribute(c, i, b, f, TENSOR_NONE) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	int64_t dye = c->l->t[dy].elems;
+	switch (o.vec) {
+	case VEC_ADD:
+		for (int j = 0; j < 2; j++)
+			if (needs_grad(c, o.in[j]) && contribute(c, -1, o.in[j], f, dy) < 0)
+				return -1;
+		return 0;
+	case VEC_MUL:
+		for (int j = 0; j < 2; j++) {
+			if (!needs_grad(c, o.in[j]))
+				continue;
+			int64_t n = c->l->t[o.in[j]].elems;
+			if ((i = opush(c, f, PH_BACKWARD, j ? OG_DB : OG_DA)) < 0)
+				return -1;
+			vsize(c, i, VEC_MUL, dye + n, n, n);
+			link(c, i, dy, rd(c, o.in[1 - j]), TENSOR_NONE);
+			if (contribute(c, i, o.in[j], f, TENSOR_NONE) < 0)
+				return -1;
+		}
+		return 0;
+	default:
+		break;
+	}
+	int32_t x = o.in[0];
+	if (!needs_grad(c, x))
+		return 0;
+	int64_t n = c->l->t[x].elems;
+	static const int bwd[VEC_NKINDS] = { [VEC_RELU] = VEC_RELU_BWD, [VEC_GELU] = VEC_GELU_BWD, [VEC_SILU] = VEC_SILU_BWD,
+					      [VEC_SOFTMAX] = VEC_SOFTMAX_BWD, [VEC_LAYERNORM] = VEC_LAYERNORM_BWD,
+					      [VEC_MAXPOOL] = VEC_MAXPOOL_BWD, [VEC_AVGPOOL] = VEC_AVGPOOL_BWD };
+	int k = bwd[o.vec];
+	SIM_ASSERT(k);
+	/* What it reads beside dY: softmax its output, average pooling nothing, the others their input. */
+	int32_t saved = k == VEC_SOFTMAX_BWD ? rd(c, o.out) : k == VEC_AVGPOOL_BWD ? TENSOR_NONE : rd(c, x);
+	int64_t se = saved == TENSOR_NONE ? 0 : c->l->t[saved].elems;
+	int64_t lane = k == VEC_MAXPOOL_BWD || k == VEC_AVGPOOL_BWD ? o.lane_ops : n * vector_ops_per_elem(k);
+	if ((i = opush(c, f, PH_BACKWARD, OG_BWD)) < 0)
+		return -1;
+	vsize(c, i, k, dye + se, n, lane);
+	link(c, i, dy, saved, TENSOR_NONE);
+	return contribute(c, i, x, f, TENSOR_NONE);
+}
+
+/* Which tensors the backward of forward op f reads from the forward (up to two, TENSOR_NONE for none). */
+static void backward_reads(const struct tc *c, const struct op *o, int32_t r[2])
+{
+	r[0] = r[1] = TENSOR_NONE;
+	if (o->kind == OP_GEMM) {
+		if (needs_grad(c, o->in[0]))
+			r[0] = o->in[1];
+		if (needs_grad(c, o->in[1]))
+			r[1] = o->in[0];
+		return;
+	}
+	switch (o->vec) {
+	case VEC_ADD:
+	case VEC_AVGPOOL: return;
+	case VEC_MUL: r[0] = o->in[0], r[1] = o->in[1]; return;
+	case VEC_SOFTMAX: r[0] = o->out; return;
+	default: r[0] = o->in[0]; return;
+	}
+}
+
+/*
+ * Marks what the backward of forward ops [f0, f1) reads as kept or not, by
+ * the remat policy: what crosses segments, weights, inputs and network
+ * outputs always; GEMM outputs with save_dots; everything with none.
+ */
+static void mark_saved(struct tc *c, size_t f0, size_t f1)
+{
+	struct oplist *l = c->l;
+	for (size_t f = f0; f < f1; f++) {
+		const struct op *o = &l->v[f];
+		int32_t t = o->out;
+		if (t == TENSOR_NONE)
+			continue;
+		const struct tensor *x = &l->t[t];
+		bool keep = c->tp->remat == REMAT_NONE || x->last_reader == TENSOR_NONE ||
+			    (c->tp->remat == REMAT_SAVE_DOTS && o->kind == OP_GEMM);
+		/* Read in a later segment: it crosses. (Readers are forward ops of this microbatch, in [f0, f1).) */
+		for (int32_t r = x->first_reader; !keep && r != TENSOR_NONE && r <= x->last_reader; r++) {
+			const struct op *q = &l->v[r];
+			keep = (q->in[0] == t || q->in[1] == t) && c->seg[q->layer] != c->seg[o->layer];
+		}
+		c->ti[t].saved = keep;
+	}
+	for (size_t i = 0; i < l->nt; i++)
+		if (l->t[i].kind != TK_ACT)
+			c->ti[i].saved = true;
+}
+
+/* Reruns forward op f in the recompute phase, reading recomputed copies, writing its output's copy. */
+static int rerun(struct tc *c, size_t f)
+{
+	struct op o = c->l->v[f];
+	int32_t i = opush(c, f, PH_RECOMPUTE, OG_NONE), out = o.out;
+	if (i < 0)
+		return -1;
+	struct op *n = &c->l->v[i];
+	n->kind = o.kind;
+	n->m = o.m, n->k = o.k, n->n = o.n, n->repeat = o.repeat, n->a_weight = o.a_weight, n->b_weight = o.b_weight;
+	n->a_elems = o.a_elems, n->vec = o.vec, n->in_elems = o.in_elems, n->out_elems = o.out_elems;
+	n->lane_ops = o.lane_ops;
+	if (out != TENSOR_NONE && c->ti[out].re == TENSOR_NONE) {
+		int32_t t = tnew(c, out, TK_ACT, TR_RECOMP, c->l->t[out].elems);
+		if (t < 0)
+			return -1;
+		c->ti[out].re = t;
+	}
+	int32_t a = o.in[0] == TENSOR_NONE || c->ti[o.in[0]].re == TENSOR_NONE ? o.in[0] : c->ti[o.in[0]].re;
+	int32_t b = o.in[1] == TENSOR_NONE || c->ti[o.in[1]].re == TENSOR_NONE ? o.in[1] : c->ti[o.in[1]].re;
+	link(c, i, a, b, out == TENSOR_NONE ? TENSOR_NONE : c->ti[out].re);
+	return 0;
+}
+
+/*
+ * The recomputation of the segment of forward ops [s0, s1) before its
+ * backward: full reruns every op; save_dots the vector ops whose outputs the
+ * backward (or another rerun op) reads and were not kept.
+ */
+static int recompute(struct tc *c, size_t s0, size_t s1)
+{
+	struct oplist *l = c->l;
+	if (c->tp->remat == REMAT_NONE)
+		return 0;
+	if (c->tp->remat == REMAT_FULL) {
+		for (size_t f = s0; f < s1; f++)
+			if (rerun(c, f) < 0)
+				return -1;
+		return 0;
+	}
+	bool *need = calloc(l->nt ? l->nt : 1, sizeof *need), *run = calloc(s1 - s0 + 1, sizeof *run);
+	if (!need || !run) {
+		free(need);
+		free(run);
+		return nomem(c);
+	}
+	for (size_t f = s0; f < s1; f++) {
+		int32_t r[2];
+		backward_reads(c, &l->v[f], r);
+		for (int j = 0; j < 2; j++)
+			if (r[j] != TENSOR_NONE && !c->ti[r[j]].saved)
+				need[r[j]] = true;
+	}
+	for (size_t f = s1; f-- > s0;) {
+		const struct op *o = &l->v[f];
+		if (o->out == TENSOR_NONE || !need[o->out])
+			continue;
+		run[f - s0] = true;
+		for (int j = 0; j < 2; j++)
+			if (o->in[j] != TENSOR_NONE && !c->ti[o->in[j]].saved)
+				need[o->in[j]] = true;
+	}
+	int rc = 0;
+	for (size_t f = s0; f < s1 && rc == 0; f++)
+		if (run[f - s0])
+			rc = rerun(c, f);
+	free(need);
+	free(run);
+	return rc;
+}
+
+/* The loss's gradient of each network output among forward ops [f0, f1), given before the backward starts. */
+static int losses(struct tc *c, size_t f0, size_t f1)
+{
+	for (size_t f = f1; f-- > f0;) {
+		int32_t t = c->l->v[f].out, i, g;
+		if (t == TENSOR_NONE || c->l->t[t].kind != TK_ACT || c->l->t[t].last_reader != TENSOR_NONE ||
+		    c->l->t[t].ready != (int32_t)f || c->ti[t].grad != TENSOR_NONE)
+			continue;
+		int64_t n = c->l->t[t].elems;
+		if ((i = opush(c, f, PH_BACKWARD, OG_LOSS)) < 0 || (g = tnew(c, t, TK_ACT, TR_GRAD, n)) < 0)
+			return -1;
+		vsize(c, i, VEC_LOSS, n, n, n * vector_ops_per_elem(VEC_LOSS));
+		link(c, i, t, TENSOR_NONE, g);
+		c->ti[t].grad = g;
+		c->ti[t].from = (int32_t)f;
+	}
+	return 0;
+}
+
+/* The backward of forward ops [f0, f1), segment by segment from the last, each recomputed first. */
+static int backward_pass(struct tc *c, size_t f0, size_t f1)
+{
+	c->f0 = f0;
+	mark_saved(c, f0, f1);
+	if (losses(c, f0, f1) < 0)
+		return -1;
+	for (size_t s1 = f1; s1 > f0;) {
+		size_t s0 = s1 - 1;
+		while (s0 > f0 && c->seg[c->l->v[s0 - 1].layer] == c->seg[c->l->v[s1 - 1].layer])
+			s0--;
+		if (recompute(c, s0, s1) < 0)
+			return -1;
+		for (size_t f = s1; f-- > s0;)
+			if (backward(c, f) < 0)
+				return -1;
+		s1 = s0;
+	}
+	return 0;
+}
+
+/*
+ * Microbatch j's forward ops: copies of the first microbatch's [0, nf),
+ * reading and writing copies of its activations and inputs (the weights
+ * are the same).
+ */
+static int forward_copy(struct tc *c, size_t nf, int32_t *map)
+{
+	struct oplist *l = c->l;
+	size_t nt = l->nt;
+	for (size_t t = 0; t < nt; t++)
+		map[t] = TENSOR_NONE;
+	for (size_t f = 0; f < nf; f++) {
+		struct op o = l->v[f];
+		int32_t i = opush(c, f, PH_FORWARD, OG_NONE), io[3] = { o.in[0], o.in[1], o.out };
+		if (i < 0)
+			return -1;
+		struct op *n = &l->v[i];
+		*n = o;
+		n->in[0] = n->in[1] = n->out = TENSOR_NONE;
+		for (int j = 0; j < 3; j++) {
+			int32_t t = io[j];
+			if (t == TENSOR_NONE || (l->t[t].kind != TK_ACT && l->t[t].kind != TK_INPUT))
+				continue;
+			if (map[t] == TENSOR_NONE && (map[t] = tnew(c, t, l->t[t].kind, TR_VALUE, l->t[t].elems)) < 0)
+				return -1;
+			io[j] = map[t];
+		}
+		link(c, i, io[0], io[1], io[2]);
+	}
+	return 0;
+}
+
+/* One update per weight with a gradient, in the order of the weights' first readers. */
+static int optimizer(struct tc *c, size_t nt)
+{
+	static const int kind[] = { [OPT_SGD] = VEC_SGD, [OPT_MOMENTUM] = VEC_MOMENTUM, [OPT_ADAM] = VEC_ADAM,
+				    [OPT_ADAMW] = VEC_ADAM };
+	int k = kind[c->tp->optimizer], sb = train_state_bytes(c->tp, c->eb);
+	for (size_t t = 0; t < nt; t++) {
+		const struct tensor *w = &c->l->t[t];
+		if (w->kind != TK_WEIGHT || c->ti[t].grad == TENSOR_NONE || w->first_reader == TENSOR_NONE)
+			continue;
+		int64_t n = w->elems, se = n * sb / c->eb;
+		int32_t s = TENSOR_NONE, i = opush(c, (size_t)w->first_reader, PH_OPTIMIZER, OG_UPDATE);
+		if (i < 0 || (se && (s = tnew(c, (int32_t)t, TK_STATE, TR_STATE, se)) < 0))
+			return -1;
+		/* Named after the weight: "attn.wq.update". */
+		c->l->v[i].suffix = c->l->t[t].suffix;
+		c->l->v[i].block = -1;
+		vsize(c, i, k, 2 * n + se, n + se, n * vector_ops_per_elem(k));
+		link(c, i, (int32_t)t, c->ti[t].grad, s);
+	}
+	return 0;
+}
+
+/* Recomputation segments: a block's instance (a layer of index 0 in its block starts one) or a layer outside blocks. */
+static void segments(const struct workload *w, int32_t *seg)
+{
+	int32_t s = -1;
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->layers[i].sub <= 0)
+			s++;
+		seg[i] = s;
+	}
+}
+
+int train_lower(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e)
+{
+	const struct train_params *tp = &cfg->arch.train;
+	struct tc c = { tp, array_elem_bytes(cfg->arch.array.dtype), out, NULL, 0, NULL, w->n, NULL, 0, e };
+	int32_t *map = NULL;
+	int rc = -1;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->layers[i].type == L_ATTENTION && w->layers[i].mode == ATTN_DECODE) {
+			char at[WORKLOAD_PATH_MAX + 8];
+			workload_layer_path(&w->layers[i], at, sizeof at);
+			strcat(at, ".mode");
+			return err_at(e, workload_key_pos(&w->layers[i], "mode"), at, "expected prefill with train.enabled (a "
+				      "training step has no KV cache), found decode");
+		}
+	if (w->batch % tp->microbatches)
+		return err_at(e, config_origin(cfg, "train.microbatches"), "train.microbatches",
+			      "expected a divisor of the batch (%lld), found %lld", (long long)w->batch,
+			      (long long)tp->microbatches);
+	if (lower_batch(w, w->batch / tp->microbatches, out, e) < 0)
+		return -1;
+	size_t nf = out->n;
+	if (!(c.rowmap = malloc((w->n ? w->n : 1) * PH_N * sizeof *c.rowmap)) ||
+	    !(c.seg = malloc((w->n ? w->n : 1) * sizeof *c.seg)) || grow_info(&c) < 0)
+		goto nomem;
+	for (size_t i = 0; i < w->n * PH_N; i++)
+		c.rowmap[i] = -1;
+	for (size_t r = 0; r < out->nrows; r++)
+		c.rowmap[out->rows[r].layer * PH_N + PH_FORWARD] = (int32_t)r;
+	segments(w, c.seg);
+	if (backward_pass(&c, 0, nf) < 0)
+		goto done;
+	for (int64_t j = 1; j < tp->microbatches; j++) {
+		size_t f0 = out->n;
+		if (!(map = realloc(map, (out->nt ? out->nt : 1) * sizeof *map)))
+			goto nomem;
+		if (forward_copy(&c, nf, map) < 0 || backward_pass(&c, f0, f0 + nf) < 0)
+			goto done;
+	}
+	if (optimizer(&c, out->nt) < 0)
+		goto done;
+	rc = 0;
+	goto done;
+nomem:
+	err_nomem(e, NULL);
+done:
+	free(map);
+	free(c.ti);
+	free(c.rowmap);
+	free(c.seg);
+	if (rc < 0)
+		oplist_release(out);
+	return rc;
+}
+
+int lower_step(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e)
+{
+	if (cfg->arch.train.enabled)
+		return train_lower(cfg, w, out, e);
+	return lower_workload(w, out, e);
+}
+
+int64_t train_saved_elems(const struct oplist *l, int64_t microbatches)
+{
+	int64_t sum = 0;
+	for (size_t i = 0; i < l->nt; i++) {
+		const struct tensor *t = &l->t[i];
+		if (t->role != TR_VALUE || (t->kind != TK_ACT && t->kind != TK_INPUT) || t->last_reader == TENSOR_NONE)
+			continue;
+		if (t->kind == TK_ACT && (t->producer == TENSOR_NONE || l->v[t->producer].phase != PH_FORWARD))
+			continue;
+		int ph = l->v[t->last_reader].phase;
+		if (ph == PH_BACKWARD || ph == PH_RECOMPUTE)
+			sum += t->elems;
+	}
+	return microbatches > 0 ? sum / microbatches : sum;
+}
