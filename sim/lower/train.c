@@ -631,6 +631,57 @@ done:
 	return rc;
 }
 
+/* The HBM bytes of w's step with tp on cfg: 0 and *bytes, or -1 (out of memory, or the step does not lower). */
+static int step_bytes(const struct config *cfg, const struct workload *w, const struct train_params *tp, double *bytes)
+{
+	struct config c = *cfg;
+	struct oplist ops = { 0 };
+	struct err e = { 0 };
+	int64_t need[NEED_N];
+	c.arch.train = *tp;
+	if (train_lower(&c, w, &ops, &e) < 0)
+		return -1;
+	int rc = lower_hbm_need(&ops, need);
+	oplist_release(&ops);
+	*bytes = 0;
+	for (int k = 0; k < NEED_N; k++)
+		*bytes += (double)need[k] * array_elem_bytes(cfg->arch.array.dtype);
+	return rc;
+}
+
+int train_fit_hint(const struct config *cfg, const struct workload *w, double capacity, char *hint, size_t size)
+{
+	static const int rank[] = { [REMAT_NONE] = 0, [REMAT_SAVE_DOTS] = 1, [REMAT_FULL] = 2 };
+	static const int by_rank[] = { REMAT_NONE, REMAT_SAVE_DOTS, REMAT_FULL };
+	const struct train_params *now = &cfg->arch.train;
+	*hint = 0;
+	for (int64_t mb = now->microbatches; mb <= w->batch; mb *= 2) {
+		if (w->batch % mb)
+			continue;
+		for (int r = rank[now->remat]; r < 3; r++) {
+			struct train_params tp = *now;
+			double bytes;
+			if (mb == now->microbatches && r == rank[now->remat])
+				continue;
+			tp.microbatches = mb;
+			tp.remat = by_rank[r];
+			if (step_bytes(cfg, w, &tp, &bytes) < 0)
+				return -1;
+			if (bytes > capacity)
+				continue;
+			char keys[80] = "";
+			if (tp.remat != now->remat)
+				snprintf(keys, sizeof keys, "train.remat=%s", train_remat_names[tp.remat]);
+			if (mb != now->microbatches)
+				snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%strain.microbatches=%lld",
+					 *keys ? " " : "", (long long)mb);
+			snprintf(hint, size, "%s fits: %.4g GiB", keys, bytes / 1073741824.0);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int lower_step(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e)
 {
 	if (cfg->arch.train.enabled)

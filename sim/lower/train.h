@@ -76,6 +76,15 @@ int train_state_bytes(const struct train_params *tp, int eb);
  */
 int train_lower(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e);
 
+/*
+ * A step of w on cfg that fits in capacity bytes of HBM when cfg's does
+ * not: more recomputation (save_dots, then full), then more microbatches
+ * (twice as many, while they divide the batch), the cheapest first. Puts
+ * its keys and bytes in hint ("train.remat=full fits: 18.9 GiB") and
+ * returns 1; 0 when none fits (hint ""); -1 when memory ran out.
+ */
+int train_fit_hint(const struct config *cfg, const struct workload *w, double capacity, char *hint, size_t size);
+
 /* The run's ops on cfg: train_lower when train.enabled, else lower_workload. */
 int lower_step(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e);
 

@@ -13,6 +13,7 @@
 #include "opcache.h"
 #include "plan.h"
 #include "stop.h"
+#include "train.h"
 #include "xmath.h"
 
 const char *const run_model_names[] = { "analytic", "cycle", "functional", NULL };
@@ -714,7 +715,8 @@ const char *run_bytes_text(double bytes, char *buf, size_t size)
 	return bytes_text(bytes, buf, size);
 }
 
-int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_hbm *h, struct err *e)
+int run_hbm_fit(const struct config *cfg, const struct workload *w, const struct oplist *ops, struct run_hbm *h,
+		struct err *e)
 {
 	int eb = array_elem_bytes(cfg->arch.array.dtype);
 	int64_t need[NEED_N];
@@ -729,10 +731,19 @@ int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_h
 	h->fits = h->capacity == 0 || h->total <= h->capacity;
 	if (h->fits || cfg->arch.sim.allow_hbm_overflow)
 		return 0;
-	char parts[400], t[40];
+	char parts[400], t[40], hint[160] = "";
+	if (cfg->arch.train.enabled && w) {
+		int fit = train_fit_hint(cfg, w, h->capacity, hint + 2, sizeof hint - 2);
+		if (fit < 0)
+			return err_nomem(e, NULL);
+		if (!fit)
+			snprintf(hint + 2, sizeof hint - 2, "no train.remat or train.microbatches fits");
+		memcpy(hint, "; ", 2);
+	}
 	return err_at(e, config_origin(cfg, "hbm.capacity_gib"), "hbm.capacity_gib",
-		      "expected room for the run's %s (%s), found %.4g GiB (sim.allow_hbm_overflow: true runs it anyway)",
-		      bytes_text(h->total, t, sizeof t), run_hbm_parts(h, parts, sizeof parts), cfg->arch.hbm.capacity_gib);
+		      "expected room for the run's %s (%s), found %.4g GiB (sim.allow_hbm_overflow: true runs it anyway%s)",
+		      bytes_text(h->total, t, sizeof t), run_hbm_parts(h, parts, sizeof parts), cfg->arch.hbm.capacity_gib,
+		      hint);
 }
 
 int run_on_plan(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
@@ -740,7 +751,7 @@ int run_on_plan(const struct plan *p, const struct workload *w, const struct run
 {
 	memset(out, 0, sizeof *out);
 	SIM_ASSERT(p->df == o->dataflow && p->ideal == (o->ideal_memory || o->model == MODEL_FUNCTIONAL));
-	if (check_opts(w, o, e) < 0 || run_hbm_fit(p->cfg, &p->ops, &out->hbm, e) < 0)
+	if (check_opts(w, o, e) < 0 || run_hbm_fit(p->cfg, w, &p->ops, &out->hbm, e) < 0)
 		return -1;
 	out->n = oplist_nrows(&p->ops, w->n);
 	out->rows = p->ops.rows;

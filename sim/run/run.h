@@ -162,10 +162,13 @@ const char *run_row_label(const struct run *r, const struct workload *w, size_t 
 /*
  * What the ops keep in HBM (lower_hbm_need, in bytes of the array's dtype)
  * into h, against hbm.capacity_gib: 0, or -1 with e set at that key when it
- * does not fit and sim.allow_hbm_overflow is off. run_on_plan checks it
- * before it simulates.
+ * does not fit and sim.allow_hbm_overflow is off; for a training step of w
+ * (NULL: none) the message names a recomputation or microbatch count that
+ * fits, if one does (train_fit_hint). run_on_plan checks it before it
+ * simulates.
  */
-int run_hbm_fit(const struct config *cfg, const struct oplist *ops, struct run_hbm *h, struct err *e);
+int run_hbm_fit(const struct config *cfg, const struct workload *w, const struct oplist *ops, struct run_hbm *h,
+		struct err *e);
 
 /*
  * h's parts in buf as messages show them: "weights 64 B, caches 0 B,

@@ -126,7 +126,8 @@ static void check_tensors(const struct oplist *ops)
 
 static void check_run(const struct workload *w, const struct oplist *all, size_t size)
 {
-	struct oplist first = { all->v, all->n < FZ_RUN_OPS ? all->n : FZ_RUN_OPS, 0, all->t, all->nt, 0 };
+	struct oplist first = { .v = all->v, .n = all->n < FZ_RUN_OPS ? all->n : FZ_RUN_OPS, .t = all->t, .nt = all->nt,
+				.rows = all->rows, .nrows = all->nrows };
 	const struct oplist *ops = &first;
 	static struct config cfg;
 	static int ready;
