@@ -27,6 +27,10 @@ run configs/tpu_v1.yaml configs/workloads/tpuv1_cnn0.yaml
 run configs/edge_32x32.yaml configs/workloads/resnet50.yaml
 # The engine's cost follows the number of tiles: a 4x4 array has 1,024 times as many folds as 128x128.
 run configs/lab_4x4.yaml configs/workloads/resnet50.yaml
+# Training steps (forward, backward, optimizer: about three times the forward's work and ops).
+run configs/tpu_v4.yaml configs/workloads/bert_base.yaml --train
+run configs/tpu_v4.yaml configs/workloads/resnet50.yaml --train
+run configs/tpu_v5p.yaml docs/train/decoder_1b.yaml --train
 
 # Loading and lowering large workloads: wall time and peak memory of
 # `tpusim lower` on generated files of about 1 MB and 36 MB (16,000 and

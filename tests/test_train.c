@@ -14,6 +14,7 @@
 #include "api.h"
 #include "options.h"
 #include "tests.h"
+#include "trace.h"
 #include "train.h"
 
 /* The training step of the workload at path (or of yaml text when path is NULL) on tpu_v4 with sets (NULL-terminated). */
@@ -389,6 +390,33 @@ START_TEST(step_report)
 }
 END_TEST
 
+/*
+ * A step's event trace reads back (format version 3: the backward's layers
+ * come last to first) and its transfers and cycles are the run's.
+ */
+START_TEST(trace_of_a_step)
+{
+	char *dir = th_tmpdir(), *out, *err, path[4200], cwd[4096];
+	struct trace_summary ts;
+	struct err e = { 0 };
+	snprintf(path, sizeof path, "%s/t.gz", dir);
+	const char *argv[] = { "run", "-c", "configs/tpu_v4.yaml", "-w", "configs/workloads/mlp.yaml", "--train", "--trace",
+			       path, NULL };
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	ck_assert_int_eq(th_cli(cwd, argv, &out, &err), 0);
+	ck_assert_msg(trace_read(path, &ts, NULL, NULL, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(ts.version, 3);
+	char want[200];
+	snprintf(want, sizeof want, "\n%lld cycles = ", (long long)ts.cycles);
+	ck_assert_msg(strstr(out, want), "the trace's %lld cycles, the run's: %s", (long long)ts.cycles, out);
+	trace_summary_release(&ts);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *train_suite(void)
 {
 	Suite *s = suite_create("train");
@@ -403,6 +431,7 @@ Suite *train_suite(void)
 	tcase_add_test(tc, hbm_need_of_a_step);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, step_report);
+	tcase_add_test(tc, trace_of_a_step);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -47,7 +47,9 @@
  *                                      op's name (as tpusim lower names it), the
  *                                      index and name of its workload layer, and
  *                                      kind 0 GEMM, 1 vector op; once, before
- *                                      the op's first O
+ *                                      the op's first O. Layers come in any
+ *                                      order (a training step's backward runs
+ *                                      them last to first)
  *   O  op        dc lane op part       the lane begins op; part 1: it has a part
  *                                      of it, 0: it sits it out
  *   E  op end    dc lane               the lane is done with its op
@@ -133,8 +135,11 @@
 #include "config.h"
 #include "err.h"
 
-/* 2: the category op_fixed and the cause fixed; a version 1 trace (which has neither) still reads */
-#define TRACE_VERSION 2
+/*
+ * 2: the category op_fixed and the cause fixed; 3: ops' layers in any order
+ * (before, never falling). Traces of versions 1 and 2 still read.
+ */
+#define TRACE_VERSION 3
 
 enum trace_kind {
 	TR_PASS = 'P', TR_NAME = 'N', TR_OP = 'O', TR_OPEND = 'E', TR_LOAD = 'L', TR_FOLD = 'F', TR_STORE = 'S',

@@ -478,8 +478,8 @@ static int read_record(struct reader *d, int kind, bool *done)
 		r.layer_name = d->layer_name;
 		if (d->op_layer[op - d->first] >= 0)
 			return bad(d, "expected one name record (N) for op %" PRId64 ", found another", op);
-		/* Ops come layer by layer. */
-		if (r.layer < d->last_layer)
+		/* Before version 3, ops came layer by layer. */
+		if (s->version < 3 && r.layer < d->last_layer)
 			return bad(d, "expected op %" PRId64 "'s layer to be at least the last op's, %" PRId64 ", found %" PRId64,
 				   op, d->last_layer, r.layer);
 		d->last_layer = r.layer;
