@@ -8,7 +8,7 @@
 const char *const vector_kind_names[] = { "add", "mul", "relu", "gelu", "silu", "softmax", "layernorm",
 					  "maxpool", "avgpool", "relu_bwd", "gelu_bwd", "silu_bwd", "softmax_bwd",
 					  "layernorm_bwd", "maxpool_bwd", "avgpool_bwd", "loss", "sgd", "momentum", "adam",
-					  NULL };
+					  "dropout", "dropout_bwd", NULL };
 
 const struct cfg_key vector_keys[] = {
 	{ "lanes", CFG_INT, offsetof(struct vector_params, lanes), "elements/cycle", "128", 1, 1 << 20, NULL,
@@ -32,7 +32,9 @@ const struct cfg_key vector_keys[] = {
  * and per parameter: sgd 2 (w -= lr g), momentum 4 (m = b m + g; w -= lr m),
  * adam 12 (m and v moments 5, bias corrections 2, sqrt, divide, epsilon,
  * weight decay and the step 2). Pooling's backward routes each window
- * element's gradient: one per window element, as forward.
+ * element's gradient: one per window element, as forward. Dropout (a
+ * training step's, train.dropout): 2 per element (draw, keep or zero and
+ * scale), its backward 1 (the incoming gradient where the mask kept it).
  */
 int vector_ops_per_elem(enum vec_kind k)
 {
@@ -49,6 +51,7 @@ int vector_ops_per_elem(enum vec_kind k)
 	case VEC_SGD: return 2;
 	case VEC_MOMENTUM: return 4;
 	case VEC_ADAM: return 12;
+	case VEC_DROPOUT: return 2;
 	default: return 1;
 	}
 }

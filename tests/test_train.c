@@ -286,10 +286,36 @@ START_TEST(what_the_backward_keeps)
 }
 END_TEST
 
+/*
+ * Korthikanti et al., MLSys 2023, Sec. 4.1: a transformer layer keeps
+ * s b h (34 + 5 a s / h) bytes at 16 bits without recomputation, counting
+ * dropout after the attention probabilities (a 1-byte mask and the dropped
+ * copy), its output and the MLP's. A layer's share: the step of 2 layers
+ * less that of 1.
+ */
+START_TEST(saved_activations_as_published)
+{
+	const int64_t d = 512, s = 256, b = 2, a = 8;
+	const char *drop[] = { "train.dropout=0.1", NULL };
+	struct workload w;
+	struct oplist ops;
+	int64_t saved[2];
+	for (int L = 1; L <= 2; L++) {
+		char *y = decoder(L, d, s, b);
+		step(NULL, y, drop, &w, &ops);
+		saved[L - 1] = 2 * train_saved_elems(&ops, 1);      /* bf16: 2 B an element */
+		done(&w, &ops);
+		free(y);
+	}
+	double per = (double)(saved[1] - saved[0]), want = (double)(s * b * d) * (34.0 + 5.0 * (double)(a * s) / (double)d);
+	ck_assert_msg(per >= 0.95 * want && per <= 1.05 * want, "a layer keeps %.0f B, the formula %.0f B", per, want);
+}
+END_TEST
+
 /* Adam keeps 12 B a parameter beyond the bf16 weight and gradient (16 B in all), momentum 8, sgd 4; at fp32 no master copy. */
 START_TEST(optimizer_state_bytes)
 {
-	struct train_params tp = { true, OPT_ADAMW, REMAT_NONE, 1, true };
+	struct train_params tp = { true, OPT_ADAMW, REMAT_NONE, 1, true, 0 };
 	ck_assert_int_eq(2 + 2 + train_state_bytes(&tp, 2), 16);
 	tp.optimizer = OPT_ADAM;
 	ck_assert_int_eq(train_state_bytes(&tp, 2), 12);
@@ -427,6 +453,7 @@ Suite *train_suite(void)
 	tcase_add_test(tc, mlp_step_by_hand);
 	tcase_add_test(tc, gradient_sums);
 	tcase_add_test(tc, what_the_backward_keeps);
+	tcase_add_test(tc, saved_activations_as_published);
 	tcase_add_test(tc, optimizer_state_bytes);
 	tcase_add_test(tc, hbm_need_of_a_step);
 	tcase_add_test(tc, refusals);

@@ -57,6 +57,7 @@ struct train_params {
 	int remat;                      /* enum train_remat */
 	int64_t microbatches;           /* gradient accumulation: the batch in this many parts */
 	bool input_grads;               /* the network's inputs get gradients too */
+	double dropout;                 /* the dropout probability; 0: none */
 };
 
 extern const struct cfg_key train_keys[];

@@ -26,7 +26,7 @@ const char *const step_phase_names[] = { "forward", "backward", "recompute", "op
 
 /* The name's last part by enum op_grad, and by enum tensor_role. */
 static const char *const grad_part[] = { "", "dx", "dw", "da", "db", "bwd", "loss", "gsum", "gacc", "update" };
-static const char *const role_part[] = { "", "grad", "re", "state" };
+static const char *const role_part[] = { "", "grad", "re", "state", "mask" };
 _Static_assert(sizeof grad_part / sizeof *grad_part == OG_N, "a name part per op_grad");
 
 struct ctx {
@@ -42,6 +42,7 @@ struct ctx {
 	int32_t in[LAYER_MAX_INPUTS];   /* the layer's activation inputs once found; TENSOR_NONE before */
 	int vec;                        /* the layer type's vector op (layer_types.h), or -1 */
 	size_t file;                    /* the next of the workload's operand files to check */
+	int drop_eb;                    /* dropout (lower_batch): the element size of its masks; 0 none */
 };
 
 /* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
@@ -452,6 +453,38 @@ static int lower_matmul(struct ctx *c, int64_t batch)
 	return attach(c, a, b, &out, "out");
 }
 
+/*
+ * A dropout of tensor x when the step has dropout (c->drop_eb): op suffix
+ * reads x and writes *y (named ysuffix, made when TENSOR_NONE) and x's mask,
+ * 1 byte an element. *y is x itself without dropout. Returns 0 or -1.
+ */
+static int dropout(struct ctx *c, const char *suffix, int32_t x, int32_t *y, const char *ysuffix)
+{
+	struct op *o;
+	if (!c->drop_eb) {
+		*y = x;
+		return 0;
+	}
+	int64_t n = c->out->t[x].elems, me = n / c->drop_eb + (n % c->drop_eb != 0);
+	if (!(o = push_counted(c, suffix, (const int64_t[]){ n, n + me, 2 * n }, 3)))
+		return -1;
+	o->kind = OP_VEC;
+	o->vec = VEC_DROPOUT;
+	o->in_elems = n;
+	o->out_elems = n + me;
+	o->lane_ops = n * vector_ops_per_elem(VEC_DROPOUT);
+	if (attach(c, x, TENSOR_NONE, y, ysuffix) < 0)
+		return -1;
+	c->out->t[*y].elems = n;
+	int32_t m = tensor_new(c, ysuffix, TK_ACT, me);
+	if (m < 0)
+		return -1;
+	c->out->t[m].role = TR_MASK;
+	c->out->t[m].of = *y;
+	c->out->t[m].producer = c->out->t[m].ready = (int32_t)(c->out->n - 1);
+	return 0;
+}
+
 static int lower_attention(struct ctx *c, int64_t batch)
 {
 	const struct layer *l = c->l;
@@ -522,17 +555,23 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	if (vec(c, "softmax", VEC_SOFTMAX, soft, soft, mul(c, soft, vector_ops_per_elem(VEC_SOFTMAX))) < 0 ||
 	    attach(c, scores, TENSOR_NONE, &probs, "probs") < 0)
 		return -1;
+	int32_t kept = TENSOR_NONE;
+	if (dropout(c, "probs_dropout", probs, &kept, "probs_dropped") < 0)
+		return -1;
 	for (int64_t i = 0; i < nb; i++) {
 		int64_t r = q - i * cb < cb ? q - i * cb : cb, keys = blocked ? i * cb + r : kv;
 		c->block = blocked ? (int32_t)i : -1;
 		if (gemm(c, "pv", mul(c, r, grp), keys, hd, mul(c, batch, g), false, false) < 0 ||
-		    attach(c, probs, tv, &ctx, "ctx") < 0)
+		    attach(c, kept, tv, &ctx, "ctx") < 0)
 			return -1;
 	}
 	c->block = -1;
 	if (gemm(c, "o_proj", rows, mul(c, h, hd), l->d_model, 1, false, true) < 0 || (wt = weight(c, "wo", false)) < 0)
 		return -1;
-	return attach(c, ctx, wt, &out, "out");
+	if (!c->drop_eb)
+		return attach(c, ctx, wt, &out, "out");
+	int32_t proj = TENSOR_NONE;
+	return attach(c, ctx, wt, &proj, "proj") < 0 ? -1 : dropout(c, "dropout", proj, &out, "out");
 }
 
 /* The activation's op is named as its layer type: relu, gelu and silu follow the order of enum act_kind. */
@@ -560,7 +599,10 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 		return -1;
 	if (gemm(c, "down", rows, l->d_ff, l->d_model, 1, false, true) < 0 || (wt = weight(c, "w_down", false)) < 0)
 		return -1;
-	return attach(c, l->gated ? tm : ta, wt, &out, "out");
+	if (!c->drop_eb)
+		return attach(c, l->gated ? tm : ta, wt, &out, "out");
+	int32_t down = TENSOR_NONE;
+	return attach(c, l->gated ? tm : ta, wt, &down, "down") < 0 ? -1 : dropout(c, "dropout", down, &out, "out");
 }
 
 /* fc and linear: M = batch x tokens, K = in_features, N = out_features, the weight B. */
@@ -605,12 +647,12 @@ static const struct {
 
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
-	return lower_batch(w, w->batch, out, e);
+	return lower_batch(w, w->batch, 0, out, e);
 }
 
-int lower_batch(const struct workload *w, int64_t batch, struct oplist *out, struct err *e)
+int lower_batch(const struct workload *w, int64_t batch, int drop_eb, struct oplist *out, struct err *e)
 {
-	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1, 0 };
+	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1, 0, drop_eb };
 	int rc = 0;
 	if (w->n > LOWER_MAX_OPS)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",
@@ -651,7 +693,7 @@ void oplist_release(struct oplist *l)
 const char *tensor_name(const struct tensor *t, char *buf, size_t size)
 {
 	return name_of(t->layer_name ? t->layer_name : "op", t->suffix ? t->suffix : "", t->block,
-		       t->role >= TR_VALUE && t->role <= TR_STATE ? role_part[t->role] : "", buf, size);
+		       t->role >= TR_VALUE && t->role <= TR_MASK ? role_part[t->role] : "", buf, size);
 }
 
 int64_t op_macs(const struct op *o)

@@ -91,10 +91,12 @@ extern const char *const tensor_kind_names[];   /* "input", "weight", "cache", "
 
 /*
  * What a training step's tensor is of the tensor it is named after (its
- * name gains ".grad", ".re", ".state"): the same tensor, its gradient, its
- * recomputed copy, a weight's optimizer state.
+ * name gains ".grad", ".re", ".state", ".mask"): the same tensor, its
+ * gradient, its recomputed copy, a weight's optimizer state, a dropout's
+ * mask (written with its output by the dropout op; 1 byte an element,
+ * counted in elements of the run's dtype, rounded up).
  */
-enum tensor_role { TR_VALUE, TR_GRAD, TR_RECOMP, TR_STATE };
+enum tensor_role { TR_VALUE, TR_GRAD, TR_RECOMP, TR_STATE, TR_MASK };
 
 #define TENSOR_NONE (-1)
 
@@ -169,8 +171,14 @@ struct oplist {
 /* Appends the ops of every layer of w to out (empty). */
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
 
-/* lower_workload at batch instead of the workload's (train.c: a microbatch). */
-int lower_batch(const struct workload *w, int64_t batch, struct oplist *out, struct err *e);
+/*
+ * lower_workload at batch instead of the workload's (train.c: a microbatch),
+ * with dropout when drop_eb > 0 (the run's element size, for the masks):
+ * attention's probabilities (P V reads "probs_dropped"), its output (o_proj
+ * writes "proj", the dropout "out") and an MLP's output (down writes
+ * "down"), where Korthikanti et al. (MLSys 2023, Sec. 4.1) place it.
+ */
+int lower_batch(const struct workload *w, int64_t batch, int drop_eb, struct oplist *out, struct err *e);
 void oplist_release(struct oplist *l);
 
 /* The rows of l's results: nrows, or layers (a list without rows). */

@@ -30,6 +30,9 @@ const struct cfg_key train_keys[] = {
 	  "again), save_dots (keep GEMM outputs too, rerun the vector ops)" },
 	{ "microbatches", CFG_INT, F(microbatches), "", "1", 1, 1 << 20, NULL,
 	  "gradient accumulation: the batch in this many microbatches, one forward and backward each, then one update" },
+	{ "dropout", CFG_DOUBLE, F(dropout), "", "0", 0, 0.99, NULL,
+	  "dropout's probability; above 0, dropout after attention's probabilities, its output and an MLP's output, "
+	  "its mask (1 B an element) kept for the backward" },
 	{ "input_grads", CFG_BOOL, F(input_grads), "", "true", 0, 0, NULL,
 	  "the network's inputs get gradients too (a transformer's embedded tokens, whose table learns); false for "
 	  "data nobody trains, a CNN's images" },
@@ -53,6 +56,7 @@ struct tinfo {
 	int32_t grad;           /* its gradient so far, or TENSOR_NONE */
 	int32_t re;             /* its recomputed copy, or TENSOR_NONE */
 	int32_t from;           /* the forward op whose backward gave grad last */
+	int32_t mask;           /* the mask of the dropout that wrote it, or TENSOR_NONE */
 	bool saved;             /* the backward reads it as the forward wrote it */
 };
 
@@ -83,7 +87,7 @@ static int grow_info(struct tc *c)
 	if (!t)
 		return nomem(c);
 	for (size_t i = c->ticap; i < c->l->tcap; i++)
-		t[i] = (struct tinfo){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, false };
+		t[i] = (struct tinfo){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, false };
 	c->ti = t;
 	c->ticap = c->l->tcap;
 	return 0;
@@ -281,6 +285,15 @@ static int contribute(struct tc *c, int32_t i, int32_t t, size_t f, int32_t alia
 	return 0;
 }
 
+/*
+ * The mask of the dropout that wrote t (a mask's "of" is its output; a
+ * later microbatch's copies are paired by forward_copy).
+ */
+static int32_t mask_of(const struct tc *c, int32_t t)
+{
+	return t >= 0 && (size_t)t < c->l->nt ? c->ti[t].mask : TENSOR_NONE;
+}
+
 /* The backward of forward op f, when its output has a gradient. */
 static int backward(struct tc *c, size_t f)
 {
@@ -316,6 +329,18 @@ static int backward(struct tc *c, size_t f)
 			if (needs_grad(c, o.in[j]) && contribute(c, -1, o.in[j], f, dy) < 0)
 				return -1;
 		return 0;
+	case VEC_DROPOUT: {
+		int32_t x = o.in[0], m = mask_of(c, o.out);
+		if (!needs_grad(c, x))
+			return 0;
+		int64_t n = c->l->t[x].elems;
+		if ((i = opush(c, f, PH_BACKWARD, OG_BWD)) < 0)
+			return -1;
+		vsize(c, i, VEC_DROPOUT_BWD, dye + (m == TENSOR_NONE ? 0 : c->l->t[m].elems), n,
+		      n * vector_ops_per_elem(VEC_DROPOUT_BWD));
+		link(c, i, dy, m, TENSOR_NONE);
+		return contribute(c, i, x, f, TENSOR_NONE);
+	}
 	case VEC_MUL:
 		for (int j = 0; j < 2; j++) {
 			if (!needs_grad(c, o.in[j]))
@@ -367,6 +392,7 @@ static void backward_reads(const struct tc *c, const struct op *o, int32_t r[2])
 	case VEC_ADD:
 	case VEC_AVGPOOL: return;
 	case VEC_MUL: r[0] = o->in[0], r[1] = o->in[1]; return;
+	case VEC_DROPOUT: return;        /* its mask, which no rerun writes */
 	case VEC_SOFTMAX: r[0] = o->out; return;
 	default: r[0] = o->in[0]; return;
 	}
@@ -540,6 +566,18 @@ static int forward_copy(struct tc *c, size_t nf, int32_t *map)
 		}
 		link(c, i, io[0], io[1], io[2]);
 	}
+	/* The copies' masks, written by the copied dropouts. */
+	for (size_t t = 0; t < nt; t++) {
+		const struct tensor *m = &l->t[t];
+		int32_t k;
+		if (m->role != TR_MASK || m->of < 0 || map[m->of] == TENSOR_NONE)
+			continue;
+		if ((k = tnew(c, (int32_t)t, TK_ACT, TR_MASK, l->t[t].elems)) < 0)
+			return -1;
+		l->t[k].of = map[l->t[t].of];
+		l->t[k].producer = l->t[k].ready = l->t[map[l->t[t].of]].producer;
+		c->ti[l->t[k].of].mask = k;
+	}
 	return 0;
 }
 
@@ -595,7 +633,7 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 		return err_at(e, config_origin(cfg, "train.microbatches"), "train.microbatches",
 			      "expected a divisor of the batch (%lld), found %lld", (long long)w->batch,
 			      (long long)tp->microbatches);
-	if (lower_batch(w, w->batch / tp->microbatches, out, e) < 0)
+	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, out, e) < 0)
 		return -1;
 	size_t nf = out->n;
 	if (!(c.rowmap = malloc((w->n ? w->n : 1) * PH_N * sizeof *c.rowmap)) ||
@@ -606,6 +644,9 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 	for (size_t r = 0; r < out->nrows; r++)
 		c.rowmap[out->rows[r].layer * PH_N + PH_FORWARD] = (int32_t)r;
 	segments(w, c.seg);
+	for (size_t t = 0; t < out->nt; t++)
+		if (out->t[t].role == TR_MASK)
+			c.ti[out->t[t].of].mask = (int32_t)t;
 	if (backward_pass(&c, 0, nf) < 0)
 		goto done;
 	for (int64_t j = 1; j < tp->microbatches; j++) {
@@ -694,7 +735,8 @@ int64_t train_saved_elems(const struct oplist *l, int64_t microbatches)
 	int64_t sum = 0;
 	for (size_t i = 0; i < l->nt; i++) {
 		const struct tensor *t = &l->t[i];
-		if (t->role != TR_VALUE || (t->kind != TK_ACT && t->kind != TK_INPUT) || t->last_reader == TENSOR_NONE)
+		if ((t->role != TR_VALUE && t->role != TR_MASK) || (t->kind != TK_ACT && t->kind != TK_INPUT) ||
+		    t->last_reader == TENSOR_NONE)
 			continue;
 		if (t->kind == TK_ACT && (t->producer == TENSOR_NONE || l->v[t->producer].phase != PH_FORWARD))
 			continue;
