@@ -139,8 +139,9 @@ static const char *const csv_keys[7] = { "cycles", "utilization", "achieved_ops_
  * buf joined by commas: the 7 above (tops for achieved_ops_per_s), then
  * area_mm2 and peak_power_w (the record's top level), power_w, tops_per_mm2,
  * tops_per_w, a cycles_<category> per category and an energy_<part>_pj per
- * energy component (their names from cat.h and energy.h), point and status.
- * Returns how many there are before point.
+ * energy component (their names from cat.h and energy.h), the step's
+ * step_time_s, samples_per_s, tokens_per_s, mfu and hfu (the record's top
+ * level), point and status. Returns how many there are before point.
  */
 static int want_columns(char *buf, size_t size)
 {
@@ -155,6 +156,9 @@ static int want_columns(char *buf, size_t size)
 		snprintf(buf + strlen(buf), size - strlen(buf), "cycles_%s,", cat_names[k]);
 	for (int k = 0; k < EN_N; k++, n++)
 		snprintf(buf + strlen(buf), size - strlen(buf), "energy_%s_pj,", energy_part_names[k]);
+	static const char *const step[] = { "step_time_s", "samples_per_s", "tokens_per_s", "mfu", "hfu" };
+	for (size_t k = 0; k < sizeof step / sizeof step[0]; k++, n++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s,", step[k]);
 	snprintf(buf + strlen(buf), size - strlen(buf), "point,status");
 	return n;
 }
@@ -178,7 +182,7 @@ START_TEST(csv_columns)
 	char names[2000], want[2000], cut[10];
 	int n = want_columns(want, sizeof want);
 	ck_assert_int_eq(sweep_csv_ncols(), n);
-	ck_assert_int_eq(n, 12 + 8 + 7);        /* 8 categories, 7 energy components (by hand: cat.h, energy.h) */
+	ck_assert_int_eq(n, 12 + 8 + 7 + 5);    /* 8 categories, 7 energy components (by hand: cat.h, energy.h), 5 of the step */
 	sweep_csv_names(",", names, sizeof names);
 	ck_assert_str_eq(names, want);
 	sweep_csv_names(",", cut, sizeof cut);
@@ -186,7 +190,8 @@ START_TEST(csv_columns)
 	const struct sweep_csv_col *c = sweep_csv_cols();
 	for (int k = 0; k < n; k++) {
 		const struct result_field *f = result_field_find(c[k].field);
-		bool top = k == 7 || k == 8;    /* area_mm2, peak_power_w: numbers of the design point, not results */
+		/* area_mm2, peak_power_w: numbers of the design point; the step's five: of the run, not a result field */
+		bool top = k == 7 || k == 8 || k >= n - 5;
 		ck_assert_int_eq(sweep_csv_col(c[k].name), k);
 		if (k < 7)
 			ck_assert_str_eq(c[k].field, csv_keys[k]);

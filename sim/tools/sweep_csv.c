@@ -44,6 +44,11 @@ static const struct {
 	{ SWEEP_FROM_TOTAL, "tops_per_w", NULL, 1 },
 	{ SWEEP_FROM_TOTAL, "cycles_by_category", NULL, 1 },
 	{ SWEEP_FROM_TOTAL, "energy_pj_by_component", NULL, 1 },
+	{ SWEEP_FROM_TOP, "step_time_s", NULL, 1 },
+	{ SWEEP_FROM_TOP, "samples_per_s", NULL, 1 },
+	{ SWEEP_FROM_TOP, "tokens_per_s", NULL, 1 },
+	{ SWEEP_FROM_TOP, "mfu", NULL, 1 },
+	{ SWEEP_FROM_TOP, "hfu", NULL, 1 },
 };
 
 static struct sweep_csv_col cols[SWEEP_CSV_MAX_COLS];
