@@ -81,7 +81,7 @@ START_TEST(spec_errors)
 	static const struct {
 		const char *spec, *msg;     /* msg follows "<path>:" */
 	} cases[] = {
-		{ "axes:\n  array.rwos: [4]\n", "4:3: axes.array.rwos: expected a config key, model, dataflow or batch, "
+		{ "axes:\n  array.rwos: [4]\n", "4:3: axes.array.rwos: expected a config key, model, dataflow, batch or train, "
 						 "found an unknown key (did you mean array.rows?)" },
 		{ "axes:\n  array.rows: [4, 0]\n", "4:19: array.rows: expected an integer in [1, 4096], found \"0\"" },
 		{ "axes:\n  array.rows: []\n", "4:15: axes.array.rows: expected a list of values or a range {from, to, "
@@ -604,7 +604,7 @@ START_TEST(cluster_errors)
 	snprintf(spec, sizeof spec, "%saxes:\n  array.rwos: [4]\n", head);
 	char *wrong = th_write(dir, "bad.yaml", spec);
 	snprintf(o, sizeof o, "%s/out", dir);
-	static const char rwos[] = "4:3: axes.array.rwos: expected a config key, model, dataflow or batch, found an "
+	static const char rwos[] = "4:3: axes.array.rwos: expected a config key, model, dataflow, batch or train, found an "
 				   "unknown key (did you mean array.rows?)";
 	/* A bad spec: the positioned error, exit 2, and no DIR (emit creates it only after the check). */
 	static const char *const engines[] = { "parallel", "slurm" };
