@@ -426,18 +426,28 @@ static void mark_saved(struct tc *c, size_t f0, size_t f1)
 			c->ti[i].saved = true;
 }
 
+/* A copy of forward op f in phase, its row that phase's, no tensors yet; its index, or -1 with the error set. */
+static int32_t clone(struct tc *c, size_t f, int phase)
+{
+	int32_t i = opush(c, f, phase, OG_NONE);
+	if (i < 0)
+		return -1;
+	struct op *n = &c->l->v[i];
+	uint32_t row = n->row;
+	*n = c->l->v[f];
+	n->phase = (uint8_t)phase;
+	n->row = row;
+	n->in[0] = n->in[1] = n->out = TENSOR_NONE;
+	return i;
+}
+
 /* Reruns forward op f in the recompute phase, reading recomputed copies, writing its output's copy. */
 static int rerun(struct tc *c, size_t f)
 {
 	struct op o = c->l->v[f];
-	int32_t i = opush(c, f, PH_RECOMPUTE, OG_NONE), out = o.out;
+	int32_t i = clone(c, f, PH_RECOMPUTE), out = o.out;
 	if (i < 0)
 		return -1;
-	struct op *n = &c->l->v[i];
-	n->kind = o.kind;
-	n->m = o.m, n->k = o.k, n->n = o.n, n->repeat = o.repeat, n->a_weight = o.a_weight, n->b_weight = o.b_weight;
-	n->a_elems = o.a_elems, n->vec = o.vec, n->in_elems = o.in_elems, n->out_elems = o.out_elems;
-	n->lane_ops = o.lane_ops;
 	if (out != TENSOR_NONE && c->ti[out].re == TENSOR_NONE) {
 		int32_t t = tnew(c, out, TK_ACT, TR_RECOMP, c->l->t[out].elems);
 		if (t < 0)
@@ -550,12 +560,9 @@ static int forward_copy(struct tc *c, size_t nf, int32_t *map)
 		map[t] = TENSOR_NONE;
 	for (size_t f = 0; f < nf; f++) {
 		struct op o = l->v[f];
-		int32_t i = opush(c, f, PH_FORWARD, OG_NONE), io[3] = { o.in[0], o.in[1], o.out };
+		int32_t i = clone(c, f, PH_FORWARD), io[3] = { o.in[0], o.in[1], o.out };
 		if (i < 0)
 			return -1;
-		struct op *n = &l->v[i];
-		*n = o;
-		n->in[0] = n->in[1] = n->out = TENSOR_NONE;
 		for (int j = 0; j < 3; j++) {
 			int32_t t = io[j];
 			if (t == TENSOR_NONE || (l->t[t].kind != TK_ACT && l->t[t].kind != TK_INPUT))
