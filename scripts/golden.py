@@ -3,10 +3,15 @@
 every shipped workload, as the e2e suite runs them (analytic ws, os, is; the
 cycle engine on ws where the program has at most 20 M folds).
 
+With --train, tests/golden/train.csv instead: training steps (TRAIN_PRESETS
+x TRAIN_WORKLOADS x the analytic and cycle models, ws, AdamW, no
+recomputation) with their cycles by phase, which the train suite checks.
+
 The file is a regression fence, not a proof of correctness: a change that
 moves a number on purpose regenerates it and says which numbers moved and why.
 
     scripts/golden.py [build/tpusim] > tests/golden/presets.csv
+    scripts/golden.py --train [build/tpusim] > tests/golden/train.csv
 """
 import json
 import os
@@ -24,13 +29,16 @@ WORKLOADS = [
     "traces/alexnet.csv", "traces/gemm_example.csv",
 ]
 BUFS = ["weights", "inputs", "outputs"]
+TRAIN_PRESETS = ["tpu_v4", "tpu_v5p", "tpu_v4_mxu"]
+TRAIN_WORKLOADS = ["configs/workloads/mlp.yaml", "configs/workloads/resnet50.yaml", "configs/workloads/bert_base.yaml"]
+PHASES = ["forward", "backward", "recompute", "optimizer"]
 ENGINE_MAX_FOLDS = 20_000_000
 
 
-def run(binary, preset, wl, model, df):
+def run(binary, preset, wl, model, df, *more):
     with tempfile.TemporaryDirectory() as d:
         subprocess.run([binary, "run", "-c", f"configs/{preset}.yaml", "-w", wl, "-o", d,
-                        "--model", model, "--dataflow", df],
+                        "--model", model, "--dataflow", df, *more],
                        check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(d, "summary.json")) as f:
             return json.load(f)
@@ -45,8 +53,26 @@ def row(preset, wl, model, df, summary):
     return ",".join(str(c) for c in cols)
 
 
+def train_main(binary):
+    print("preset,workload,model,cycles,hbm_read_bytes,hbm_write_bytes,macs,"
+          + ",".join("cycles_" + p for p in PHASES) + ",saved_activation_bytes,hbm_bytes_needed")
+    for p in TRAIN_PRESETS:
+        for wl in TRAIN_WORKLOADS:
+            for model in ["analytic", "cycle"]:
+                s = run(binary, p, wl, model, "ws", "--train")
+                t = s["total"]
+                cols = [p, wl, model, t["cycles"], t["hbm_read_bytes"], t["hbm_write_bytes"], t["macs"]]
+                cols += [s["cycles_by_phase"][ph] for ph in PHASES]
+                cols += ["%.17g" % s["saved_activation_bytes"], "%.17g" % s["hbm_bytes_needed"]["total"]]
+                print(",".join(str(c) for c in cols))
+
+
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else "build/tpusim"
+    args = sys.argv[1:]
+    if args and args[0] == "--train":
+        train_main(args[1] if len(args) > 1 else "build/tpusim")
+        return
+    binary = args[0] if args else "build/tpusim"
     header = False
     for p in PRESETS:
         for wl in WORKLOADS:

@@ -443,6 +443,56 @@ START_TEST(trace_of_a_step)
 }
 END_TEST
 
+/*
+ * The golden training steps (tests/golden/train.csv, written by
+ * scripts/golden.py --train): every number a change must keep, or move on
+ * purpose and say why.
+ */
+START_TEST(golden_steps)
+{
+	char *text = th_slurp("tests/golden/train.csv");
+	struct th_csv *g = th_csv("tests/golden/train.csv", text);
+	static const char *const ints[] = { "cycles", "hbm_read_bytes", "hbm_write_bytes", "macs" };
+	ck_assert_uint_ge(g->rows, 18);
+	for (size_t r = 0; r < g->rows; r++) {
+		char cfg[200], key[400];
+		struct sim s;
+		struct sim_request rq;
+		struct err e = { 0 };
+		const char *model = th_csv_get(g, r, "model");
+		snprintf(cfg, sizeof cfg, "configs/%s.yaml", th_csv_get(g, r, "preset"));
+		snprintf(key, sizeof key, "%s,%s,%s", cfg, th_csv_get(g, r, "workload"), model);
+		run_options_default(&rq);
+		rq.configs[rq.nconfigs++] = cfg;
+		rq.workload = th_csv_get(g, r, "workload");
+		rq.model = !strcmp(model, "cycle") ? MODEL_CYCLE : MODEL_ANALYTIC;
+		rq.dataflow = DF_WS;
+		rq.train = true;
+		ck_assert_msg(sim_load(&s, &rq, "run", &e) == 0 && sim_run(&s, &e) == 0, "%s: %s", key, e.msg);
+		const struct result *t = &s.run.total;
+		const int64_t now[] = { t->cycles, t->hbm_read_bytes, t->hbm_write_bytes, t->macs };
+		for (int k = 0; k < 4; k++)
+			ck_assert_msg(th_csv_int(g, r, ints[k]) == now[k], "%s: %s: golden %lld, now %lld", key, ints[k],
+				      (long long)th_csv_int(g, r, ints[k]), (long long)now[k]);
+		struct run_step st;
+		run_step_of(&s.run, &s.cfg, &s.w, &st);
+		for (int k = 0; k < PH_N; k++) {
+			char col[40];
+			snprintf(col, sizeof col, "cycles_%s", step_phase_names[k]);
+			ck_assert_msg(th_csv_int(g, r, col) == st.cycles[k], "%s: %s: golden %lld, now %lld", key, col,
+				      (long long)th_csv_int(g, r, col), (long long)st.cycles[k]);
+		}
+		double saved = (double)train_saved_elems(&s.ops, 1) * 2;
+		ck_assert_msg(atof(th_csv_get(g, r, "saved_activation_bytes")) == saved, "%s: saved %.17g", key, saved);
+		ck_assert_msg(atof(th_csv_get(g, r, "hbm_bytes_needed")) == s.run.hbm.total, "%s: HBM %.17g", key,
+			      s.run.hbm.total);
+		sim_release(&s);
+	}
+	th_csv_free(g);
+	free(text);
+}
+END_TEST
+
 Suite *train_suite(void)
 {
 	Suite *s = suite_create("train");
@@ -459,6 +509,7 @@ Suite *train_suite(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, step_report);
 	tcase_add_test(tc, trace_of_a_step);
+	tcase_add_test(tc, golden_steps);
 	suite_add_tcase(s, tc);
 	return s;
 }
