@@ -25,8 +25,8 @@
 #include "vector.h"
 
 /* struct op as of this list: 176 bytes on x86-64, 156 of them fields (20 of padding). */
-#define OP_SIZE 184
-#define OP_FIELD_BYTES 162
+#define OP_SIZE 192
+#define OP_FIELD_BYTES 170
 
 enum field_role {
 	F_NAMES,        /* names or places the op: never in the key */
@@ -62,6 +62,7 @@ static const struct field {
 	FB(a_weight, F_ROLE),
 	FB(b_weight, F_ROLE),
 	F(a_elems, F_GEMM),
+	F(c_elems, F_GEMM),
 	F(vec, F_VEC),
 	F(in_elems, F_VEC),
 	F(out_elems, F_VEC),
@@ -87,6 +88,7 @@ static struct op base(bool gemm)
 	o.pos = (struct pos){ "w.yaml", 4, 5 };
 	o.in[0] = 1, o.in[1] = 2, o.out = 3;
 	o.a_elems = 40;
+	o.c_elems = 45;
 	o.vec = VEC_RELU;
 	o.in_elems = 50, o.out_elems = 50, o.lane_ops = 50;
 	o.onchip = OC_A, o.spill = 0;

@@ -47,6 +47,8 @@ static void done(struct workload *w, struct oplist *ops)
 	workload_release(w);
 }
 
+static int32_t op_in(const struct oplist *ops, const char *name, int phase);
+
 /* MACs of the step's GEMMs by phase. */
 static void macs_by_phase(const struct oplist *ops, int64_t macs[PH_N])
 {
@@ -127,6 +129,10 @@ START_TEST(cnn_backward_twice_forward)
 	macs_by_phase(&ops, macs);
 	ck_assert_int_eq(macs[PH_FORWARD], INT64_C(4089184256));
 	ck_assert_int_eq(macs[PH_BACKWARD], 2 * macs[PH_FORWARD]);
+	/* conv1's dX (12544 x 64 times 64 x 147) sums its im2col rows into the 224 x 224 x 3 input: what it writes. */
+	const struct op *dx = &ops.v[op_in(&ops, "conv1.dx", PH_BACKWARD)];
+	ck_assert_int_eq(dx->m * dx->n, 112 * 112 * 7 * 7 * 3);
+	ck_assert_int_eq(dx->c_elems, 224 * 224 * 3);
 	done(&w, &ops);
 	step("configs/workloads/resnet50.yaml", NULL, no_input, &w, &ops);
 	macs_by_phase(&ops, macs);

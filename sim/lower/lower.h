@@ -129,6 +129,8 @@ struct op {
 	bool a_weight, b_weight;    /* operand roles */
 	int64_t a_elems;            /* distinct elements of A in memory, per instance: m*k, or for a
 				       convolution the input it reads (at most m*k; im2col repeats them) */
+	int64_t c_elems;            /* distinct elements of C in memory, per instance: 0 for m*n, or for a
+				       convolution's dX (train.h) the input's (col2im sums the rows into it) */
 	/* OP_VEC */
 	int vec;                    /* enum vec_kind */
 	int64_t in_elems;           /* elements read */

@@ -308,6 +308,9 @@ static int backward(struct tc *c, size_t f)
 			if ((i = opush(c, f, PH_BACKWARD, o.a_weight ? OG_DW : acts ? OG_DA : OG_DX)) < 0)
 				return -1;
 			gsize(c, i, o.m, o.n, o.k, o.repeat, false, o.b_weight, o.m * o.n);
+			/* A convolution's dX: its m x k im2col rows sum into the input (col2im), which is what memory holds. */
+			if (o.a_elems && o.a_elems < o.m * o.k)
+				c->l->v[i].c_elems = o.a_elems;
 			link(c, i, dy, rd(c, b), TENSOR_NONE);
 			if (contribute(c, i, a, f, TENSOR_NONE) < 0)
 				return -1;

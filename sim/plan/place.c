@@ -165,8 +165,10 @@ int place_split(const struct arch *a, const struct op *o, int by, int df, struct
 		if (by == SPLIT_M) {
 			p->m = share;
 			p->a_elems = scaled(o->a_elems ? o->a_elems : o->m * o->k, share, o->m);
+			p->c_elems = o->c_elems ? scaled(o->c_elems, share, o->m) : 0;
 		} else {
 			p->n = share;
+			p->c_elems = o->c_elems ? scaled(o->c_elems, share, o->n) : 0;
 		}
 		used++;
 	}

@@ -206,7 +206,7 @@ static int place(struct plan *p, const struct oplist *ops, struct err *e)
  * closed-form run's time.
  */
 struct likeness {
-	int64_t m, k, n, repeat, a_elems, in_elems, out_elems, lane_ops, onchip_elems, spill_elems;
+	int64_t m, k, n, repeat, a_elems, c_elems, in_elems, out_elems, lane_ops, onchip_elems, spill_elems;
 	int32_t kind, vec;
 	uint8_t a_weight, b_weight, onchip, spill;
 };
@@ -214,7 +214,7 @@ struct likeness {
 static void likeness(const struct op *o, struct likeness *l)
 {
 	memset(l, 0, sizeof *l);        /* padding too: compared and hashed as bytes */
-	l->m = o->m, l->k = o->k, l->n = o->n, l->repeat = o->repeat, l->a_elems = o->a_elems;
+	l->m = o->m, l->k = o->k, l->n = o->n, l->repeat = o->repeat, l->a_elems = o->a_elems, l->c_elems = o->c_elems;
 	l->in_elems = o->in_elems, l->out_elems = o->out_elems, l->lane_ops = o->lane_ops;
 	l->onchip_elems = o->onchip_elems, l->spill_elems = o->spill_elems;
 	l->kind = (int32_t)o->kind, l->vec = o->vec;
@@ -247,7 +247,7 @@ static struct op part_like(const struct op *o, const struct op *was)
 {
 	struct op p = *o;
 	p.kind = was->kind;
-	p.m = was->m, p.k = was->k, p.n = was->n, p.a_elems = was->a_elems;
+	p.m = was->m, p.k = was->k, p.n = was->n, p.a_elems = was->a_elems, p.c_elems = was->c_elems;
 	p.lane_ops = was->lane_ops, p.in_elems = was->in_elems, p.out_elems = was->out_elems;
 	p.onchip_elems = was->onchip_elems, p.spill_elems = was->spill_elems;
 	p.onchip = was->onchip, p.spill = was->spill;

@@ -516,13 +516,14 @@ int sched_plan(struct sched *s, const struct op *op, const struct arch *a, int d
 	s->compat = a->array.scalesim_compat;
 	s->dbuf = a->array.weight_double_buffer;
 	s->a_unique = (op->a_elems ? op->a_elems : op->m * op->k) * s->eb;
+	s->c_unique = (op->c_elems ? op->c_elems : op->m * op->n) * s->eb;
 	/* Operands in on-chip activation storage move no HBM bytes. */
 	for (int i = 0; i < 3; i++)
 		s->onchip[i] = cp.on[i] = op->kind == OP_GEMM && (op->onchip & (1 << i));
 	a_bytes = s->onchip[OPND_A] ? 0 : s->a_unique;
 	b_bytes = s->onchip[OPND_B] ? 0 : op->k * op->n * s->eb;
-	c_bytes = s->onchip[OPND_C] ? 0 : op->m * op->n * s->eb;
-	s->onchip_write_bytes = s->onchip[OPND_C] ? op->m * op->n * s->eb * op->repeat : 0;
+	c_bytes = s->onchip[OPND_C] ? 0 : s->c_unique;
+	s->onchip_write_bytes = s->onchip[OPND_C] ? s->c_unique * op->repeat : 0;
 
 	switch (df) {
 	case DF_WS:
@@ -626,29 +627,32 @@ uint64_t sched_base(int operand)
 static void place(const struct sched *s, struct tile_ins *ins)
 {
 	const struct op *o = s->op;
-	int64_t r0, c0, h, w, cols, size;
+	int64_t r0, c0, h, w, cols, size, full;
 	switch (ins->operand) {
 	case OPND_A:
 		r0 = ins->m0, c0 = ins->k0, h = ins->m, w = ins->k, cols = o->k, size = s->a_unique;
+		full = o->m * o->k * s->eb;
 		break;
 	case OPND_B:
 		r0 = ins->k0, c0 = ins->n0, h = ins->k, w = ins->n, cols = o->n, size = o->k * o->n * s->eb;
+		full = size;
 		break;
 	default:
-		r0 = ins->m0, c0 = ins->n0, h = ins->m, w = ins->n, cols = o->n, size = o->m * o->n * s->eb;
+		r0 = ins->m0, c0 = ins->n0, h = ins->m, w = ins->n, cols = o->n, size = s->c_unique;
+		full = o->m * o->n * s->eb;
 		break;
 	}
 	int64_t from = (r0 * cols + h * c0) * s->eb, to = from + h * w * s->eb;
-	if (ins->operand == OPND_A && s->a_unique != o->m * o->k * s->eb) {
+	if (size != full) {
 		/*
 		 * A convolution's A is the im2col matrix, but memory holds its
-		 * input tensor (a_unique bytes for all m x k): a tile's bytes are
-		 * its proportional share, rounded down at both ends, so that the
+		 * input tensor (a_unique bytes for all m x k), and its dX's C
+		 * sums into the input (c_unique): a tile's bytes are its
+		 * proportional share, rounded down at both ends, so that the
 		 * tiles partition the tensor.
 		 */
-		unsigned __int128 full = (unsigned __int128)o->m * (unsigned __int128)o->k * (unsigned __int128)s->eb;
-		from = (int64_t)((unsigned __int128)from * (unsigned __int128)s->a_unique / full);
-		to = (int64_t)((unsigned __int128)to * (unsigned __int128)s->a_unique / full);
+		from = (int64_t)((unsigned __int128)from * (unsigned __int128)size / (unsigned __int128)full);
+		to = (int64_t)((unsigned __int128)to * (unsigned __int128)size / (unsigned __int128)full);
 	}
 	ins->addr = sched_base(ins->operand) + (uint64_t)(ins->rep * size + from);
 	ins->bytes = to - from;

@@ -79,6 +79,7 @@ struct sched {
 	int s_buf, x_buf;               /* enum sram_buf of S and X, by sram_operand_buf */
 
 	int64_t a_unique;               /* bytes of A in memory, per instance (conv: the input, not im2col) */
+	int64_t c_unique;               /* bytes of C in memory, per instance (a conv's dX: the input, col2im) */
 	int64_t folds;                  /* over all repeats */
 	int64_t read_bytes[2];          /* HBM bytes read of A and B, over all repeats */
 	int64_t write_bytes;            /* HBM bytes of C written, over all repeats */

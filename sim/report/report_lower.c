@@ -21,7 +21,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 		const struct op *o = &ops->v[i];
 		if (o->kind == OP_GEMM) {
 			int64_t ab = o->a_elems * o->repeat * eb, bb = o->k * o->n * o->repeat * eb;
-			int64_t cb = o->m * o->n * o->repeat * eb;
+			int64_t cb = (o->c_elems ? o->c_elems : o->m * o->n) * o->repeat * eb;
 			const char *ar = o->a_weight ? "wt" : "act", *br = o->b_weight ? "wt" : "act";
 			macs += op_macs(o);
 			ngemm++;

@@ -70,6 +70,7 @@ void opcache_key(struct opkey *k, uint64_t cfg_hash, int model, int dataflow, bo
 		k->n = op->n;
 		k->repeat = op->repeat;
 		k->a_elems = op->a_elems;
+		k->c_elems = op->c_elems;
 	} else {
 		k->vec = op->vec;
 		k->in_elems = op->in_elems;

@@ -38,7 +38,7 @@ struct opkey {
 	int32_t model, dataflow, ideal;
 	int32_t kind, vec;
 	uint8_t a_weight, b_weight, onchip, spill;
-	int64_t m, k, n, repeat, a_elems;
+	int64_t m, k, n, repeat, a_elems, c_elems;
 	int64_t in_elems, out_elems, lane_ops, onchip_elems, spill_elems;
 };
 
