@@ -14,6 +14,7 @@
 #include "api.h"
 #include "options.h"
 #include "tests.h"
+#include "tpusim.h"
 #include "trace.h"
 #include "train.h"
 
@@ -419,6 +420,16 @@ START_TEST(step_report)
 	ck_assert_ptr_nonnull(strstr(json, "\"mfu_dtype\": \"bf16\""));
 	free(json);
 	sim_release(&s);
+	/* The library's request key: the same step's summary, byte for byte, and a bad value at its place. */
+	char *res = NULL;
+	ck_assert_int_eq(tpusim_run_json("{\"configs\": [\"configs/tpu_v4.yaml\"], \"workload\": \"configs/workloads/mlp.yaml\", "
+					 "\"model\": \"analytic\", \"train\": true}", &res), 0);
+	ck_assert_ptr_nonnull(strstr(res, "\"train\": true,\n  \"step_time_s\": "));
+	ck_assert_ptr_nonnull(strstr(res, "\"phase\": \"backward\""));
+	tpusim_free(res);
+	ck_assert_int_eq(tpusim_run_json("{\"configs\": [\"configs/tpu_v4.yaml\"], \"workload\": \"mlp\", \"train\": 1}", &res), 2);
+	ck_assert_str_eq(res, "request:1:66: train: expected true or false, found \"1\"");
+	tpusim_free(res);
 }
 END_TEST
 
