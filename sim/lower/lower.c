@@ -93,8 +93,10 @@ static const char *name_of(const char *layer, const char *suffix, int32_t block,
 
 const char *op_name(const struct op *o, char *buf, size_t size)
 {
-	return name_of(o->layer_name ? o->layer_name : "op", o->suffix ? o->suffix : "", o->block,
-		       o->grad < OG_N ? grad_part[o->grad] : "", buf, size);
+	const char *part = o->grad < OG_N ? grad_part[o->grad] : "";
+	if (o->phase == PH_RECOMPUTE && !*part)
+		part = role_part[TR_RECOMP];
+	return name_of(o->layer_name ? o->layer_name : "op", o->suffix ? o->suffix : "", o->block, part, buf, size);
 }
 
 size_t oplist_nrows(const struct oplist *l, size_t layers)

@@ -51,7 +51,7 @@ extern const char *const step_phase_names[];    /* "forward", "backward", "recom
  * (".dw"; ".db"); a vector op's backward (".bwd"); the loss's gradient of a
  * network output (".loss"); a sum of two gradients of one tensor (".gsum")
  * or of one weight over two microbatches (".gacc"); a weight's update
- * (".update"). A recomputed op has its forward op's name.
+ * (".update"). A recomputed op is its forward op's name and ".re".
  */
 enum op_grad { OG_NONE, OG_DX, OG_DW, OG_DA, OG_DB, OG_BWD, OG_LOSS, OG_GSUM, OG_GACC, OG_UPDATE, OG_N };
 
