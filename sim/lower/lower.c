@@ -751,6 +751,9 @@ int lower_hbm_need(const struct oplist *l, int64_t need[NEED_N])
 		if (t->last_reader == TENSOR_NONE)
 			to = t->role == TR_VALUE ? last : t->ready;   /* an output: in HBM to the end; a dropped copy: at its writer */
 		to = to < from ? from : to;
+		/* A sum of gradients (train.h) takes its first input's place: it is there from the next op, if at all. */
+		if ((size_t)from < l->n && (l->v[from].grad == OG_GSUM || l->v[from].grad == OG_GACC) && ++from > to)
+			continue;
 		d[from] = add_sat(d[from], t->elems);
 		d[to + 1] -= t->elems < INT64_MAX ? t->elems : 0;
 	}

@@ -57,6 +57,7 @@ struct tinfo {
 	int32_t re;             /* its recomputed copy, or TENSOR_NONE */
 	int32_t from;           /* the forward op whose backward gave grad last */
 	int32_t mask;           /* the mask of the dropout that wrote it, or TENSOR_NONE */
+	int64_t need;           /* the last segment (its serial) whose rerun needs it, or -1 */
 	bool saved;             /* the backward reads it as the forward wrote it */
 };
 
@@ -70,6 +71,9 @@ struct tc {
 	size_t layers;
 	int32_t *seg;           /* owned: per layer, its recomputation segment */
 	size_t f0;              /* the first forward op of the microbatch being built */
+	size_t nt0;             /* the first microbatch's forward tensors: [0, nt0) */
+	int64_t segs;           /* segments recomputed so far (tinfo.need's serials) */
+	const struct workload *w;
 	struct err *e;
 };
 
@@ -87,7 +91,7 @@ static int grow_info(struct tc *c)
 	if (!t)
 		return nomem(c);
 	for (size_t i = c->ticap; i < c->l->tcap; i++)
-		t[i] = (struct tinfo){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, false };
+		t[i] = (struct tinfo){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, -1, false };
 	c->ti = t;
 	c->ticap = c->l->tcap;
 	return 0;
@@ -229,19 +233,31 @@ static bool needs_grad(const struct tc *c, int32_t t)
 	}
 }
 
+/* Whether the backward reads forward tensor t as the forward wrote it: weights, inputs, what the policy keeps. */
+static bool kept(const struct tc *c, int32_t t)
+{
+	return c->l->t[t].kind != TK_ACT || c->ti[t].saved;
+}
+
 /* The forward tensor t as the backward reads it: its recomputed copy when it was not kept. */
 static int32_t rd(const struct tc *c, int32_t t)
 {
-	if (t == TENSOR_NONE || c->ti[t].saved || c->ti[t].re == TENSOR_NONE)
+	if (t == TENSOR_NONE || kept(c, t) || c->ti[t].re == TENSOR_NONE)
 		return t;
 	return c->ti[t].re;
 }
 
-/* Whether forward ops f and g are query blocks of one causal attention product (their outputs are parts of one tensor). */
-static bool siblings(const struct tc *c, int32_t f, int32_t g)
+/*
+ * Whether forward ops f and g are query blocks of one causal attention
+ * product whose gradients of t are parts of one tensor: t their A (rows
+ * of queries, disjoint by block). Their B's (keys, values: prefixes that
+ * overlap) are summed.
+ */
+static bool siblings(const struct tc *c, int32_t f, int32_t g, int32_t t)
 {
 	const struct op *a = &c->l->v[f], *b = &c->l->v[g];
-	return (size_t)f >= c->f0 && a->block >= 0 && b->block >= 0 && a->layer == b->layer && a->suffix == b->suffix;
+	return (size_t)f >= c->f0 && a->block >= 0 && b->block >= 0 && a->layer == b->layer && a->suffix == b->suffix &&
+	       a->in[0] == t && b->in[0] == t;
 }
 
 /*
@@ -256,14 +272,19 @@ static int contribute(struct tc *c, int32_t i, int32_t t, size_t f, int32_t alia
 {
 	struct tinfo *ti = &c->ti[t];
 	int32_t part;
-	int64_t elems = c->l->t[t].elems;
-	if (ti->grad != TENSOR_NONE && i >= 0 && siblings(c, ti->from, (int32_t)f)) {
+	int64_t elems = c->l->t[t].elems, pe = elems;
+	if (i >= 0 && c->l->v[i].kind == OP_GEMM) {
+		const struct op *o = &c->l->v[i];     /* a part: what the op writes (a causal block's keys: a prefix) */
+		pe = (o->c_elems ? o->c_elems : o->m * o->n) * o->repeat;
+		pe = pe < elems ? pe : elems;
+	}
+	if (ti->grad != TENSOR_NONE && i >= 0 && siblings(c, ti->from, (int32_t)f, t)) {
 		link(c, i, c->l->v[i].in[0], c->l->v[i].in[1], ti->grad);
 		return 0;
 	}
 	if (alias != TENSOR_NONE)
 		part = alias;
-	else if ((part = tnew(c, t, TK_ACT, TR_GRAD, elems)) < 0)
+	else if ((part = tnew(c, t, TK_ACT, TR_GRAD, ti->grad == TENSOR_NONE ? elems : pe)) < 0)
 		return -1;
 	else
 		link(c, i, c->l->v[i].in[0], c->l->v[i].in[1], part);
@@ -277,7 +298,8 @@ static int contribute(struct tc *c, int32_t i, int32_t t, size_t f, int32_t alia
 	int32_t g, sum = opush(c, f, PH_BACKWARD, acc ? OG_GACC : OG_GSUM);
 	if (sum < 0 || (g = tnew(c, t, TK_ACT, TR_GRAD, elems)) < 0)
 		return -1;
-	vsize(c, sum, VEC_ADD, 2 * elems, elems, elems);
+	int64_t pn = c->l->t[part].elems;
+	vsize(c, sum, VEC_ADD, 2 * pn, pn, pn);
 	ti = &c->ti[t];
 	link(c, sum, ti->grad, part, g);
 	ti->grad = g;
@@ -308,9 +330,9 @@ static int backward(struct tc *c, size_t f)
 			if ((i = opush(c, f, PH_BACKWARD, o.a_weight ? OG_DW : acts ? OG_DA : OG_DX)) < 0)
 				return -1;
 			gsize(c, i, o.m, o.n, o.k, o.repeat, false, o.b_weight, o.m * o.n);
-			/* A convolution's dX: its m x k im2col rows sum into the input (col2im), which is what memory holds. */
-			if (o.a_elems && o.a_elems < o.m * o.k)
-				c->l->v[i].c_elems = o.a_elems;
+			/* A convolution's dX: its m x k im2col rows sum into the whole input (col2im), a stride's skipped part too. */
+			if (c->w->layers[o.layer].type == L_CONV2D && c->l->t[a].elems / o.repeat != o.m * o.k)
+				c->l->v[i].c_elems = c->l->t[a].elems / o.repeat;
 			link(c, i, dy, rd(c, b), TENSOR_NONE);
 			if (contribute(c, i, a, f, TENSOR_NONE) < 0)
 				return -1;
@@ -424,9 +446,6 @@ static void mark_saved(struct tc *c, size_t f0, size_t f1)
 		}
 		c->ti[t].saved = keep;
 	}
-	for (size_t i = 0; i < l->nt; i++)
-		if (l->t[i].kind != TK_ACT)
-			c->ti[i].saved = true;
 }
 
 /* A copy of forward op f in phase, its row that phase's, no tensors yet; its index, or -1 with the error set. */
@@ -471,41 +490,32 @@ static int rerun(struct tc *c, size_t f)
 static int recompute(struct tc *c, size_t s0, size_t s1)
 {
 	struct oplist *l = c->l;
+	int64_t s = c->segs++;
 	if (c->tp->remat == REMAT_NONE)
 		return 0;
-	if (c->tp->remat == REMAT_FULL) {
-		for (size_t f = s0; f < s1; f++)
-			if (rerun(c, f) < 0)
-				return -1;
-		return 0;
-	}
-	bool *need = calloc(l->nt ? l->nt : 1, sizeof *need), *run = calloc(s1 - s0 + 1, sizeof *run);
-	if (!need || !run) {
-		free(need);
-		free(run);
+	bool *run = calloc(s1 - s0 + 1, sizeof *run);
+	if (!run)
 		return nomem(c);
-	}
 	for (size_t f = s0; f < s1; f++) {
 		int32_t r[2];
 		backward_reads(c, &l->v[f], r);
 		for (int j = 0; j < 2; j++)
-			if (r[j] != TENSOR_NONE && !c->ti[r[j]].saved)
-				need[r[j]] = true;
+			if (r[j] != TENSOR_NONE && !kept(c, r[j]))
+				c->ti[r[j]].need = s;
 	}
 	for (size_t f = s1; f-- > s0;) {
 		const struct op *o = &l->v[f];
-		if (o->out == TENSOR_NONE || !need[o->out])
+		if (o->out == TENSOR_NONE || c->ti[o->out].need != s)
 			continue;
 		run[f - s0] = true;
 		for (int j = 0; j < 2; j++)
-			if (o->in[j] != TENSOR_NONE && !c->ti[o->in[j]].saved)
-				need[o->in[j]] = true;
+			if (o->in[j] != TENSOR_NONE && !kept(c, o->in[j]))
+				c->ti[o->in[j]].need = s;
 	}
 	int rc = 0;
 	for (size_t f = s0; f < s1 && rc == 0; f++)
 		if (run[f - s0])
 			rc = rerun(c, f);
-	free(need);
 	free(run);
 	return rc;
 }
@@ -558,7 +568,7 @@ static int backward_pass(struct tc *c, size_t f0, size_t f1)
 static int forward_copy(struct tc *c, size_t nf, int32_t *map)
 {
 	struct oplist *l = c->l;
-	size_t nt = l->nt;
+	size_t nt = c->nt0;
 	for (size_t t = 0; t < nt; t++)
 		map[t] = TENSOR_NONE;
 	for (size_t f = 0; f < nf; f++) {
@@ -628,7 +638,7 @@ static void segments(const struct workload *w, int32_t *seg)
 int train_lower(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e)
 {
 	const struct train_params *tp = &cfg->arch.train;
-	struct tc c = { tp, array_elem_bytes(cfg->arch.array.dtype), out, NULL, 0, NULL, w->n, NULL, 0, e };
+	struct tc c = { .tp = tp, .eb = array_elem_bytes(cfg->arch.array.dtype), .l = out, .layers = w->n, .e = e, .w = w };
 	int32_t *map = NULL;
 	int rc = -1;
 	for (size_t i = 0; i < w->n; i++)
@@ -643,9 +653,12 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 		return err_at(e, config_origin(cfg, "train.microbatches"), "train.microbatches",
 			      "expected a divisor of the batch (%lld), found %lld", (long long)w->batch,
 			      (long long)tp->microbatches);
-	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, out, e) < 0)
+	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, out, e) < 0) {
+		oplist_release(out);
 		return -1;
+	}
 	size_t nf = out->n;
+	c.nt0 = out->nt;
 	if (!(c.rowmap = malloc((w->n ? w->n : 1) * PH_N * sizeof *c.rowmap)) ||
 	    !(c.seg = malloc((w->n ? w->n : 1) * sizeof *c.seg)) || grow_info(&c) < 0)
 		goto nomem;
@@ -659,10 +672,10 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 			c.ti[out->t[t].of].mask = (int32_t)t;
 	if (backward_pass(&c, 0, nf) < 0)
 		goto done;
+	if (tp->microbatches > 1 && !(map = malloc((c.nt0 ? c.nt0 : 1) * sizeof *map)))
+		goto nomem;
 	for (int64_t j = 1; j < tp->microbatches; j++) {
 		size_t f0 = out->n;
-		if (!(map = realloc(map, (out->nt ? out->nt : 1) * sizeof *map)))
-			goto nomem;
 		if (forward_copy(&c, nf, map) < 0 || backward_pass(&c, f0, f0 + nf) < 0)
 			goto done;
 	}
@@ -682,7 +695,10 @@ done:
 	return rc;
 }
 
-/* The HBM bytes of w's step with tp on cfg: 0 and *bytes, or -1 (out of memory, or the step does not lower). */
+/*
+ * The HBM bytes of w's step with tp on cfg: 0 and *bytes; 1 when that step
+ * does not lower (too many ops); -1 when memory ran out.
+ */
 static int step_bytes(const struct config *cfg, const struct workload *w, const struct train_params *tp, double *bytes)
 {
 	struct config c = *cfg;
@@ -691,7 +707,7 @@ static int step_bytes(const struct config *cfg, const struct workload *w, const 
 	int64_t need[NEED_N];
 	c.arch.train = *tp;
 	if (train_lower(&c, w, &ops, &e) < 0)
-		return -1;
+		return e.kind == ERR_NOMEM ? -1 : 1;
 	int rc = lower_hbm_need(&ops, need);
 	oplist_release(&ops);
 	*bytes = 0;
@@ -716,8 +732,11 @@ int train_fit_hint(const struct config *cfg, const struct workload *w, double ca
 				continue;
 			tp.microbatches = mb;
 			tp.remat = by_rank[r];
-			if (step_bytes(cfg, w, &tp, &bytes) < 0)
+			int rc = step_bytes(cfg, w, &tp, &bytes);
+			if (rc < 0)
 				return -1;
+			if (rc > 0)
+				return 0;               /* more microbatches only make more ops */
 			if (bytes > capacity)
 				continue;
 			char keys[80] = "";

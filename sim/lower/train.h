@@ -26,18 +26,23 @@
  * A network output (an activation nobody reads) gets its gradient from the
  * loss: softmax cross-entropy's, a vector op ("loss") on the output.
  * A tensor read by several ops gets their gradients summed (".gsum", an add
- * on the vector unit), except the parts the query blocks of one causal
- * attention write, which join as their forward outputs do; a weight's
- * gradient over microbatches is summed the same way (".gacc").
+ * on the vector unit, into the first's place), except the row blocks of
+ * queries that one causal attention's blocks write, which join as their
+ * forward outputs do (the keys' and values' gradients, prefixes that
+ * overlap, are summed); a weight's gradient over microbatches is summed the
+ * same way (".gacc"). A convolution's dX writes its whole input (c_elems).
  *
  * Recomputation (train.remat) works on segments: a block's instance (the
  * layers of "enc.3"), or a layer outside blocks. What crosses segments (a
  * tensor a later segment reads) is kept, as are weights and inputs.
  *   none       every activation the backward reads is kept from the forward
  *   full       only what crosses segments is kept; before its backward each
- *              segment's forward runs again, every op of it (Korthikanti et
- *              al., MLSys 2023, "full activation recomputation"), and the
- *              backward reads what it recomputed
+ *              segment's forward runs again (Korthikanti et al., MLSys
+ *              2023, "full activation recomputation"): every op whose
+ *              output the backward, or another rerun op, reads (all of a
+ *              post-layernorm block, as BERT's), and the backward reads
+ *              what it recomputed. A workload without blocks has segments
+ *              of one layer, whose inputs are kept anyway: nothing reruns
  *   save_dots  GEMM outputs are kept too (JAX's checkpoint_dots); a vector
  *              op is run again only when the backward, or another rerun op,
  *              reads its output
