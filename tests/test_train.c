@@ -198,6 +198,7 @@ START_TEST(mlp_step_by_hand)
 		ck_assert_int_eq(ops.v[i].n, gemms[g].n);
 	}
 	uses(&ops, "f2.loss", PH_BACKWARD, "f2.out", "-", "f2.out.grad");
+	ck_assert_int_eq(train_losses(&ops, 1), 1);
 	uses(&ops, "f2.dx", PH_BACKWARD, "f2.out.grad", "f2.w", "r.out.grad");
 	uses(&ops, "f2.dw", PH_BACKWARD, "r.out", "f2.out.grad", "f2.w.grad");
 	uses(&ops, "r.bwd", PH_BACKWARD, "r.out.grad", "f1.out", "f1.out.grad");

@@ -759,6 +759,14 @@ int lower_step(const struct config *cfg, const struct workload *w, struct oplist
 	return lower_workload(w, out, e);
 }
 
+int64_t train_losses(const struct oplist *l, int64_t microbatches)
+{
+	int64_t n = 0;
+	for (size_t i = 0; i < l->n; i++)
+		n += l->v[i].grad == OG_LOSS;
+	return microbatches > 0 ? n / microbatches : n;
+}
+
 int64_t train_saved_elems(const struct oplist *l, int64_t microbatches)
 {
 	int64_t sum = 0;

@@ -100,4 +100,7 @@ int lower_step(const struct config *cfg, const struct workload *w, struct oplist
  */
 int64_t train_saved_elems(const struct oplist *l, int64_t microbatches);
 
+/* The losses of a step, per microbatch: one per network output (an activation the forward writes and nobody reads). */
+int64_t train_losses(const struct oplist *l, int64_t microbatches);
+
 #endif

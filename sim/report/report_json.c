@@ -212,9 +212,11 @@ void report_json(FILE *f, const struct report_ctx *c)
 			fprintf(f, "%s\"%s\": %lld", k ? ", " : "", step_phase_names[k], (long long)st.macs[k]);
 		fputc('}', f);
 		if (tp->enabled && c->ops)
-			fprintf(f, ",\n  \"saved_activation_bytes\": %.17g,\n  \"optimizer_state_bytes_per_param\": %d",
+			fprintf(f, ",\n  \"saved_activation_bytes\": %.17g,\n  \"optimizer_state_bytes_per_param\": %d,\n"
+				   "  \"losses\": %lld",
 				(double)train_saved_elems(c->ops, tp->microbatches) * array_elem_bytes(a->array.dtype),
-				train_state_bytes(tp, array_elem_bytes(a->array.dtype)));
+				train_state_bytes(tp, array_elem_bytes(a->array.dtype)),
+				(long long)train_losses(c->ops, tp->microbatches));
 	}
 	if (c->run->checks) {
 		fprintf(f, ",\n  \"functional\": ");

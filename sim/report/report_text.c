@@ -86,6 +86,10 @@ void report_summary(FILE *out, const struct report_ctx *c)
 			fprintf(out, ", %.4g tokens/s", st.tokens_per_s);
 		fprintf(out, "; MFU %.2f%%, HFU %.2f%% (of the %s peak); model FLOPs %.4g, recomputed %.4g\n", 100 * st.mfu,
 			100 * st.hfu, array_dtype_names[a->array.dtype], st.model_flops, st.hardware_flops - st.model_flops);
+		int64_t losses = c->ops ? train_losses(c->ops, a->train.microbatches) : 1;
+		if (losses > 1)
+			fprintf(out, "note: the workload has %lld outputs (activations nobody reads); each gets a loss, and its "
+				"gradient flows back from there\n", (long long)losses);
 	}
 	fprintf(out, "cycles by category:");
 	for (int k = 0; k < CAT_N; k++)
