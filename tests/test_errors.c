@@ -146,7 +146,7 @@ static const struct bad cases[] = {
 	  "--set:1:1: array.rows: expected each key once, found it again (first --set array.rows=8)" },
 	/* a run that does not fit in the memory: fc 8 -> 8 at int8 keeps 64 B of weights, 8 in, 8 out */
 	{ CFG_OK "hbm:\n  capacity_gib: 1e-9\n", NULL, NULL, { RUN }, "c.yaml:5:17: hbm.capacity_gib: expected room for "
-	  "the run's 80 B (weights 64 B, caches 0 B, inputs 8 B, activations live at their peak 8 B), found 1e-09 GiB "
+	  "the run's 80 B (weights 64 B, caches 0 B, inputs 8 B, activations live at the peak 8 B), found 1e-09 GiB "
 	  "(sim.allow_hbm_overflow: true runs it anyway)" },
 	/* a memory key that ideal memory ignores */
 	{ NULL, NULL, NULL, { RUN, "--ideal-memory", "--set", "hbm.channels=1" }, "--set:1:14: hbm.channels: expected no "

@@ -117,16 +117,17 @@ END_TEST
 
 /*
  * ResNet-50: backward = 2 x forward MACs, exactly (each conv's dX and dW
- * have its MACs). Without the network input's gradient the first conv's dX
- * goes: 112 x 112 outputs x 7 x 7 x 3 x 64.
+ * have its MACs), with the images' gradient (train.input_grads=true).
+ * Without it (auto: the input only a convolution reads), the first conv's
+ * dX goes: 112 x 112 outputs x 7 x 7 x 3 x 64.
  */
 START_TEST(cnn_backward_twice_forward)
 {
 	struct workload w;
 	struct oplist ops;
 	int64_t macs[PH_N];
-	const char *no_input[] = { "train.input_grads=false", NULL };
-	step("configs/workloads/resnet50.yaml", NULL, NULL, &w, &ops);
+	const char *images[] = { "train.input_grads=true", NULL };
+	step("configs/workloads/resnet50.yaml", NULL, images, &w, &ops);
 	macs_by_phase(&ops, macs);
 	ck_assert_int_eq(macs[PH_FORWARD], INT64_C(4089184256));
 	ck_assert_int_eq(macs[PH_BACKWARD], 2 * macs[PH_FORWARD]);
@@ -135,7 +136,7 @@ START_TEST(cnn_backward_twice_forward)
 	ck_assert_int_eq(dx->m * dx->n, 112 * 112 * 7 * 7 * 3);
 	ck_assert_int_eq(dx->c_elems, 224 * 224 * 3);
 	done(&w, &ops);
-	step("configs/workloads/resnet50.yaml", NULL, no_input, &w, &ops);
+	step("configs/workloads/resnet50.yaml", NULL, NULL, &w, &ops);
 	macs_by_phase(&ops, macs);
 	ck_assert_int_eq(macs[PH_BACKWARD], 2 * macs[PH_FORWARD] - INT64_C(112) * 112 * 7 * 7 * 3 * 64);
 	done(&w, &ops);
@@ -323,7 +324,7 @@ END_TEST
 /* Adam keeps 12 B a parameter beyond the bf16 weight and gradient (16 B in all), momentum 8, sgd 4; at fp32 no master copy. */
 START_TEST(optimizer_state_bytes)
 {
-	struct train_params tp = { true, OPT_ADAMW, REMAT_NONE, 1, true, 0 };
+	struct train_params tp = { true, OPT_ADAMW, REMAT_NONE, 1, IG_TRUE, 0 };
 	ck_assert_int_eq(2 + 2 + train_state_bytes(&tp, 2), 16);
 	tp.optimizer = OPT_ADAM;
 	ck_assert_int_eq(train_state_bytes(&tp, 2), 12);
@@ -381,8 +382,63 @@ START_TEST(refusals)
 	ck_assert_str_eq(err, "--set:1:20: train.microbatches: expected a divisor of the batch (16), found 3\n");
 	free(out);
 	free(err);
+	/* A train.* key that inference ignores; a training step in the lab. */
+	const char *a3[] = { "run", "-c", "configs/tpu_v4.yaml", "-w", "configs/workloads/mlp.yaml", "--set", "train.remat=full",
+			     "--model", "analytic", NULL };
+	ck_assert_int_eq(th_cli(cwd, a3, &out, &err), 2);
+	ck_assert_str_eq(err, "--set:1:13: train.remat: expected it with train.enabled: true or --train (a training step; "
+			 "inference it would not change), found it set to full\n");
+	free(out);
+	free(err);
+	const char *a4[] = { "lab", "-c", "configs/lab_4x4.yaml", "--gemm", "4x4x4", "--set", "train.enabled=true", NULL };
+	ck_assert_int_eq(th_cli(cwd, a4, &out, &err), 2);
+	ck_assert_str_eq(err, "--set:1:15: train.enabled: expected false (tpusim lab runs one GEMM, no training step), found true\n");
+	free(out);
+	free(err);
 	th_rmdir(dir);
 	free(dir);
+}
+END_TEST
+
+/* What a step of ResNet-50 at batch 16 keeps in HBM with mb microbatches, by the library. */
+static double need_of(int64_t mb)
+{
+	struct sim s;
+	struct sim_request rq;
+	struct err e = { 0 };
+	char set[64];
+	snprintf(set, sizeof set, "train.microbatches=%lld", (long long)mb);
+	run_options_default(&rq);
+	rq.configs[rq.nconfigs++] = "configs/tpu_v4.yaml";
+	rq.workload = "configs/workloads/resnet50.yaml";
+	rq.assignments[rq.nassignments++] = set;
+	rq.model = MODEL_ANALYTIC;
+	rq.batch = 16;
+	rq.train = true;
+	ck_assert_msg(sim_load(&s, &rq, "run", &e) == 0 && sim_run(&s, &e) == 0, "%s", e.msg);
+	double b = s.run.hbm.total;
+	sim_release(&s);
+	return b;
+}
+
+/*
+ * A step that does not fit names the fewest microbatches that do: with 0.5
+ * GiB, ResNet-50 at batch 16 needs more with 2 than fit and less with 4
+ * (each measured alone), so the hint says 4.
+ */
+START_TEST(fit_hint_names_microbatches)
+{
+	char *out, *err, cwd[4096], want[200];
+	double two = need_of(2), four = need_of(4), cap = 0.5 * 1073741824.0;
+	ck_assert_msg(two > cap && four <= cap, "%.0f, %.0f", two, four);
+	const char *argv[] = { "run", "-c", "configs/tpu_v4.yaml", "-w", "configs/workloads/resnet50.yaml", "--batch", "16",
+			       "--train", "--set", "hbm.capacity_gib=0.5", "--model", "analytic", NULL };
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	ck_assert_int_eq(th_cli(cwd, argv, &out, &err), 2);
+	snprintf(want, sizeof want, "; train.microbatches=4 fits: %.4g GiB)\n", four / 1073741824.0);
+	ck_assert_msg(strstr(err, want), "%s", err);
+	free(out);
+	free(err);
 }
 END_TEST
 
@@ -528,6 +584,7 @@ Suite *train_suite(void)
 	tcase_add_test(tc, step_report);
 	tcase_add_test(tc, trace_of_a_step);
 	tcase_add_test(tc, golden_steps);
+	tcase_add_test(tc, fit_hint_names_microbatches);
 	suite_add_tcase(s, tc);
 	return s;
 }

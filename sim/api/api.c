@@ -100,6 +100,9 @@ int sim_load(struct sim *s, const struct sim_request *rq, const char *cmd, struc
 		return err_input(e, "%s: expected -w WORKLOAD, found none", cmd);
 	if (sim_config(&s->cfg, rq, e) < 0)
 		return -1;
+	/* A sweep's product may pair train: false with train.* axes: those points run inference. */
+	if (strcmp(cmd, "sweep") && config_train_unused(&s->cfg, NULL, e) < 0)
+		return -1;
 	if (config_check_rate(&s->cfg, rq->model == MODEL_FUNCTIONAL ? "--model functional" : NULL, e) < 0)
 		return -1;
 	if ((rq->ideal_memory || rq->model == MODEL_FUNCTIONAL) &&

@@ -129,7 +129,8 @@ int cmd_lab(const struct cli_args *a, struct err *e)
 	if (lab_parse_gemm(a->gemm, &o.m, &o.k, &o.n, e) < 0 ||
 	    (a->cycles && lab_parse_cycles(a->cycles, &o.first, &o.last, e) < 0))
 		return -1;
-	if (load_config(a, &c, e) < 0)
+	if (load_config(a, &c, e) < 0 ||
+	    config_train_unused(&c, "tpusim lab runs one GEMM, no training step", e) < 0)
 		return -1;
 	o.df = a->rq.dataflow >= 0 ? a->rq.dataflow : c.arch.array.dataflow;
 	o.step = a->step;

@@ -286,6 +286,25 @@ int config_memory_unused(const struct config *c, bool energy, const char *why, s
 	return 0;
 }
 
+int config_train_unused(const struct config *c, const char *why, struct err *e)
+{
+	const struct cfg_schema *s = config_schema();
+	for (size_t i = 0; i < s->n; i++) {
+		char v[CFG_STR_MAX + 64];
+		bool on = !strcmp(s->e[i].name, "train.enabled");
+		if (strncmp(s->e[i].name, "train.", 6) || source(c, (int)i) <= CONFIG_MAX_FILES)
+			continue;
+		if (on ? !c->arch.train.enabled || !why : c->arch.train.enabled)
+			continue;
+		cfg_format(s, (int)i, &c->arch, v, sizeof v);
+		if (on)
+			return err_at(e, c->origin[i], s->e[i].name, "expected false (%s), found true", why);
+		return err_at(e, c->origin[i], s->e[i].name, "expected it with train.enabled: true or --train (a training "
+			      "step; inference it would not change), found it set to %s", v);
+	}
+	return 0;
+}
+
 struct pos config_origin(const struct config *c, const char *key)
 {
 	int i = cfg_find(config_schema(), key);

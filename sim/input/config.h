@@ -51,12 +51,13 @@ extern const struct cfg_key sim_keys[];
  */
 enum train_optimizer { OPT_SGD, OPT_MOMENTUM, OPT_ADAM, OPT_ADAMW };
 enum train_remat { REMAT_NONE, REMAT_FULL, REMAT_SAVE_DOTS };
+enum train_input_grads { IG_AUTO, IG_TRUE, IG_FALSE };
 struct train_params {
 	bool enabled;                   /* a training step instead of inference */
 	int optimizer;                  /* enum train_optimizer */
 	int remat;                      /* enum train_remat */
 	int64_t microbatches;           /* gradient accumulation: the batch in this many parts */
-	bool input_grads;               /* the network's inputs get gradients too */
+	int input_grads;                /* enum train_input_grads: whether the network's inputs get gradients */
 	double dropout;                 /* the dropout probability; 0: none */
 };
 
@@ -160,6 +161,14 @@ void config_resolve(struct config *c);
  * makes memory ideal").
  */
 int config_memory_unused(const struct config *c, bool energy, const char *why, struct err *e);
+
+/*
+ * The train.* keys change only a training step: one an override gave (--set,
+ * a request's set) without train.enabled is refused at its position. why
+ * (not NULL): the command runs no step at all (tpusim lab), so
+ * train.enabled: true is refused too. Returns 0 or -1 with e set.
+ */
+int config_train_unused(const struct config *c, const char *why, struct err *e);
 
 /* Where key got its value: file:line:col, --set, or the defaults (also what hbm.type brought). */
 struct pos config_origin(const struct config *c, const char *key);

@@ -17,6 +17,7 @@
 
 const char *const train_optimizer_names[] = { "sgd", "momentum", "adam", "adamw", NULL };
 const char *const train_remat_names[] = { "none", "full", "save_dots", NULL };
+const char *const train_input_grads_names[] = { "auto", "true", "false", NULL };
 
 #define F(x) offsetof(struct train_params, x)
 const struct cfg_key train_keys[] = {
@@ -33,9 +34,9 @@ const struct cfg_key train_keys[] = {
 	{ "dropout", CFG_DOUBLE, F(dropout), "", "0", 0, 0.99, NULL,
 	  "dropout's probability; above 0, dropout after attention's probabilities, its output and an MLP's output, "
 	  "its mask (1 B an element) kept for the backward" },
-	{ "input_grads", CFG_BOOL, F(input_grads), "", "true", 0, 0, NULL,
-	  "the network's inputs get gradients too (a transformer's embedded tokens, whose table learns); false for "
-	  "data nobody trains, a CNN's images" },
+	{ "input_grads", CFG_ENUM, F(input_grads), "", "auto", 0, 0, train_input_grads_names,
+	  "whether the network's inputs get gradients (a transformer's embedded tokens, whose table learns, do); auto: "
+	  "all but those only convolutions read (images)" },
 	CFG_END
 };
 #undef F
@@ -58,6 +59,7 @@ struct tinfo {
 	int32_t from;           /* the forward op whose backward gave grad last */
 	int32_t mask;           /* the mask of the dropout that wrote it, or TENSOR_NONE */
 	int64_t need;           /* the last segment (its serial) whose rerun needs it, or -1 */
+	bool image;             /* a network input that only convolutions read */
 	bool saved;             /* the backward reads it as the forward wrote it */
 };
 
@@ -91,7 +93,7 @@ static int grow_info(struct tc *c)
 	if (!t)
 		return nomem(c);
 	for (size_t i = c->ticap; i < c->l->tcap; i++)
-		t[i] = (struct tinfo){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, -1, false };
+		t[i] = (struct tinfo){ TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, -1, false, false };
 	c->ti = t;
 	c->ticap = c->l->tcap;
 	return 0;
@@ -228,7 +230,7 @@ static bool needs_grad(const struct tc *c, int32_t t)
 	switch (c->l->t[t].kind) {
 	case TK_WEIGHT:
 	case TK_ACT: return true;
-	case TK_INPUT: return c->tp->input_grads;
+	case TK_INPUT: return c->tp->input_grads == IG_TRUE || (c->tp->input_grads == IG_AUTO && !c->ti[t].image);
 	default: return false;
 	}
 }
@@ -580,8 +582,11 @@ static int forward_copy(struct tc *c, size_t nf, int32_t *map)
 			int32_t t = io[j];
 			if (t == TENSOR_NONE || (l->t[t].kind != TK_ACT && l->t[t].kind != TK_INPUT))
 				continue;
-			if (map[t] == TENSOR_NONE && (map[t] = tnew(c, t, l->t[t].kind, TR_VALUE, l->t[t].elems)) < 0)
-				return -1;
+			if (map[t] == TENSOR_NONE) {
+				if ((map[t] = tnew(c, t, l->t[t].kind, TR_VALUE, l->t[t].elems)) < 0)
+					return -1;
+				c->ti[map[t]].image = c->ti[t].image;
+			}
 			io[j] = map[t];
 		}
 		link(c, i, io[0], io[1], io[2]);
@@ -667,6 +672,13 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 	for (size_t r = 0; r < out->nrows; r++)
 		c.rowmap[out->rows[r].layer * PH_N + PH_FORWARD] = (int32_t)r;
 	segments(w, c.seg);
+	/* Inputs only convolutions read are images (input_grads auto): first every input, then those a non-conv reads. */
+	for (size_t t = 0; t < out->nt; t++)
+		c.ti[t].image = out->t[t].kind == TK_INPUT;
+	for (size_t f = 0; f < nf; f++)
+		for (int j = 0; j < 2; j++)
+			if (out->v[f].in[j] != TENSOR_NONE && w->layers[out->v[f].layer].type != L_CONV2D)
+				c.ti[out->v[f].in[j]].image = false;
 	for (size_t t = 0; t < out->nt; t++)
 		if (out->t[t].role == TR_MASK)
 			c.ti[out->t[t].of].mask = (int32_t)t;
@@ -721,35 +733,60 @@ int train_fit_hint(const struct config *cfg, const struct workload *w, double ca
 	static const int rank[] = { [REMAT_NONE] = 0, [REMAT_SAVE_DOTS] = 1, [REMAT_FULL] = 2 };
 	static const int by_rank[] = { REMAT_NONE, REMAT_SAVE_DOTS, REMAT_FULL };
 	const struct train_params *now = &cfg->arch.train;
+	int64_t best_mb = 0, *mbs = NULL;
+	int best_r = -1, n = 0, rc = 0;
+	double best_bytes = 0;
 	*hint = 0;
-	for (int64_t mb = now->microbatches; mb <= w->batch; mb *= 2) {
-		if (w->batch % mb)
-			continue;
-		for (int r = rank[now->remat]; r < 3; r++) {
+	/* The microbatch counts to try: every divisor of the batch from the one set. */
+	for (int64_t d = 1; d * d <= w->batch; d++)
+		n += (w->batch % d == 0) * (d * d == w->batch ? 1 : 2);
+	if (!(mbs = malloc((size_t)n * sizeof *mbs)))
+		return -1;
+	n = 0;
+	for (int64_t d = now->microbatches; d <= w->batch; d++)
+		if (w->batch % d == 0)
+			mbs[n++] = d;
+	/*
+	 * Per recomputation level, the fewest microbatches that fit, by
+	 * bisection (more microbatches keep less); then the cheapest: fewest
+	 * microbatches, then least recomputation.
+	 */
+	for (int r = rank[now->remat]; r < 3 && rc >= 0; r++) {
+		int lo = r == rank[now->remat] ? 1 : 0, hi = n;        /* the first fitting index in [lo, hi) */
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
 			struct train_params tp = *now;
 			double bytes;
-			if (mb == now->microbatches && r == rank[now->remat])
-				continue;
-			tp.microbatches = mb;
+			tp.microbatches = mbs[mid];
 			tp.remat = by_rank[r];
-			int rc = step_bytes(cfg, w, &tp, &bytes);
+			rc = step_bytes(cfg, w, &tp, &bytes);
 			if (rc < 0)
-				return -1;
-			if (rc > 0)
-				return 0;               /* more microbatches only make more ops */
-			if (bytes > capacity)
-				continue;
-			char keys[80] = "";
-			if (tp.remat != now->remat)
-				snprintf(keys, sizeof keys, "train.remat=%s", train_remat_names[tp.remat]);
-			if (mb != now->microbatches)
-				snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%strain.microbatches=%lld",
-					 *keys ? " " : "", (long long)mb);
-			snprintf(hint, size, "%s fits: %.4g GiB", keys, bytes / 1073741824.0);
-			return 1;
+				break;
+			if (rc == 0 && bytes <= capacity) {
+				hi = mid;
+				if (best_r < 0 || mbs[mid] < best_mb || (mbs[mid] == best_mb && r < best_r))
+					best_mb = mbs[mid], best_r = r, best_bytes = bytes;
+			} else {
+				lo = mid + 1;           /* too big, or too many ops (fewer microbatches then) */
+				if (rc > 0)
+					hi = mid;
+			}
+			rc = 0;
 		}
 	}
-	return 0;
+	free(mbs);
+	if (rc < 0)
+		return -1;
+	if (best_r < 0)
+		return 0;
+	char keys[80] = "";
+	if (by_rank[best_r] != now->remat)
+		snprintf(keys, sizeof keys, "train.remat=%s", train_remat_names[by_rank[best_r]]);
+	if (best_mb != now->microbatches)
+		snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%strain.microbatches=%lld", *keys ? " " : "",
+			 (long long)best_mb);
+	snprintf(hint, size, "%s fits: %.4g GiB", keys, best_bytes / 1073741824.0);
+	return 1;
 }
 
 int lower_step(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e)

@@ -69,6 +69,7 @@
 
 extern const char *const train_optimizer_names[];   /* "sgd", "momentum", "adam", "adamw" */
 extern const char *const train_remat_names[];       /* "none", "full", "save_dots" */
+extern const char *const train_input_grads_names[]; /* "auto", "true", "false" */
 
 /* The optimizer's state bytes per parameter, beyond the weight and its gradient, for weights of eb bytes. */
 int train_state_bytes(const struct train_params *tp, int eb);

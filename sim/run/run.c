@@ -702,10 +702,10 @@ const char *run_hbm_parts(const struct run_hbm *h, char *buf, size_t size)
 	char b[40];
 	*buf = 0;
 	for (int k = 0; k < NEED_N; k++) {
-		if (k > NEED_ACTIVATIONS && h->bytes[k] == 0)
+		if (k > NEED_ACTIVATIONS && !h->step)
 			continue;
 		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s%s %s", k ? ", " : "", hbm_need_names[k],
-			 k == NEED_ACTIVATIONS ? " live at their peak" : "", bytes_text(h->bytes[k], b, sizeof b));
+			 k == NEED_ACTIVATIONS ? " live at the peak" : "", bytes_text(h->bytes[k], b, sizeof b));
 	}
 	return buf;
 }
@@ -728,6 +728,7 @@ int run_hbm_fit(const struct config *cfg, const struct workload *w, const struct
 		h->total += h->bytes[k];
 	}
 	h->capacity = cfg->arch.hbm.capacity_gib * 1073741824.0;
+	h->step = cfg->arch.train.enabled;
 	h->fits = h->capacity == 0 || h->total <= h->capacity;
 	if (h->fits || cfg->arch.sim.allow_hbm_overflow)
 		return 0;

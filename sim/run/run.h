@@ -109,6 +109,7 @@ struct run_hbm {
 	double bytes[NEED_N];           /* by part (enum hbm_need of lower.h) */
 	double total;
 	double capacity;                /* bytes; 0: not checked */
+	bool step;                      /* a training step's: gradients and optimizer state are parts */
 	bool fits;
 };
 
@@ -172,8 +173,9 @@ int run_hbm_fit(const struct config *cfg, const struct workload *w, const struct
 
 /*
  * h's parts in buf as messages show them: "weights 64 B, caches 0 B,
- * inputs 8 B, activations live at their peak 8 B" (then gradients and
- * optimizer_state when a training step has them). Returns buf.
+ * inputs 8 B, activations live at the peak 8 B", what is live where the
+ * run needs the most (then, for a training step, its gradients then and
+ * its optimizer state). Returns buf.
  */
 const char *run_hbm_parts(const struct run_hbm *h, char *buf, size_t size);
 
