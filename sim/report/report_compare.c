@@ -192,7 +192,7 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 	const char *base = array_dataflow_names[c->df[c->base]];
 
 	if (csv) {
-		fprintf(out, "layer,dataflow,stationary,streams,folds,utilization,cycles,cycles_ratio,ratio_to");
+		fprintf(out, "layer,phase,dataflow,stationary,streams,folds,utilization,cycles,cycles_ratio,ratio_to");
 		for (int k = 0; k < CAT_N; k++)
 			fprintf(out, ",cycles_%s", cat_names[k]);
 		for (int b = 0; b < SRAM_NBUF; b++)
@@ -253,7 +253,8 @@ void report_compare(FILE *out, const struct config *cfg, const struct workload *
 			char names[32];
 			unsigned most = most_reread(u, f);
 			int big = largest_stall(r);
-			report_csv_str(out, name);
+			report_csv_str(out, i < rows ? run_row_layer(&c->runs[0], w, i)->name : "total");
+			fprintf(out, ",%s", i < rows ? step_phase_names[run_row_phase(&c->runs[0], i)] : "");
 			fprintf(out, ",%s,%s,%s,%lld,%.17g,%lld", df, df_text[c->df[j]].stays, df_text[c->df[j]].streams,
 				(long long)r->folds, m.utilization, (long long)r->cycles);
 			csv_num(out, ratio_of(r, b));
