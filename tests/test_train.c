@@ -506,6 +506,13 @@ START_TEST(trace_of_a_step)
 	ck_assert_int_eq(th_cli(cwd, argv, &out, &err), 0);
 	ck_assert_msg(trace_read(path, &ts, NULL, NULL, &e) == 0, "%s", e.msg);
 	ck_assert_int_eq(ts.version, 3);
+	/* Rows by layer and phase: fc1's forward is its layer's row; its backward a row of its own. */
+	int fwd = 0, bwd = 0;
+	for (size_t l = 0; l < ts.nlayers; l++) {
+		fwd += ts.layers[l].name && !strcmp(ts.layers[l].name, "fc1") && l == 0;
+		bwd += ts.layers[l].name && !strcmp(ts.layers[l].name, "fc1 backward") && l >= 5;
+	}
+	ck_assert_int_eq(fwd + bwd, 2);
 	char want[200];
 	snprintf(want, sizeof want, "\n%lld cycles = ", (long long)ts.cycles);
 	ck_assert_msg(strstr(out, want), "the trace's %lld cycles, the run's: %s", (long long)ts.cycles, out);

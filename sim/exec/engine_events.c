@@ -9,6 +9,7 @@
  * category per wait). An op's first ET_OP also names it (an N record), and
  * each pass begins with a P record.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,10 +39,14 @@ static void record(struct etrace_obs *o, const struct etrace_ev *ev, int64_t c)
 	case ET_OP:
 		if (ev->opi >= t->named) {
 			const struct op *op = ev->op;
+			/* A forward op's row is its layer; another phase's, a row after the layers, named with its phase. */
+			char row[OP_NAME_MAX + 16];
+			snprintf(row, sizeof row, "%s%s%s", op->layer_name ? op->layer_name : "op", op->phase ? " " : "",
+				 op->phase ? step_phase_names[op->phase] : "");
 			trace_writer_put(t->w, &(struct trace_rec){ .kind = TR_NAME, .cycle = c, .op = ev->opi,
-								    .layer = (int64_t)op->layer, .opkind = op->kind == OP_VEC,
-								    .name = op_name(op, name, sizeof name),
-								    .layer_name = op->layer_name ? op->layer_name : "op" });
+								    .layer = (int64_t)(op->phase ? op->row : op->layer),
+								    .opkind = op->kind == OP_VEC,
+								    .name = op_name(op, name, sizeof name), .layer_name = row });
 			t->named = ev->opi + 1;
 		}
 		r.kind = TR_OP;

@@ -45,7 +45,10 @@
  *                                      together from here (layer by layer: one)
  *   N  name      dc op layer kind len name[len] layer_len layer_name[layer_len]
  *                                      op's name (as tpusim lower names it), the
- *                                      index and name of its workload layer, and
+ *                                      index and name of its result row (its
+ *                                      workload layer; from version 3, a
+ *                                      training step's other phases: a row
+ *                                      after the layers, "conv1 backward"), and
  *                                      kind 0 GEMM, 1 vector op; once, before
  *                                      the op's first O. Layers come in any
  *                                      order (a training step's backward runs
