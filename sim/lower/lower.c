@@ -115,9 +115,8 @@ static const char *ctx_name(const struct ctx *c, const char *suffix, char *buf, 
 	return name_of(c->l->name, suffix, c->block, "", buf, size);
 }
 
-static struct op *push(struct ctx *c, const char *suffix)
+struct op *oplist_add_op(struct oplist *l)
 {
-	struct oplist *l = c->out;
 	struct op *o;
 	if (l->n >= LOWER_MAX_OPS)
 		return NULL;
@@ -131,13 +130,35 @@ static struct op *push(struct ctx *c, const char *suffix)
 	}
 	o = &l->v[l->n++];
 	memset(o, 0, sizeof *o);
+	o->in[0] = o->in[1] = o->out = TENSOR_NONE;
+	return o;
+}
+
+int32_t oplist_add_tensor(struct oplist *l, const struct tensor *t)
+{
+	if (l->nt == l->tcap) {
+		size_t cap = l->tcap ? 2 * l->tcap : 64;
+		struct tensor *v = realloc(l->t, cap * sizeof *v);
+		if (!v)
+			return -1;
+		l->t = v;
+		l->tcap = cap;
+	}
+	l->t[l->nt] = *t;
+	return (int32_t)l->nt++;
+}
+
+static struct op *push(struct ctx *c, const char *suffix)
+{
+	struct op *o = oplist_add_op(c->out);
+	if (!o)
+		return NULL;
 	o->layer_name = c->l->name;
 	o->suffix = suffix;
 	o->block = c->block;
 	o->layer = c->idx;
 	o->row = (uint32_t)c->idx;
 	o->pos = c->l->pos;
-	o->in[0] = o->in[1] = o->out = TENSOR_NONE;
 	return o;
 }
 
@@ -149,18 +170,10 @@ static struct op *last(struct ctx *c)
 /* A new tensor of the current layer; its index, or -1 with the error set. */
 static int32_t tensor_new(struct ctx *c, const char *suffix, int kind, int64_t elems)
 {
-	struct oplist *l = c->out;
-	if (l->nt == l->tcap) {
-		size_t cap = l->tcap ? 2 * l->tcap : 64;
-		struct tensor *t = realloc(l->t, cap * sizeof *t);
-		if (!t)
-			return err_nomem(c->e, NULL);
-		l->t = t;
-		l->tcap = cap;
-	}
-	l->t[l->nt] = (struct tensor){ c->l->name, suffix, -1, kind, TR_VALUE, TENSOR_NONE, elems, TENSOR_NONE,
-				       TENSOR_NONE, TENSOR_NONE, TENSOR_NONE };
-	return (int32_t)l->nt++;
+	struct tensor t = { c->l->name, suffix, -1, kind, TR_VALUE, TENSOR_NONE, elems, TENSOR_NONE, TENSOR_NONE,
+			    TENSOR_NONE, TENSOR_NONE };
+	int32_t i = oplist_add_tensor(c->out, &t);
+	return i < 0 ? err_nomem(c->e, NULL) : i;
 }
 
 /*

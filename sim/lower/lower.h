@@ -183,6 +183,15 @@ int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
 int lower_batch(const struct workload *w, int64_t batch, int drop_eb, struct oplist *out, struct err *e);
 void oplist_release(struct oplist *l);
 
+/*
+ * A new op at the end of l, zeroed but for no tensors (TENSOR_NONE), or
+ * NULL: l holds LOWER_MAX_OPS already, or memory ran out (l unchanged).
+ */
+struct op *oplist_add_op(struct oplist *l);
+
+/* t appended to l's tensors: its index, or -1 when memory ran out. */
+int32_t oplist_add_tensor(struct oplist *l, const struct tensor *t);
+
 /* The rows of l's results: nrows, or layers (a list without rows). */
 size_t oplist_nrows(const struct oplist *l, size_t layers);
 

@@ -102,22 +102,13 @@ static int grow_info(struct tc *c)
 /* A new tensor named as like (an index), of kind and role; its index, or -1 with the error set. */
 static int32_t tnew(struct tc *c, int32_t like, int kind, int role, int64_t elems)
 {
-	struct oplist *l = c->l;
-	if (l->nt == l->tcap) {
-		size_t cap = l->tcap ? 2 * l->tcap : 64;
-		struct tensor *t = realloc(l->t, cap * sizeof *t);
-		if (!t)
-			return nomem(c);
-		l->t = t;
-		l->tcap = cap;
-	}
-	struct tensor *src = &l->t[like];
-	l->t[l->nt] = (struct tensor){ src->layer_name, src->suffix, src->block, kind, role, role == TR_VALUE ? TENSOR_NONE : like,
-				       elems, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE };
-	l->nt++;
-	if (grow_info(c) < 0)
-		return -1;
-	return (int32_t)l->nt - 1;
+	const struct tensor *src = &c->l->t[like];
+	struct tensor t = { src->layer_name, src->suffix, src->block, kind, role, role == TR_VALUE ? TENSOR_NONE : like, elems,
+			    TENSOR_NONE, TENSOR_NONE, TENSOR_NONE, TENSOR_NONE };
+	int32_t i = oplist_add_tensor(c->l, &t);
+	if (i < 0)
+		return nomem(c);
+	return grow_info(c) < 0 ? -1 : i;
 }
 
 /* The row of layer and phase, made at the end when it has none; -1 when memory ran out. */
@@ -150,17 +141,10 @@ static int32_t opush(struct tc *c, size_t like, int phase, int grad)
 	if (l->n >= LOWER_MAX_OPS)
 		return err_input(c->e, "--train: expected at most %d ops in a training step, found more (fewer "
 				 "train.microbatches, or a smaller workload)", LOWER_MAX_OPS);
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct op *v = realloc(l->v, cap * sizeof *v);
-		if (!v)
-			return nomem(c);
-		l->v = v;
-		l->cap = cap;
-	}
+	struct op *o = oplist_add_op(l);
+	if (!o)
+		return nomem(c);
 	const struct op *src = &l->v[like];
-	struct op *o = &l->v[l->n];
-	memset(o, 0, sizeof *o);
 	o->layer_name = src->layer_name;
 	o->suffix = src->suffix;
 	o->block = src->block;
@@ -169,12 +153,11 @@ static int32_t opush(struct tc *c, size_t like, int phase, int grad)
 	o->kind = src->kind;
 	o->phase = (uint8_t)phase;
 	o->grad = (uint8_t)grad;
-	o->in[0] = o->in[1] = o->out = TENSOR_NONE;
 	int32_t row = row_of(c, src->layer, phase);
 	if (row < 0)
 		return -1;
-	o->row = (uint32_t)row;
-	return (int32_t)l->n++;
+	l->v[l->n - 1].row = (uint32_t)row;
+	return (int32_t)l->n - 1;
 }
 
 /* Op i reads a and b (TENSOR_NONE: none) and writes out (TENSOR_NONE: none). */
