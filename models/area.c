@@ -12,7 +12,6 @@ const char *const area_part_names[] = { "pe_array", "sram_weights", "sram_inputs
 
 static const char *const node_names[] = { "45nm", "28nm", "16nm", "7nm", "custom", NULL };
 /* auto, then array_dtype_names in enum dtype's order */
-static const char *const pe_dtype_names[] = { "auto", "int8", "bf16", "fp16", "fp32", "fp8", NULL };
 
 /*
  * The defaults are the 45 nm set: 45nm (and custom) bring the keys' own
@@ -35,7 +34,7 @@ static const char *const pe_dtype_names[] = { "auto", "int8", "bf16", "fp16", "f
  */
 #define F(x) offsetof(struct area_params, x)
 const struct cfg_key area_keys[] = {
-	{ "pe_dtype", CFG_ENUM, F(pe_dtype), "", "auto", 0, 0, pe_dtype_names,
+	{ "pe_dtype", CFG_ENUM, F(pe_dtype), "", "auto", 0, 0, array_dtype_auto_names,
 	  "the type a PE's multiplier is built for (auto: array.dtype); a chip that runs several (array.rate_*) gives "
 	  "its widest, so that its area is the chip's whatever the run's dtype" },
 	{ "node", CFG_ENUM, F(node), "", "45nm", 0, 0, node_names,

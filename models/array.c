@@ -11,6 +11,7 @@
 
 const char *const array_dataflow_names[] = { "ws", "os", "is", NULL };
 const char *const array_dtype_names[] = { "int8", "bf16", "fp16", "fp32", "fp8", NULL };
+const char *const array_dtype_auto_names[] = { "auto", "int8", "bf16", "fp16", "fp32", "fp8", NULL };
 /* none: the array does not run the dtype; 1/n: n passes; n: n elements of K packed into each PE (array.h). */
 const char *const array_rate_names[] = { "none", "1/8", "1/6", "1/4", "1/3", "1/2", "1", "2", "4", "8", NULL };
 static const int rate_pack[] = { 0, 1, 1, 1, 1, 1, 1, 2, 4, 8 };

@@ -83,6 +83,7 @@ struct array_params {
 extern const struct cfg_key array_keys[];
 extern const char *const array_dataflow_names[];   /* "ws", "os", "is" */
 extern const char *const array_dtype_names[];      /* "int8", "bf16", "fp16", "fp32", "fp8": enum dtype */
+extern const char *const array_dtype_auto_names[];  /* "auto", then array_dtype_names: a dtype or the run's (index - 1: enum dtype) */
 extern const char *const array_rate_names[];       /* "none", "1/8" ... "1", "2", "4", "8": array.rate_* */
 
 /*

@@ -22,6 +22,9 @@
  *   op_fixed      the fixed time every op spends before it computes (launch,
  *                 synchronisation, the pipeline between fusions:
  *                 chip.op_fixed_ns)
+ *   exposed_comm  waiting for a collective over the pod's links
+ *                 (models/ici.h) that no compute hid: charged to the op
+ *                 that waits for its result (or, alone, to the collective)
  *
  * Late data and shifts: weight_shift counts a shift as if its tile had
  * been there in time. With a shadow register a tile starts shifting in when
@@ -49,6 +52,7 @@ enum cat {
 	CAT_VECTOR,
 	CAT_FILL_DRAIN,
 	CAT_OP_FIXED,
+	CAT_EXPOSED_COMM,
 	CAT_N
 };
 

@@ -69,6 +69,14 @@
 #define CONFIG_MAX_SETS 256             /* --set overrides of one run */
 
 /*
+ * A pod: at most 64 chips along a torus axis (the largest slice, v5p's
+ * 16 x 20 x 28, has 28) and 1024 slices over the DCN, so that a pod of
+ * 64^3 x 1024 chips stays far inside 64 bits.
+ */
+#define POD_MAX_DIM 64
+#define POD_MAX_SLICES 1024
+
+/*
  * A chip: at most 8 cores of at most 8 arrays each (the largest TPU has 2
  * TensorCores of 4 MXUs), so that a plan's per-array tables stay on the stack.
  */

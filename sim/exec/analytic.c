@@ -3,6 +3,7 @@
  */
 #include "analytic.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "xmath.h"
@@ -95,6 +96,17 @@ static int op_result(const struct arch *a, const struct op *o, const struct sche
 	bound(a, o, s, ideal, r);
 	if (too_long(o, r, e) < 0)
 		return -1;
+	if (o->kind == OP_COLL) {
+		/* Alone, as the closed form has it: nothing hides its time, its fixed time (the links' start) in it. */
+		struct ici_cost c;
+		plan_coll_cycles(a, o, &c);
+		r->comm_cycles = r->cycles;
+		r->cat[CAT_OP_FIXED] = 0;
+		r->cat[CAT_EXPOSED_COMM] = r->cycles;
+		r->ici_bytes = (int64_t)ceil(c.sent_bytes);
+		r->collective_ops = 1;
+		return 0;
+	}
 	if (o->kind == OP_GEMM) {
 		r->macs = op_macs(o);
 		r->cat[CAT_COMPUTE] = analytic_stream_cycles(s);
@@ -180,7 +192,7 @@ int analytic_plan_op(const struct plan *p, size_t i, struct result *r, struct er
 	const struct op *o = &p->ops.v[i];
 	const struct chip_part *cp = plan_parts(p, i);
 	int by = p->v[i].by;
-	if (p->arrays == 1) {
+	if (p->arrays == 1 || o->kind == OP_COLL) {
 		if (op_result(&p->cfg->arch, o, cp->s, p->ideal, r, e) < 0)
 			return -1;
 	} else if (parts_result(p, o, cp, r, e) < 0) {

@@ -4,12 +4,14 @@
  */
 #include "engine.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_int.h"
 #include "limit.h"
 #include "place.h"
+#include "plan.h"
 #include "stop.h"
 #include "vector.h"
 #include "xmath.h"
@@ -26,7 +28,7 @@ engine *engine_new(const struct config *cfg, bool ideal, struct err *e)
 {
 	engine *en = calloc(1, sizeof *en);
 	if (!en || !(en->mem = mem_new(&cfg->arch.hbm, cfg->arch.clock_ghz, ideal)) ||
-	    !(en->sram = sram_new(&cfg->arch.sram, ideal))) {
+	    !(en->sram = sram_new(&cfg->arch.sram, ideal)) || !(en->ici = ici_new(&cfg->arch.pod, cfg->arch.clock_ghz))) {
 		engine_free(en);
 		err_nomem(e, NULL);
 		return NULL;
@@ -69,6 +71,7 @@ void engine_free(engine *en)
 		return;
 	mem_free(en->mem);
 	sram_free(en->sram);
+	ici_free(en->ici);
 	scw_kernel_free(en->kernel);
 	if (en->tr_failed) {
 		etrace_abandon(en->tr);
@@ -140,24 +143,37 @@ static void pool_give(struct pass *p, int buf, int64_t bytes)
 }
 
 /*
- * chip: waits until input j (0, 1) of op os, when an activation that an
- * earlier op of this pass writes to HBM, is there. Returns the cycles waited.
+ * chip: waits until tensor t, read by op self of the pass, is there when an
+ * earlier op of this pass writes it (only a collective's, when coll). Returns
+ * the cycles waited.
  */
-static int64_t wait_input(struct pass *p, const struct opstate *os, int j)
+static int64_t wait_tensor(struct pass *p, int32_t t, size_t self, bool coll)
 {
 	const struct oplist *l = p->ops;
-	int32_t t = os->o->in[j];
 	int64_t from = scw_now();
-	if (!p->chip || t < 0 || (size_t)t >= l->nt || l->t[t].kind != TK_ACT || (os->o->onchip & (j ? OC_B : OC_A)))
+	if (!p->chip || t < 0 || (size_t)t >= l->nt || l->t[t].kind != TK_ACT)
 		return 0;
 	int32_t w = l->t[t].ready;
-	if (w < 0 || (size_t)w < p->i0 || (size_t)w >= p->i0 + p->n || &p->st[(size_t)w - p->i0] == os)
+	if (w < 0 || (size_t)w < p->i0 || (size_t)w >= p->i0 + p->n || (size_t)w - p->i0 == self)
+		return 0;
+	if (coll && l->v[w].kind != OP_COLL)
 		return 0;
 	size_t k = (size_t)w - p->i0;
 	while (p->sync->avail_left[k] > 0)
 		scw_event_wait(p->sync->ev);
 	scw_wait_until(p->sync->avail[k]);
 	return scw_now() - from;
+}
+
+/*
+ * chip: waits until input j (0, 1) of op os, when an activation that an
+ * earlier op of this pass writes to HBM, is there. Returns the cycles waited.
+ */
+static int64_t wait_input(struct pass *p, const struct opstate *os, int j)
+{
+	if (os->o->onchip & (j ? OC_B : OC_A))
+		return 0;
+	return wait_tensor(p, os->o->in[j], (size_t)(os - p->st), false);
 }
 
 static void load_thread(void *arg)
@@ -557,6 +573,13 @@ static void matrix_thread(void *arg)
 		int64_t t0 = scw_now(), fixed = os->o ? arch_op_fixed_cycles(&p->en->cfg->arch) : 0;
 		er_mark(p, t0);
 		er_op(p, os, k, t0);
+		if (os->o) {
+			/* The results of collectives it reads: what is still on the links is exposed. */
+			for (int j = 0; j < 2; j++)
+				os->r->cat[CAT_EXPOSED_COMM] += wait_tensor(p, os->o->in[j], k, true);
+			er_stall(p, CAT_EXPOSED_COMM, t0, scw_now());
+			er_charge(p, os, CAT_EXPOSED_COMM, TC_DEP, t0, scw_now());
+		}
 		if (fixed > 0) {
 			/* The op's fixed time: the array waits it out; the loads run on. */
 			os->r->cat[CAT_OP_FIXED] += fixed;
@@ -581,6 +604,106 @@ static void matrix_thread(void *arg)
 	p->matrix_done = true;
 	scw_sem_give(p->finished, 1);
 	p->alive--;
+}
+
+/* ---- collectives: the ICI threads ---- */
+
+/*
+ * Collectives in flight at once: the pass's collectives go in turn to this
+ * many streams, each taking its own in program order (assumed: a chip's
+ * collective DMAs run two at a time, so that two can share, and contend
+ * for, the links).
+ */
+#define ICI_STREAMS 2
+
+/* One ICI thread: chain `chain` of every collective of stream `stream`, over lane 0's pass. */
+struct icithread {
+	struct pass *p;
+	int stream, chain;
+};
+
+/*
+ * Runs the chains' stages step by step over the links (ici_send): a step
+ * sends its share both ways at once and ends when both have arrived. A
+ * collective leaves when its input is there and its fixed time has passed;
+ * the last of its chains to arrive makes its result available.
+ */
+static void ici_thread(void *arg)
+{
+	struct icithread *it = arg;
+	struct pass *p = it->p;
+	struct sync *y = p->sync;
+	engine *en = p->en;
+	int64_t fixed = arch_op_fixed_cycles(&en->cfg->arch);
+	int nth = 0;
+	for (size_t k = 0; k < p->n; k++) {
+		const struct op *o = &p->ops->v[p->i0 + k];
+		if (o->kind != OP_COLL || nth++ % ICI_STREAMS != it->stream)
+			continue;
+		if (it->chain >= (y->nchains[k] ? y->nchains[k] : 1))
+			continue;
+		wait_tensor(p, o->in[0], k, false);
+		y->coll_start[k] = y->coll_start[k] < 0 ? scw_now() : min64(y->coll_start[k], scw_now());
+		stop_point(en);
+		scw_wait(fixed);
+		if (y->nchains[k]) {
+			const struct ici_chain *ch = &y->chains[k * ICI_NAXES + (size_t)it->chain];
+			for (int g = 0; g < ch->nstages; g++) {
+				const struct ici_stage *st = &ch->st[g];
+				for (int64_t i = 0; i < st->steps; i++) {
+					int64_t done = scw_now();
+					for (int d = 0; d < 2; d++)
+						if (st->bytes[d] > 0)
+							done = max64(done, ici_send(en->ici, st->axis, d, st->bytes[d] / (double)st->steps,
+										   scw_now()));
+					scw_wait_until(done);
+				}
+			}
+		}
+		if (--y->chains_left[k] == 0) {
+			y->coll_end[k] = scw_now();
+			made_available(p, k, scw_now());
+			scw_event_notify(y->ev);
+		}
+	}
+	y->ici_alive--;
+}
+
+/*
+ * The pass's collectives (if any): their chains (ici_chains) into y, and
+ * their threads, which runs[] (ICI_STREAMS x ICI_NAXES) holds. Returns the
+ * threads spawned, or -1 when memory ran out.
+ */
+static int ici_start(engine *en, struct sync *y, struct pass *p, struct icithread *runs)
+{
+	const struct arch *a = &en->cfg->arch;
+	int most = 0, ncoll = 0, spawned = 0;
+	size_t m = p->n ? p->n : 1;
+	for (size_t k = 0; k < p->n; k++)
+		ncoll += p->ops->v[p->i0 + k].kind == OP_COLL;
+	if (!ncoll)
+		return 0;
+	if (!(y->chains = calloc(m * ICI_NAXES, sizeof *y->chains)) || !(y->nchains = calloc(m, sizeof *y->nchains)) ||
+	    !(y->chains_left = calloc(m, sizeof *y->chains_left)) || !(y->coll_start = malloc(m * sizeof *y->coll_start)) ||
+	    !(y->coll_end = calloc(m, sizeof *y->coll_end)))
+		return -1;
+	for (size_t k = 0; k < p->n; k++) {
+		const struct op *o = &p->ops->v[p->i0 + k];
+		y->coll_start[k] = -1;
+		if (o->kind != OP_COLL)
+			continue;
+		y->nchains[k] = ici_chains(&a->pod, o->coll, (double)plan_coll_bytes(a, o), o->axes, &y->chains[k * ICI_NAXES]);
+		y->chains_left[k] = y->nchains[k] ? y->nchains[k] : 1;
+		y->avail_left[k] = 1;
+		most = y->chains_left[k] > most ? y->chains_left[k] : most;
+	}
+	for (int st = 0; st < ICI_STREAMS && st < ncoll; st++)
+		for (int c = 0; c < most; c++) {
+			runs[spawned] = (struct icithread){ p, st, c };
+			y->ici_alive++;
+			scw_spawn(en->kernel, "ici", ici_thread, &runs[spawned++]);
+		}
+	return spawned;
 }
 
 /* Streaming tiles an operand's buffer holds beside what the plan keeps there (one op a pass). */
@@ -723,6 +846,11 @@ static void sync_free(struct sync *y)
 	free(y->mark);
 	free(y->xmark);
 	free(y->bus_bytes);
+	free(y->chains);
+	free(y->nchains);
+	free(y->chains_left);
+	free(y->coll_start);
+	free(y->coll_end);
 	free(y);
 }
 
@@ -781,7 +909,8 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 	struct result **lr = calloc((size_t)lanes, sizeof *lr);
 	struct sync *y = sync_new(lanes, n, parts);
 	int rc = -1, alive = 0;
-	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0, moved = 0;
+	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0, moved = 0, ici_end = t0;
+	struct icithread runs[ICI_STREAMS * ICI_NAXES];
 
 	if (!lane || !lr || !y)
 		goto nomem;
@@ -803,6 +932,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 	if (!chip) {
 		mem_reset(en->mem);
 		sram_reset(en->sram);
+		ici_reset(en->ici);
 	}
 	moved = mem_read_bytes(en->mem) + mem_written_bytes(en->mem);
 	bus_init(&y->bus, mem_bytes_per_cycle(en->mem), t0);
@@ -816,13 +946,18 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		scw_spawn(en->kernel, n && ops->v[i0].kind == OP_VEC ? "vector" : "matrix", matrix_thread, p);
 		scw_spawn(en->kernel, "store", store_thread, p);
 	}
+	if (ici_start(en, y, lane[0], runs) < 0)
+		goto nomem;
 	if (scw_run(en->kernel, e) < 0 || stop_check(e) < 0)
 		goto out;
+	alive = y->ici_alive;
 	for (int q = 0; q < lanes; q++) {
 		alive += lane[q]->alive;
 		matrix_end = max64(matrix_end, lane[q]->matrix_end);
 		last_store = max64(last_store, lane[q]->last_store);
 	}
+	for (size_t k = 0; y->coll_end && k < n; k++)
+		ici_end = max64(ici_end, y->coll_end[k]);
 	if (alive) {
 		char name[OP_NAME_MAX];
 		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
@@ -848,6 +983,12 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		int64_t tail = max64(matrix_end, last_store) - matrix_end;
 		res[n - 1].cycles += tail;
 		res[n - 1].cat[CAT_OUTPUTS] += tail;
+		/* And the collectives still on the links: nothing after them hides them. */
+		tail = ici_end - max64(matrix_end, last_store);
+		if (tail > 0) {
+			res[n - 1].cycles += tail;
+			res[n - 1].cat[CAT_EXPOSED_COMM] += tail;
+		}
 	}
 	if (en->tr) {
 		int64_t cycles = 0;
@@ -872,6 +1013,13 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		}
 		r->gemm_ops = o->kind == OP_GEMM;
 		r->vector_ops = o->kind == OP_VEC;
+		if (o->kind == OP_COLL) {
+			struct ici_cost c;
+			plan_coll_cycles(&en->cfg->arch, o, &c);
+			r->collective_ops = 1;
+			r->comm_cycles = y->coll_end[k] - y->coll_start[k];
+			r->ici_bytes = (int64_t)ceil(c.sent_bytes);
+		}
 		if (!en->ideal)
 			r->memory_cycles = arch_memory_cycles(&en->cfg->arch, r->hbm_read_bytes + r->hbm_write_bytes);
 	}

@@ -14,6 +14,7 @@
 #include "err.h"
 #include "lower.h"
 #include "etrace.h"
+#include "ici.h"
 #include "memory.h"
 #include "schedule.h"
 #include "scw.h"
@@ -30,6 +31,7 @@ struct engine {
 	struct sram_params asram;   /* one array's share of its core's buffers (place_array_sram) */
 	bool ideal;
 	mem *mem;                   /* off-chip memory */
+	ici *ici;                   /* the representative chip's links to the others (models/ici.h) */
 	int64_t mem_t0;             /* the memory's cycle 0 on the kernel's clock: a layer-by-layer pass's start */
 	sram *sram;
 	scw_kernel *kernel;         /* owned: this engine's simulation */
@@ -72,6 +74,11 @@ struct sync {
 					   keeps them from reporting its issue cycle; INT64_MAX otherwise */
 	struct bus bus;                 /* the off-chip bus all lanes share */
 	int64_t *bus_bytes;             /* the bytes that crossed it in op k's window; valid once the window closed */
+	/* Collectives (the ICI threads), by op k; NULL when the pass has none. */
+	struct ici_chain *chains;       /* op k's at chains[k * ICI_NAXES ..] */
+	int *nchains, *chains_left;     /* op k's chains, and those still running */
+	int64_t *coll_start, *coll_end; /* when op k left for the links and when its last chain arrived */
+	int ici_alive;                  /* ICI threads not yet finished */
 };
 
 struct pass {

@@ -41,6 +41,7 @@ const struct cfg_schema *config_schema(void)
 		rc |= cfg_schema_add(&schema, "energy.", energy_keys, offsetof(struct arch, energy));
 		rc |= cfg_schema_add(&schema, "area.", area_keys, offsetof(struct arch, area));
 		rc |= cfg_schema_add(&schema, "chip.", chip_keys, offsetof(struct arch, chip));
+		rc |= cfg_schema_add(&schema, "pod.", ici_keys, offsetof(struct arch, pod));
 		rc |= cfg_schema_add(&schema, "sim.", sim_keys, offsetof(struct arch, sim));
 		rc |= cfg_schema_add(&schema, "train.", train_keys, offsetof(struct arch, train));
 		SIM_ASSERT(rc == 0 && schema.n <= CONFIG_MAX_KEYS);
@@ -148,7 +149,59 @@ int config_find_in(const char *base, const char *name, char *path, size_t size, 
 		      preset_hint(list, name, hint, sizeof hint));
 }
 
+static int merge_at(struct config *c, const char *path, const char *base, int depth, struct err *e);
+
+/*
+ * The file's own `base:` (a preset's name, or a config file's path relative
+ * to the file's folder), merged before the file: a pod slice's file names
+ * its chip. Takes the key out of the map m, into rest (its arrays in keys
+ * and vals, of m->n entries). Returns 0, or -1 with e set.
+ */
+static int merge_base(struct config *c, const char *file, int depth, const struct ynode *m, struct ynode *rest,
+		      struct ynode **keys, struct ynode **vals, struct err *e)
+{
+	*rest = *m;
+	rest->keys = keys;
+	rest->vals = vals;
+	rest->n = 0;
+	const struct ynode *b = NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		if (!strcmp(m->keys[i]->str, "base") && !b) {
+			b = m->vals[i];
+			continue;
+		}
+		keys[rest->n] = m->keys[i];
+		vals[rest->n++] = m->vals[i];
+	}
+	if (!b)
+		return 0;
+	if (b->kind != Y_SCALAR || !*b->str) {
+		char buf[80];
+		return err_at(e, b->pos, "base", "expected a preset's name or a config file's path, found %s",
+			      ynode_describe(b, buf, sizeof buf));
+	}
+	if (depth + 1 >= CONFIG_MAX_FILES)
+		return err_at(e, b->pos, "base", "expected at most %d config files, found more (does a base name itself?)",
+			      CONFIG_MAX_FILES);
+	char dir[LIMIT_PATH];
+	snprintf(dir, sizeof dir, "%s", file);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	return merge_at(c, b->str, slash ? dir : NULL, depth + 1, e);
+}
+
 int config_merge(struct config *c, const char *path, struct err *e)
+{
+	int first = c->nfiles == 0, rc = merge_at(c, path, NULL, 0, e);
+	/* The first file is the one named, not its base. */
+	if (first && c->nfiles > 0)
+		snprintf(c->file, sizeof c->file, "%s", c->files[c->nfiles - 1]);
+	return rc;
+}
+
+/* config_merge of path, a relative one looked for under base (NULL: here), depth bases down. */
+static int merge_at(struct config *c, const char *path, const char *base, int depth, struct err *e)
 {
 	const struct cfg_schema *s = config_schema();
 	struct ydoc *d;
@@ -158,22 +211,42 @@ int config_merge(struct config *c, const char *path, struct err *e)
 	if (c->nfiles == CONFIG_MAX_FILES)
 		return err_at(e, (struct pos){ path, 0, 0 }, NULL, "expected at most %d config files, found more",
 			      CONFIG_MAX_FILES);
-	if (config_find(path, found, sizeof found, e) < 0)
+	if (config_find_in(base, path, found, sizeof found, e) < 0)
 		return -1;
 	path = found;
-	file = c->files[c->nfiles];
-	snprintf(file, sizeof c->files[0], "%s", path);
 	d = ydoc_load(path, e);
 	if (!d)
 		return -1;
 	if (!d->root) {
 		ydoc_free(d);
-		return err_at(e, (struct pos){ file, 0, 0 }, NULL, "expected a mapping of config keys, found %s",
-			      ydoc_nothing(file));
+		return err_at(e, (struct pos){ path, 0, 0 }, NULL, "expected a mapping of config keys, found %s",
+			      ydoc_nothing(path));
 	}
+	struct ynode rest, **kv = d->root->kind == Y_MAP ? calloc(2 * d->root->n + 1, sizeof *kv) : NULL;
+	if (d->root->kind == Y_MAP) {
+		if (!kv) {
+			ydoc_free(d);
+			return err_nomem(e, NULL);
+		}
+		/* The base first: its keys are the ones this file overlays. */
+		if (merge_base(c, d->file, depth, d->root, &rest, kv, kv + d->root->n, e) < 0) {
+			free(kv);
+			ydoc_free(d);
+			return -1;
+		}
+	}
+	if (c->nfiles == CONFIG_MAX_FILES) {
+		free(kv);
+		ydoc_free(d);
+		return err_at(e, (struct pos){ path, 0, 0 }, NULL, "expected at most %d config files, found more",
+			      CONFIG_MAX_FILES);
+	}
+	file = c->files[c->nfiles];
+	snprintf(file, sizeof c->files[0], "%s", path);
 	if (c->nfiles++ == 0)
 		snprintf(c->file, sizeof c->file, "%s", path);
-	rc = cfg_load_map(s, &c->arch, d->root, NULL, NULL, c->origin, e);
+	rc = cfg_load_map(s, &c->arch, kv ? &rest : d->root, NULL, NULL, c->origin, e);
+	free(kv);
 	/* Positions must outlive the document: point them at our own copy of the path. */
 	for (size_t i = 0; i < s->n; i++)
 		if (c->origin[i].file == d->file)

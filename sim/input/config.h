@@ -27,6 +27,7 @@
 #include "cfg.h"
 #include "chip.h"
 #include "err.h"
+#include "ici.h"
 #include "memory.h"
 #include "limit.h"
 #include "sram.h"
@@ -73,6 +74,7 @@ struct arch {
 	struct energy_params energy;
 	struct area_params area;
 	struct chip_params chip;
+	struct ici_params pod;
 	struct sim_params sim;
 	struct train_params train;
 };

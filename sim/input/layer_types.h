@@ -14,7 +14,8 @@
  *           batch); required: lower.c takes its address, so a row without
  *           one does not compile
  *   vec     the vector op (enum vec_kind) that lower reads for the types
- *           lowered to one vector op; -1 for the rest
+ *           lowered to one vector op, the collective (enum coll_kind,
+ *           models/ici.h) for the collectives; -1 for the rest
  * Each reader expands the columns it needs (workload.c: name, keys, inputs;
  * lower.c: lower, vec), so a new type is one row here, and a key table and
  * a lowering function only when it needs new ones. The order of the rows is
@@ -39,6 +40,11 @@
 	X(SILU,      "silu",      elementwise_keys, 1,                    lower_unary,     VEC_SILU) \
 	X(SOFTMAX,   "softmax",   elementwise_keys, 1,                    lower_unary,     VEC_SOFTMAX) \
 	X(LAYERNORM, "layernorm", elementwise_keys, 1,                    lower_unary,     VEC_LAYERNORM) \
-	X(POOL,      "pool",      pool_keys,        1,                    lower_pool,      -1)
+	X(POOL,      "pool",      pool_keys,        1,                    lower_pool,      -1) \
+	X(ALL_GATHER,     "all_gather",     coll_keys, 1, lower_coll, COLL_ALL_GATHER) \
+	X(REDUCE_SCATTER, "reduce_scatter", coll_keys, 1, lower_coll, COLL_REDUCE_SCATTER) \
+	X(ALL_REDUCE,     "all_reduce",     coll_keys, 1, lower_coll, COLL_ALL_REDUCE) \
+	X(ALL_TO_ALL,     "all_to_all",     coll_keys, 1, lower_coll, COLL_ALL_TO_ALL) \
+	X(SEND_RECV,      "send_recv",      coll_keys, 1, lower_coll, COLL_SEND_RECV)
 
 #endif

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "limit.h"
 #include "preset.h"
 
@@ -109,6 +110,20 @@ static const struct cfg_key pool_keys[] = {
 	KEY_INT(padding, "0", 0, "padding on every side"),
 	{ "global", CFG_BOOL, F(global), "", "false", 0, 0, NULL, "pool the whole input to 1 x 1" },
 	{ "mode", CFG_ENUM, F(pool_mode), "", "max", 0, 0, pool_names, "max or avg" },
+	CFG_END
+};
+
+/*
+ * A collective (models/ici.h) of an array of shape elements (a list; the
+ * workload's batch does not scale it) over mesh axes of the pod (a list of
+ * x, y, z, dcn), in dtype (auto: the run's, array.dtype).
+ */
+static const struct cfg_key coll_keys[] = {
+	{ "shape", CFG_STR, F(shape), "", NULL, 0, 0, NULL,
+	  "the array's dimensions, a list of integers: the whole (gathered, reduced) array" },
+	{ "axes", CFG_STR, F(axes), "", NULL, 0, 0, NULL, "the pod's axes it runs over, a list of x, y, z and dcn" },
+	{ "dtype", CFG_ENUM, F(coll_dtype), "", "auto", 0, 0, array_dtype_auto_names,
+	  "the array's element type; auto: the run's (array.dtype)" },
 	CFG_END
 };
 

@@ -92,6 +92,9 @@ struct layer {
 	int mode;                          /* enum attn_mode */
 	/* vector ops */
 	int64_t elements;
+	/* collectives: the lists as given, comma-separated; the dtype (array_dtype_auto_names) */
+	char shape[CFG_STR_MAX], axes[CFG_STR_MAX];
+	int coll_dtype;
 	/*
 	 * inputs: earlier layers (indices) whose outputs this one reads, in
 	 * operand order, or WORKLOAD_NEW_INPUT (a block's input where nothing

@@ -248,14 +248,54 @@ static bool names_resolve(const struct loader *ld, const char *name, int32_t *at
  * inputs, whose value is returned in *inputs (NULL when not given). An unknown
  * key that reads like inputs is told so, after the keys before it load.
  */
+/*
+ * The keys whose value is a list (a collective's shape and axes): a flow or
+ * block sequence of scalars is read as the scalar of its items joined by
+ * ", " (lowering reads the list); the text lives in buf (size bytes).
+ */
+static bool list_key(const char *k)
+{
+	return !strcmp(k, "shape") || !strcmp(k, "axes");
+}
+
+static int join_list(const struct ynode *v, struct ynode *out, char *buf, size_t size, const char *shown,
+		     const char *key, struct err *e)
+{
+	size_t k = 0;
+	*out = *v;
+	out->kind = Y_SCALAR;
+	out->quoted = false;
+	out->n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < v->n; i++) {
+		char d[80], path[400];
+		snprintf(path, sizeof path, "%s%s[%zu]", shown, key, i);
+		if (v->vals[i]->kind != Y_SCALAR)
+			return err_at(e, v->vals[i]->pos, path, "expected a scalar, found %s",
+				      ynode_describe(v->vals[i], d, sizeof d));
+		int w = snprintf(buf + k, size - k, "%s%s", i ? ", " : "", v->vals[i]->str);
+		if (w < 0 || (size_t)w >= size - k) {
+			snprintf(path, sizeof path, "%s%s", shown, key);
+			return err_at(e, v->pos, path, "expected a list of at most %zu characters, found more", size - 1);
+		}
+		k += (size_t)w;
+	}
+	out->str = buf;
+	return 0;
+}
+
 static int load_keys(const struct workload *w, struct layer *l, const struct cfg_schema *s, const struct ynode *m,
 		     const char *shown, bool *seen, struct pos *origin, const struct ynode **inputs, struct err *e)
 {
 	size_t cut = m->n, skip = m->n, n = 0;
-	struct ynode part = *m;
-	int rc;
+	struct ynode part = *m, joined[2];
+	char text[2][CFG_STR_MAX];
+	int rc, nj = 0;
+	bool lists = false;
 
 	*inputs = NULL;
+	for (size_t j = 0; j < m->n; j++)
+		lists |= list_key(m->keys[j]->str) && m->vals[j]->kind == Y_SEQ;
 	for (size_t j = 0; j < m->n; j++) {
 		const char *k = m->keys[j]->str;
 		if (strcmp(k, "inputs") == 0) {
@@ -267,7 +307,7 @@ static int load_keys(const struct workload *w, struct layer *l, const struct cfg
 			break;
 		}
 	}
-	if (cut == m->n && skip == m->n)
+	if (cut == m->n && skip == m->n && !lists)
 		return cfg_load_map(s, l, m, shown, seen, origin, e);
 	part.keys = malloc((cut + 1) * sizeof *part.keys);
 	part.vals = malloc((cut + 1) * sizeof *part.vals);
@@ -280,7 +320,16 @@ static int load_keys(const struct workload *w, struct layer *l, const struct cfg
 		if (j == skip)
 			continue;
 		part.keys[n] = m->keys[j];
-		part.vals[n++] = m->vals[j];
+		part.vals[n] = m->vals[j];
+		if (list_key(m->keys[j]->str) && m->vals[j]->kind == Y_SEQ && nj < 2) {
+			if (join_list(m->vals[j], &joined[nj], text[nj], sizeof text[nj], shown, m->keys[j]->str, e) < 0) {
+				free(part.keys);
+				free(part.vals);
+				return -1;
+			}
+			part.vals[n] = &joined[nj++];
+		}
+		n++;
 	}
 	part.n = n;
 	rc = cfg_load_map(s, l, &part, shown, seen, origin, e);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+#include "ici.h"
 #include "limit.h"
 
 /*
@@ -43,6 +45,7 @@ struct ctx {
 	int vec;                        /* the layer type's vector op (layer_types.h), or -1 */
 	size_t file;                    /* the next of the workload's operand files to check */
 	int drop_eb;                    /* dropout (lower_batch): the element size of its masks; 0 none */
+	const struct ici_params *pod;   /* borrowed: the pod the collectives run on; NULL: one chip */
 };
 
 /* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
@@ -650,6 +653,87 @@ static int lower_unary(struct ctx *c, int64_t batch)
 }
 
 /*
+ * The list text of key (a collective's shape or axes, workload_yaml.c joins
+ * a sequence with ", "), split at commas and spaces: its items into item[]
+ * (at most max, each under 16 bytes); returns how many, or -1 with the error
+ * set at the key.
+ */
+static int list_items(struct ctx *c, const char *key, const char *text, char item[][16], int max)
+{
+	int n = 0;
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, ", []");
+		if (!len) {
+			p++;
+			continue;
+		}
+		if (n == max || len >= 16)
+			return shape_err(c, key, "expected a list of at most %d short items, found \"%s\"", max, text);
+		snprintf(item[n++], 16, "%.*s", (int)len, p);
+		p += len;
+	}
+	if (!n)
+		return shape_err(c, key, "expected a list of at least one item, found \"%s\"", text);
+	return n;
+}
+
+/*
+ * A collective (models/ici.h): shape's product is its array's elements, V;
+ * each chip holds V / N of it where the collective shards it (N the chips of
+ * its axes on the pod), rounded up. Its tensors count elements of the run's
+ * dtype, as every tensor's do.
+ */
+static int lower_coll(struct ctx *c, int64_t batch)
+{
+	const struct layer *l = c->l;
+	char item[8][16];
+	int64_t v = 1;
+	unsigned axes = 0;
+	(void)batch;
+	int n = list_items(c, "shape", l->shape, item, 8);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		char *end;
+		long long d = strtoll(item[i], &end, 10);
+		if (*end || d < 1 || d > WORKLOAD_DIM_MAX)
+			return shape_err(c, "shape", "expected dimensions that are integers in [1, %lld], found \"%s\"",
+					 (long long)WORKLOAD_DIM_MAX, item[i]);
+		v = mul(c, v, d);
+	}
+	if ((n = list_items(c, "axes", l->axes, item, ICI_NAXES)) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		int a = 0;
+		while (ici_axis_names[a] && strcmp(ici_axis_names[a], item[i]))
+			a++;
+		if (!ici_axis_names[a])
+			return shape_err(c, "axes", "expected axes of the pod (x, y, z, dcn), found \"%s\"", item[i]);
+		if (axes >> a & 1)
+			return shape_err(c, "axes", "expected each axis once, found %s twice", item[i]);
+		axes |= 1u << a;
+	}
+	if (c->vec == COLL_SEND_RECV && n > 1)
+		return shape_err(c, "axes", "expected one axis (a send goes to the next chip along it), found %d", n);
+	int64_t g = c->pod ? ici_group(c->pod, axes) : 1, part = v / g + (v % g != 0);
+	int64_t in = c->vec == COLL_ALL_GATHER || c->vec == COLL_ALL_TO_ALL ? part : v;
+	int64_t out = c->vec == COLL_REDUCE_SCATTER || c->vec == COLL_ALL_TO_ALL ? part : v;
+	in = mul(c, in, l->repeat);
+	out = mul(c, out, l->repeat);
+	struct op *o = push_counted(c, "", (const int64_t[]){ in, out }, 2);
+	if (!o)
+		return -1;
+	o->kind = OP_COLL;
+	o->coll = c->vec;
+	o->axes = (uint8_t)axes;
+	o->coll_eb = l->coll_dtype ? (uint8_t)array_elem_bytes(l->coll_dtype - 1) : 0;
+	o->coll_elems = mul(c, v, l->repeat);
+	o->in_elems = in;
+	o->out_elems = out;
+	return attach_vec(c, 1);
+}
+
+/*
  * Each layer type's lowering and vector op (layer_types.h). The address of
  * the function is taken, so a row must name one: NULL does not compile.
  */
@@ -662,12 +746,13 @@ static const struct {
 
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 {
-	return lower_batch(w, w->batch, 0, out, e);
+	return lower_batch(w, w->batch, 0, NULL, out, e);
 }
 
-int lower_batch(const struct workload *w, int64_t batch, int drop_eb, struct oplist *out, struct err *e)
+int lower_batch(const struct workload *w, int64_t batch, int drop_eb, const struct ici_params *pod, struct oplist *out,
+		struct err *e)
 {
-	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1, 0, drop_eb };
+	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1, 0, drop_eb, pod };
 	int rc = 0;
 	if (w->n > LOWER_MAX_OPS)
 		return err_at(e, (struct pos){ w->file, 0, 0 }, "layers", "expected at most %d layers, found %zu",

@@ -34,7 +34,12 @@
 #include "vector.h"
 #include "workload.h"
 
-enum op_kind { OP_GEMM, OP_VEC };
+/*
+ * A GEMM, a vector op, or a collective over the pod's links (models/ici.h):
+ * a collective moves its array between chips and computes nothing; its
+ * in_elems and out_elems are what each chip holds before and after.
+ */
+enum op_kind { OP_GEMM, OP_VEC, OP_COLL };
 
 /*
  * The phase of a step an op belongs to: inference is all forward; a
@@ -131,7 +136,12 @@ struct op {
 				       convolution the input it reads (at most m*k; im2col repeats them) */
 	int64_t c_elems;            /* distinct elements of C in memory, per instance: 0 for m*n, or for a
 				       convolution's dX (train.h) the input's (col2im sums the rows into it) */
-	/* OP_VEC */
+	/* OP_COLL */
+	int coll;                   /* enum coll_kind */
+	uint8_t axes;               /* the pod's axes it runs over (1 << enum ici_axis) */
+	uint8_t coll_eb;            /* bytes an element of its array; 0: the run's (array.dtype) */
+	int64_t coll_elems;         /* its array's elements (V of models/ici.h) */
+	/* OP_VEC (and OP_COLL: in_elems, out_elems) */
 	int vec;                    /* enum vec_kind */
 	int64_t in_elems;           /* elements read */
 	int64_t out_elems;          /* elements written */
@@ -170,17 +180,21 @@ struct oplist {
 	size_t nrows, rcap;
 };
 
-/* Appends the ops of every layer of w to out (empty). */
+/* Appends the ops of every layer of w to out (empty), on one chip. */
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
+
+struct ici_params;
 
 /*
  * lower_workload at batch instead of the workload's (train.c: a microbatch),
+ * on the pod (a collective's share of each chip; NULL: one chip),
  * with dropout when drop_eb > 0 (the run's element size, for the masks):
  * attention's probabilities (P V reads "probs_dropped"), its output (o_proj
  * writes "proj", the dropout "out") and an MLP's output (down writes
  * "down"), where Korthikanti et al. (MLSys 2023, Sec. 4.1) place it.
  */
-int lower_batch(const struct workload *w, int64_t batch, int drop_eb, struct oplist *out, struct err *e);
+int lower_batch(const struct workload *w, int64_t batch, int drop_eb, const struct ici_params *pod, struct oplist *out,
+		struct err *e);
 void oplist_release(struct oplist *l);
 
 /*

@@ -641,10 +641,19 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 		return err_at(e, config_origin(cfg, "train.microbatches"), "train.microbatches",
 			      "expected a divisor of the batch (%lld), found %lld", (long long)w->batch,
 			      (long long)tp->microbatches);
-	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, out, e) < 0) {
+	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, &cfg->arch.pod, out, e) < 0) {
 		oplist_release(out);
 		return -1;
 	}
+	for (size_t i = 0; i < out->n; i++)
+		if (out->v[i].kind == OP_COLL) {
+			const struct layer *ly = &w->layers[out->v[i].layer];
+			char at[WORKLOAD_PATH_MAX];
+			oplist_release(out);
+			return err_at(e, ly->pos, workload_layer_path(ly, at, sizeof at),
+				      "expected a layer a training step differentiates, found a collective (%s: time it "
+				      "without --train)", layer_type_names[ly->type]);
+		}
 	size_t nf = out->n;
 	c.nt0 = out->nt;
 	if (!(c.rowmap = malloc((w->n ? w->n : 1) * PH_N * sizeof *c.rowmap)) ||
@@ -776,7 +785,7 @@ int lower_step(const struct config *cfg, const struct workload *w, struct oplist
 {
 	if (cfg->arch.train.enabled)
 		return train_lower(cfg, w, out, e);
-	return lower_workload(w, out, e);
+	return lower_batch(w, w->batch, 0, &cfg->arch.pod, out, e);
 }
 
 int64_t train_losses(const struct oplist *l, int64_t microbatches)

@@ -83,7 +83,7 @@ int place_ops(const struct arch *a, struct oplist *ops, struct err *e)
 int64_t place_spill_bytes(const struct arch *a, const struct op *o, const struct sched *s)
 {
 	int64_t eb = array_elem_bytes(a->array.dtype), bytes = 0;
-	if (!o->spill)
+	if (!o->spill || o->kind == OP_COLL)   /* a collective's bytes go over the links (plan.h) */
 		return 0;
 	if (o->kind == OP_GEMM) {
 		if (o->spill & OC_A)

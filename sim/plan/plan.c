@@ -3,6 +3,7 @@
  */
 #include "plan.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ static int64_t sat_add(int64_t a, int64_t b)
  */
 static int64_t bound_cycles(const struct op *o, const struct plan_bound *b)
 {
+	if (o->kind == OP_COLL)
+		return sat_add(b->fixed_cycles, b->comm_cycles);
 	if (o->kind == OP_GEMM)
 		return max64(sat_add(b->fixed_cycles, b->compute_cycles), b->memory_cycles);
 	return sat_add(b->fixed_cycles, max64(b->compute_cycles, b->memory_cycles));
@@ -39,9 +42,29 @@ int plan_gemm(struct sched *s, const struct op *op, const struct config *cfg, co
 	return err_at(e, config_origin(cfg, why.key), why.key, "%s", why.msg);
 }
 
+int64_t plan_coll_bytes(const struct arch *a, const struct op *o)
+{
+	int64_t eb = o->coll_eb ? o->coll_eb : array_elem_bytes(a->array.dtype);
+	return o->coll_elems > INT64_MAX / eb ? INT64_MAX : o->coll_elems * eb;
+}
+
+int64_t plan_coll_cycles(const struct arch *a, const struct op *o, struct ici_cost *c)
+{
+	ici_cost(&a->pod, o->coll, (double)plan_coll_bytes(a, o), o->axes, c);
+	double cyc = ceil(c->seconds * a->clock_ghz * 1e9);
+	return cyc >= 0x1p62 ? INT64_MAX : (int64_t)cyc;
+}
+
 void plan_bound_op(const struct arch *a, const struct op *o, const struct sched *s, bool ideal, struct plan_bound *b)
 {
 	memset(b, 0, sizeof *b);
+	if (o->kind == OP_COLL) {
+		struct ici_cost c;
+		b->comm_cycles = plan_coll_cycles(a, o, &c);
+		b->fixed_cycles = arch_op_fixed_cycles(a);
+		b->cycles = bound_cycles(o, b);
+		return;
+	}
 	if (o->kind == OP_GEMM) {
 		SIM_ASSERT(s && s->op == o);
 		struct array_grid g = sched_grid(s);
@@ -206,9 +229,9 @@ static int place(struct plan *p, const struct oplist *ops, struct err *e)
  * closed-form run's time.
  */
 struct likeness {
-	int64_t m, k, n, repeat, a_elems, c_elems, in_elems, out_elems, lane_ops, onchip_elems, spill_elems;
-	int32_t kind, vec;
-	uint8_t a_weight, b_weight, onchip, spill;
+	int64_t m, k, n, repeat, a_elems, c_elems, in_elems, out_elems, lane_ops, onchip_elems, spill_elems, coll_elems;
+	int32_t kind, vec, coll;
+	uint8_t a_weight, b_weight, onchip, spill, axes, coll_eb;
 };
 
 static void likeness(const struct op *o, struct likeness *l)
@@ -218,6 +241,7 @@ static void likeness(const struct op *o, struct likeness *l)
 	l->in_elems = o->in_elems, l->out_elems = o->out_elems, l->lane_ops = o->lane_ops;
 	l->onchip_elems = o->onchip_elems, l->spill_elems = o->spill_elems;
 	l->kind = (int32_t)o->kind, l->vec = o->vec;
+	l->coll_elems = o->coll_elems, l->coll = o->coll, l->axes = o->axes, l->coll_eb = o->coll_eb;
 	l->a_weight = o->a_weight, l->b_weight = o->b_weight, l->onchip = o->onchip, l->spill = o->spill;
 }
 
@@ -318,7 +342,11 @@ int plan_build(struct plan *p, const struct config *cfg, const struct oplist *lo
 			p->cycles = sat_add(p->cycles, po->bound.cycles);
 			continue;
 		}
-		if (arrays == 1) {
+		if (op->kind == OP_COLL) {
+			/* On the links, not the arrays: no part. */
+			plan_bound_op(&cfg->arch, op, NULL, ideal, &po->bound);
+			po->by = SPLIT_NONE;
+		} else if (arrays == 1) {
 			cp->op = op;
 			if (op->kind == OP_GEMM) {
 				if (grow((void **)&pl.s, &pl.cs, pl.ns + 1, sizeof *pl.s) < 0)

@@ -13,7 +13,10 @@
  *     the chip (each core's buffers shared evenly by its arrays);
  *   - its closed form: compute is the slowest part's array (or vector unit)
  *     time, memory all its parts' HBM bytes at the memory model's bandwidth
- *     (memory.h), the op's cycles the larger.
+ *     (memory.h), the op's cycles the larger. A collective has no part on
+ *     any array: its time is on the pod's links (ici_cost), and its bytes
+ *     go from HBM to HBM over them, not counted as HBM traffic (assumed:
+ *     the links, not the HBM, bound them).
  * The analytic model is a reduction over the plan (analytic_plan_op), the
  * cycle engine runs its parts, the functional model runs its GEMM parts
  * register by register, compare counts its re-reads, the reuse cache keys
@@ -40,7 +43,8 @@ struct plan_bound {
 	int64_t read_bytes, write_bytes;        /* HBM */
 	int64_t memory_cycles;          /* the bytes at the memory model's bandwidth; 0 with ideal memory */
 	int64_t fixed_cycles;           /* the op's fixed time (arch_op_fixed_cycles): the loads run on */
-	int64_t cycles;                 /* max(fixed + compute, memory) */
+	int64_t comm_cycles;            /* a collective: its time on the pod's links alone (models/ici.h) */
+	int64_t cycles;                 /* max(fixed + compute, memory); a collective: fixed + comm */
 };
 
 /* One op of the plan. */
@@ -98,6 +102,12 @@ int plan_gemm(struct sched *s, const struct op *op, const struct config *cfg, co
  * bytes, and those bytes at the memory model's bandwidth unless ideal. O(1).
  */
 void plan_bound_op(const struct arch *a, const struct op *o, const struct sched *s, bool ideal, struct plan_bound *b);
+
+/* Bytes of collective o's array (V of models/ici.h), its elements at its dtype or the run's. */
+int64_t plan_coll_bytes(const struct arch *a, const struct op *o);
+
+/* Collective o's closed form on a's pod (ici_cost), and its time in cycles (rounded up). */
+int64_t plan_coll_cycles(const struct arch *a, const struct op *o, struct ici_cost *c);
 
 /*
  * Checks b, the closed form of op o, against ANALYTIC_MAX_CYCLES (the

@@ -10,9 +10,9 @@
 
 /* Indexed by enum cat (models/cat.h). */
 const char *const cat_names[] = { "compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain",
-				  "op_fixed", NULL };
+				  "op_fixed", "exposed_comm", NULL };
 
-static const char *const cat_terms[CAT_N] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%", "fix%" };
+static const char *const cat_terms[CAT_N] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%", "fix%", "comm%" };
 
 #define R(x) RF_COUNT, offsetof(struct result, x)
 #define M(x) RF_METRIC, offsetof(struct metrics, x)
@@ -27,6 +27,10 @@ const struct result_field result_fields[] = {
 	{ "utilization", NULL, "", "MACs / (cycles x PEs)", M(utilization), 1, NULL, true, T("util%"), 6, 2, 100, false },
 	{ "cycles_by_category", "cycles_%s", "cycle", "every cycle in one category; they sum to cycles", R(cat), CAT_N,
 	  cat_names, true, cat_terms, 5, 1, 100, true },
+	{ "comm_cycles", NULL, "cycle", "the collectives' time on the pod's links, hidden behind compute or not "
+	  "(exposed_comm: what was not)", R(comm_cycles), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "ici_bytes", NULL, "B", "bytes each chip sent over its ICI and DCN links (at the busiest link's share)",
+	  R(ici_bytes), 1, NULL, true, NULL, 0, 0, 0, false },
 	{ "hbm_read_bytes", NULL, "B", "bytes read from off-chip memory", R(hbm_read_bytes), 1, NULL, true,
 	  T("HBM rd B"), 12, 0, 1, false },
 	{ "hbm_write_bytes", NULL, "B", "bytes written to off-chip memory", R(hbm_write_bytes), 1, NULL, true,
@@ -72,6 +76,7 @@ const struct result_field result_fields[] = {
 	{ "edp_joule_seconds", NULL, "J s", "energy x delay", M(edp_js), 1, NULL, true, NULL, 0, 0, 0, false },
 	{ "gemm_ops", NULL, "", "GEMM ops evaluated", R(gemm_ops), 1, NULL, false, NULL, 0, 0, 0, false },
 	{ "vector_ops", NULL, "", "vector ops evaluated", R(vector_ops), 1, NULL, false, NULL, 0, 0, 0, false },
+	{ "collective_ops", NULL, "", "collectives evaluated", R(collective_ops), 1, NULL, false, NULL, 0, 0, 0, false },
 	{ NULL, NULL, NULL, NULL, 0, 0, 0, NULL, false, NULL, 0, 0, 0, false }
 };
 #undef R

@@ -24,6 +24,8 @@ struct result {
 	int64_t compute_cycles;         /* array (or vector unit) busy, fill and drain included, no memory waits */
 	int64_t memory_cycles;          /* HBM bytes at full bandwidth */
 	int64_t cat[CAT_N];             /* sums to cycles */
+	int64_t comm_cycles;            /* collectives on the pod's links, from their start to their end */
+	int64_t ici_bytes;              /* what each chip sent over its links (models/ici.h: sent_bytes) */
 	int64_t hbm_read_bytes, hbm_write_bytes;
 	int64_t spill_bytes;            /* of those, activations that did not fit on chip */
 	/*
@@ -36,7 +38,7 @@ struct result {
 	int64_t bus_shift_bytes;
 	int64_t sram_read_bytes[SRAM_NBUF], sram_write_bytes[SRAM_NBUF];
 	int64_t folds;
-	int64_t gemm_ops, vector_ops;
+	int64_t gemm_ops, vector_ops, collective_ops;
 	int64_t split_m_ops, split_n_ops;       /* GEMM ops shared out over the arrays by M, by N */
 	int64_t mem_counts[MEM_MAX_COUNTERS];   /* cycle model: the memory model's counters (memory.h), its requests' shares */
 };
