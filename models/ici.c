@@ -140,9 +140,15 @@ static int live_axes(const struct ici_params *p, unsigned axes, int ax[ICI_NAXES
 	return k;
 }
 
-static int dirs_of(int axis)
+int ici_axis_dirs(int axis)
 {
 	return axis == ICI_DCN ? 1 : 2;
+}
+
+void ici_cost_link_bytes(const struct ici_cost *c, int64_t bytes[ICI_NAXES])
+{
+	for (int a = 0; a < ICI_NAXES; a++)
+		bytes[a] = (int64_t)ceil(c->link_bytes[a] * ici_axis_dirs(a));
 }
 
 /*
@@ -168,7 +174,7 @@ static void gather_chains(const struct ici_params *p, bool reduce, double bytes,
 			s->axis = a;
 			s->steps = gather_steps(p, a, na, &f);
 			s->bytes[0] = f * d;
-			s->bytes[1] = dirs_of(a) == 2 ? f * d : 0;
+			s->bytes[1] = ici_axis_dirs(a) == 2 ? f * d : 0;
 			d *= (double)na;
 		}
 		if (reduce)     /* a scatter is the gather run backwards */
@@ -207,7 +213,7 @@ int ici_chains(const struct ici_params *p, int coll, double bytes, unsigned axes
 			s->axis = ax[j];
 			s->steps = a2a_steps(p, ax[j], na, &f);
 			s->bytes[0] = f * chunk;
-			s->bytes[1] = dirs_of(ax[j]) == 2 ? f * chunk : 0;
+			s->bytes[1] = ici_axis_dirs(ax[j]) == 2 ? f * chunk : 0;
 		}
 		ch[0].nstages = k;
 		return 1;
@@ -273,11 +279,8 @@ void ici_cost(const struct ici_params *p, int coll, double bytes, unsigned axes,
 		c->hops = 1;
 		c->latency_s = axis_alpha(p, ax[0]);
 		c->seconds = c->latency_s + bytes / axis_bw(p, ax[0]);
-		c->sent_bytes = bytes;
 		return;
 	}
-	for (int a = 0; a < ICI_NAXES; a++)
-		c->sent_bytes += c->link_bytes[a] * dirs_of(a);
 }
 
 /* ---- the links ---- */

@@ -94,8 +94,16 @@ struct ici_cost {
 	double latency_s;               /* of which the hops' latency */
 	int64_t hops;                   /* hops one after another */
 	double link_bytes[ICI_NAXES];   /* what the busiest link of each axis carries, one direction */
-	double sent_bytes;              /* what each chip sends over all its links */
 };
+
+/* A chip's links of axis that a collective uses at once: 2 (both neighbours) on a torus axis, 1 (its NIC) on the dcn. */
+int ici_axis_dirs(int axis);
+
+/*
+ * The bytes a collective of c puts on each axis's links, both directions
+ * (c->link_bytes x ici_axis_dirs), into bytes[ICI_NAXES], rounded up.
+ */
+void ici_cost_link_bytes(const struct ici_cost *c, int64_t bytes[ICI_NAXES]);
 
 /*
  * The closed form of collective coll (enum coll_kind) of an array of bytes

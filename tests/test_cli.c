@@ -133,7 +133,7 @@ static void preset_list(const char *configs, char *buf, size_t size)
 {
 	char names[64][96];
 	int n = 0;
-	const char *subs[] = { "", "area/", "energy/", "memory/" };
+	const char *subs[] = { "", "area/", "energy/", "memory/", "pods/" };
 	buf[0] = '\0';
 	for (size_t s = 0; s < sizeof subs / sizeof *subs; s++) {
 		char path[PATH_MAX];

@@ -21,7 +21,8 @@
 #define CFG_OK "array:\n  rows: 4\n  cols: 4\n"
 #define WL_OK "name: t\nlayers:\n  - {name: f, type: fc, in_features: 8, out_features: 8}\n"
 #define CSV_HEAD "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
-#define ENUM_TYPES "conv2d, fc, linear, matmul, attention, mlp, add, mul, relu, gelu, silu, softmax, layernorm, pool"
+#define ENUM_TYPES "conv2d, fc, linear, matmul, attention, mlp, add, mul, relu, gelu, silu, softmax, layernorm, pool, " \
+	"all_gather, reduce_scatter, all_reduce, all_to_all, send_recv"
 
 struct bad {
 	const char *cfg;            /* c.yaml contents; NULL: CFG_OK */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ici.h"
 #include "tests.h"
 
 #define GEMM(o, M, K, N, R) do { \
@@ -641,6 +642,11 @@ START_TEST(every_type_lowers)
 		{ "softmax", "elements: 6" },
 		{ "layernorm", "elements: 6" },
 		{ "pool", "in_h: 4, in_w: 4, in_c: 2, kernel: 2, stride: 2" },
+		{ "all_gather", "shape: [2, 3], axes: [x]" },
+		{ "reduce_scatter", "shape: [2, 3], axes: [x, y]" },
+		{ "all_reduce", "shape: [4], axes: [dcn]" },
+		{ "all_to_all", "shape: [2, 3], axes: [z]" },
+		{ "send_recv", "shape: [5], axes: [y], dtype: fp32" },
 	};
 	ck_assert_int_eq(sizeof small / sizeof *small, L_NTYPES);
 	for (int t = 0; t < L_NTYPES; t++) {
@@ -683,6 +689,23 @@ START_TEST(every_type_lowers)
 			ck_assert_int_eq(ops.v[0].in_elems, 12);
 			ck_assert_int_eq(ops.v[0].out_elems, 12);
 			ck_assert_int_eq(ops.v[0].lane_ops, 96);
+			break;
+		case L_ALL_GATHER:
+			/* On one chip (lower_workload: no pod) a chip holds the whole array: 2 x 3 = 6; the batch does not scale it. */
+			ck_assert_uint_eq(ops.n, 1);
+			ck_assert_int_eq(ops.v[0].kind, OP_COLL);
+			ck_assert_int_eq(ops.v[0].coll, COLL_ALL_GATHER);
+			ck_assert_int_eq(ops.v[0].axes, 1 << ICI_X);
+			ck_assert_int_eq(ops.v[0].coll_elems, 6);
+			ck_assert_int_eq(ops.v[0].in_elems, 6);
+			ck_assert_int_eq(ops.v[0].coll_eb, 0);
+			break;
+		case L_REDUCE_SCATTER:
+			ck_assert_int_eq(ops.v[0].axes, (1 << ICI_X) | (1 << ICI_Y));
+			break;
+		case L_SEND_RECV:
+			ck_assert_int_eq(ops.v[0].coll, COLL_SEND_RECV);
+			ck_assert_int_eq(ops.v[0].coll_eb, 4);
 			break;
 		}
 		done(&w, &ops);

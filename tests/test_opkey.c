@@ -25,13 +25,13 @@
 #include "vector.h"
 
 /* struct op as of this list: 176 bytes on x86-64, 156 of them fields (20 of padding). */
-#define OP_SIZE 192
-#define OP_FIELD_BYTES 170
+#define OP_SIZE 208
+#define OP_FIELD_BYTES 184
 
 enum field_role {
 	F_NAMES,        /* names or places the op: never in the key */
 	F_GEMM,         /* changes a GEMM's result; a vector op ignores it */
-	F_VEC,          /* changes a vector op's result; a GEMM ignores it */
+	F_VEC,          /* changes a vector op's (or a collective's) result; a GEMM ignores it */
 	F_BOTH,         /* changes either's result */
 	F_ROLE,         /* operand roles: a GEMM's result; a vector op's key may hold them too */
 };
@@ -74,6 +74,10 @@ static const struct field {
 	F(spill, F_BOTH),
 	F(onchip_elems, F_VEC),
 	F(spill_elems, F_VEC),
+	F(coll, F_VEC),
+	F(axes, F_VEC),
+	F(coll_eb, F_VEC),
+	F(coll_elems, F_VEC),
 #undef F
 #undef FB
 };

@@ -72,7 +72,7 @@ START_TEST(gz_is_gzip_of_the_plain_trace)
 	ck_assert_int_eq(system(cmd), 0);
 	/* The header line, as trace.h documents it, then the first pass: P, its cycle 0, op 0, one op. */
 	b = bytes_of(plain, &n);
-	static const char head[] = "tpusim-trace 3 config=lab_4x4 workload=mlp batch=16 model=cycle dataflow=ws ideal_memory=0 "
+	static const char head[] = "tpusim-trace 4 config=lab_4x4 workload=mlp batch=16 model=cycle dataflow=ws ideal_memory=0 "
 				   "rows=4 cols=4 cores=1 arrays_per_core=1 dtype=int8 clock_ghz=1 hbm_gbps=8 "
 				   "hbm_burst_bytes=8 scalesim_compat=0 prefetch_across_ops=0\n";
 	ck_assert_uint_gt(n, sizeof head + 4);
@@ -169,11 +169,11 @@ START_TEST(corrupt_traces_are_refused_with_the_offset)
 	ck_assert_msg(strstr(msg, ": byte 0: expected a header line of at most 4095 bytes, found the end of the trace"), "%s",
 		      msg);
 	free(msg);
-	/* Another version: "tpusim-trace 4" at byte 13. */
+	/* Another version: "tpusim-trace 5" at byte 13. */
 	char was = p[13];
-	p[13] = '4';
+	p[13] = '5';
 	ck_assert_ptr_nonnull(msg = read_error(bad, p, pn));
-	ck_assert_msg(strstr(msg, ": byte 13: expected format version 1 to 3, found 4"), "%s", msg);
+	ck_assert_msg(strstr(msg, ": byte 13: expected format version 1 to 4, found 5"), "%s", msg);
 	free(msg);
 	p[13] = was;
 	/* A record kind that does not exist, at the first record. */

@@ -505,7 +505,7 @@ START_TEST(trace_of_a_step)
 	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
 	ck_assert_int_eq(th_cli(cwd, argv, &out, &err), 0);
 	ck_assert_msg(trace_read(path, &ts, NULL, NULL, &e) == 0, "%s", e.msg);
-	ck_assert_int_eq(ts.version, 3);
+	ck_assert_int_eq(ts.version, TRACE_VERSION);
 	/* Rows by layer and phase: fc1's forward is its layer's row; its backward a row of its own. */
 	int fwd = 0, bwd = 0;
 	for (size_t l = 0; l < ts.nlayers; l++) {

@@ -517,7 +517,7 @@ START_TEST(block_errors)
 		/* A block's layers are checked as any layer, at their place */
 		{ "layers:\n  - block: {name: e, repeat: 1, layers: [{name: x, type: bogus}]}\n",
 		  ":2:58: layers[0].block.layers[0].type: expected one of conv2d, fc, linear, matmul, attention, mlp, add, "
-		  "mul, relu, gelu, silu, softmax, layernorm, pool, found \"bogus\"" },
+		  "mul, relu, gelu, silu, softmax, layernorm, pool, all_gather, reduce_scatter, all_reduce, all_to_all, send_recv, found \"bogus\"" },
 		{ "layers:\n  - block: {name: e, repeat: 1000000000, layers: [{name: x, type: relu, elements: 4}, "
 		  "{name: y, type: relu, elements: 4}]}\n",
 		  ":2:30: layers[0].block.repeat: expected at most 1000000 layers in all, found 0 before the block and "

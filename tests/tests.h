@@ -22,6 +22,7 @@ Suite *config_suite(void);
 Suite *workload_suite(void);
 Suite *lower_suite(void);
 Suite *train_suite(void);
+Suite *ici_suite(void);
 Suite *schedule_suite(void);
 Suite *analytic_suite(void);
 Suite *categories_suite(void);

@@ -103,7 +103,7 @@ static int op_result(const struct arch *a, const struct op *o, const struct sche
 		r->comm_cycles = r->cycles;
 		r->cat[CAT_OP_FIXED] = 0;
 		r->cat[CAT_EXPOSED_COMM] = r->cycles;
-		r->ici_bytes = (int64_t)ceil(c.sent_bytes);
+		ici_cost_link_bytes(&c, r->link_bytes);
 		r->collective_ops = 1;
 		return 0;
 	}

@@ -591,6 +591,19 @@ static void matrix_thread(void *arg)
 			gemm_body(p, os);
 		else if (os->o)
 			vector_body(p, os);
+		if (k + 1 == p->n && y->coll_end) {
+			/* The pass ends when its collectives do: what is still on the links after the last op is exposed. */
+			int64_t from = scw_now();
+			for (size_t c = 0; c < p->n; c++)
+				if (p->ops->v[p->i0 + c].kind == OP_COLL) {
+					while (y->avail_left[c] > 0)
+						scw_event_wait(y->ev);
+					scw_wait_until(y->avail[c]);
+				}
+			os->r->cat[CAT_EXPOSED_COMM] += scw_now() - from;
+			er_stall(p, CAT_EXPOSED_COMM, from, scw_now());
+			er_charge(p, os, CAT_EXPOSED_COMM, TC_DEP, from, scw_now());
+		}
 		os->r->cycles = scw_now() - t0;
 		er_trace(p, ET_OPEND, scw_now(), os, 0, (int64_t)(p->i0 + k), NULL);
 		y->finish[k] = max64(y->finish[k], scw_now());
@@ -909,7 +922,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 	struct result **lr = calloc((size_t)lanes, sizeof *lr);
 	struct sync *y = sync_new(lanes, n, parts);
 	int rc = -1, alive = 0;
-	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0, moved = 0, ici_end = t0;
+	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0, moved = 0;
 	struct icithread runs[ICI_STREAMS * ICI_NAXES];
 
 	if (!lane || !lr || !y)
@@ -956,8 +969,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		matrix_end = max64(matrix_end, lane[q]->matrix_end);
 		last_store = max64(last_store, lane[q]->last_store);
 	}
-	for (size_t k = 0; y->coll_end && k < n; k++)
-		ici_end = max64(ici_end, y->coll_end[k]);
+
 	if (alive) {
 		char name[OP_NAME_MAX];
 		err_sim(e, "cycle %lld: engine: %s stopped with %d threads still waiting (a deadlock in the tile program)",
@@ -983,12 +995,6 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		int64_t tail = max64(matrix_end, last_store) - matrix_end;
 		res[n - 1].cycles += tail;
 		res[n - 1].cat[CAT_OUTPUTS] += tail;
-		/* And the collectives still on the links: nothing after them hides them. */
-		tail = ici_end - max64(matrix_end, last_store);
-		if (tail > 0) {
-			res[n - 1].cycles += tail;
-			res[n - 1].cat[CAT_EXPOSED_COMM] += tail;
-		}
 	}
 	if (en->tr) {
 		int64_t cycles = 0;
@@ -1018,7 +1024,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 			plan_coll_cycles(&en->cfg->arch, o, &c);
 			r->collective_ops = 1;
 			r->comm_cycles = y->coll_end[k] - y->coll_start[k];
-			r->ici_bytes = (int64_t)ceil(c.sent_bytes);
+			ici_cost_link_bytes(&c, r->link_bytes);
 		}
 		if (!en->ideal)
 			r->memory_cycles = arch_memory_cycles(&en->cfg->arch, r->hbm_read_bytes + r->hbm_write_bytes);

@@ -45,7 +45,7 @@ static void record(struct etrace_obs *o, const struct etrace_ev *ev, int64_t c)
 				 op->phase ? step_phase_names[op->phase] : "");
 			trace_writer_put(t->w, &(struct trace_rec){ .kind = TR_NAME, .cycle = c, .op = ev->opi,
 								    .layer = (int64_t)(op->phase ? op->row : op->layer),
-								    .opkind = op->kind == OP_VEC,
+								    .opkind = (int)op->kind,
 								    .name = op_name(op, name, sizeof name), .layer_name = row });
 			t->named = ev->opi + 1;
 		}

@@ -29,8 +29,11 @@ const struct result_field result_fields[] = {
 	  cat_names, true, cat_terms, 5, 1, 100, true },
 	{ "comm_cycles", NULL, "cycle", "the collectives' time on the pod's links, hidden behind compute or not "
 	  "(exposed_comm: what was not)", R(comm_cycles), 1, NULL, true, NULL, 0, 0, 0, false },
-	{ "ici_bytes", NULL, "B", "bytes each chip sent over its ICI and DCN links (at the busiest link's share)",
-	  R(ici_bytes), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "link_bytes", "link_%s_bytes", "B", "what the busiest link of each of the pod's axes (x, y, z, dcn) carried, "
+	  "both directions together (models/ici.h)", R(link_bytes), ICI_NAXES, ici_axis_names, true, NULL, 0, 0, 0, false },
+	{ "link_utilization", "link_%s_utilization", "", "link_bytes over what those links move in the cycles (both "
+	  "directions at pod.link_gbps; the dcn: one, at pod.dcn_gbps)", M(link_utilization), ICI_NAXES, ici_axis_names, true,
+	  NULL, 0, 0, 0, false },
 	{ "hbm_read_bytes", NULL, "B", "bytes read from off-chip memory", R(hbm_read_bytes), 1, NULL, true,
 	  T("HBM rd B"), 12, 0, 1, false },
 	{ "hbm_write_bytes", NULL, "B", "bytes written to off-chip memory", R(hbm_write_bytes), 1, NULL, true,

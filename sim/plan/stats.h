@@ -13,6 +13,7 @@
 
 #include "cat.h"
 #include "energy.h"
+#include "ici.h"
 #include "memory.h"
 #include "sram.h"
 
@@ -25,7 +26,7 @@ struct result {
 	int64_t memory_cycles;          /* HBM bytes at full bandwidth */
 	int64_t cat[CAT_N];             /* sums to cycles */
 	int64_t comm_cycles;            /* collectives on the pod's links, from their start to their end */
-	int64_t ici_bytes;              /* what each chip sent over its links (models/ici.h: sent_bytes) */
+	int64_t link_bytes[ICI_NAXES];  /* what the busiest link of each of the pod's axes carried, both directions */
 	int64_t hbm_read_bytes, hbm_write_bytes;
 	int64_t spill_bytes;            /* of those, activations that did not fit on chip */
 	/*
@@ -58,6 +59,7 @@ struct metrics {
 	double power_w;                 /* energy / time */
 	double tops_per_mm2;            /* achieved TOPS / the die's area */
 	double edp_js;                  /* energy x delay, J s */
+	double link_utilization[ICI_NAXES];     /* link_bytes over what the axis's links move in the cycles */
 };
 
 /*

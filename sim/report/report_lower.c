@@ -3,15 +3,17 @@
  */
 #include "report.h"
 
+#include "plan.h"
+
 void report_lower(FILE *out, const struct workload *w, const struct oplist *ops, const struct arch *a, bool csv)
 {
 	int64_t eb = array_elem_bytes(a->array.dtype);
-	int64_t macs = 0, ngemm = 0, nvec = 0, velems = 0, bytes[3] = { 0 };
-	char name[OP_NAME_MAX];
+	int64_t macs = 0, ngemm = 0, nvec = 0, velems = 0, bytes[3] = { 0 }, ncoll = 0, cbytes = 0;
+	char name[OP_NAME_MAX], axes[32];
 
 	if (csv)
 		fprintf(out, "op,layer,kind,m,k,n,repeat,macs,a_role,a_bytes,b_role,b_bytes,c_bytes,vector_in_elements,"
-			     "vector_out_elements,vector_lane_ops\n");
+			     "vector_out_elements,vector_lane_ops,collective_bytes,collective_axes,collective_chips\n");
 	else
 		fprintf(out, "%s (batch %lld), %zu layers -> %zu ops; bytes at %lld B per element\n\n"
 			     "%-28s %-9s %9s %9s %9s %7s %15s %-4s %12s %-4s %12s %12s\n",
@@ -19,7 +21,25 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 			"MACs", "A", "A bytes", "B", "B bytes", "C bytes");
 	for (size_t i = 0; i < ops->n; i++) {
 		const struct op *o = &ops->v[i];
-		if (o->kind == OP_GEMM) {
+		if (o->kind == OP_COLL) {
+			/* A collective: its array's bytes (plan.h) over its axes, among their chips. */
+			int64_t vb = plan_coll_bytes(a, o), n = ici_group(&a->pod, o->axes);
+			ncoll++;
+			cbytes += vb;
+			ici_axes_name(o->axes, axes, sizeof axes);
+			if (csv) {
+				report_csv_str(out, op_name(o, name, sizeof name));
+				fputc(',', out);
+				report_csv_str(out, w->layers[o->layer].name);
+				fprintf(out, ",%s,,,,,0,,,,,%lld,%lld,,%lld,%s,%lld\n", coll_names[o->coll],
+					(long long)o->in_elems, (long long)o->out_elems, (long long)vb, axes, (long long)n);
+			} else {
+				fprintf(out, "%-28.28s %-14s %4s %9s %9s %7s %15s %lld B over %s (%lld chips); a chip holds %lld "
+					     "elements before, %lld after\n",
+					op_name(o, name, sizeof name), coll_names[o->coll], "", "", "", "", "", (long long)vb, axes,
+					(long long)n, (long long)o->in_elems, (long long)o->out_elems);
+			}
+		} else if (o->kind == OP_GEMM) {
 			int64_t ab = o->a_elems * o->repeat * eb, bb = o->k * o->n * o->repeat * eb;
 			int64_t cb = (o->c_elems ? o->c_elems : o->m * o->n) * o->repeat * eb;
 			const char *ar = o->a_weight ? "wt" : "act", *br = o->b_weight ? "wt" : "act";
@@ -30,7 +50,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 				report_csv_str(out, op_name(o, name, sizeof name));
 				fputc(',', out);
 				report_csv_str(out, w->layers[o->layer].name);
-				fprintf(out, ",gemm,%lld,%lld,%lld,%lld,%lld,%s,%lld,%s,%lld,%lld,,,\n", (long long)o->m,
+				fprintf(out, ",gemm,%lld,%lld,%lld,%lld,%lld,%s,%lld,%s,%lld,%lld,,,,,,\n", (long long)o->m,
 					(long long)o->k, (long long)o->n, (long long)o->repeat, (long long)op_macs(o),
 					o->a_weight ? "weight" : "activation", (long long)ab,
 					o->b_weight ? "weight" : "activation", (long long)bb, (long long)cb);
@@ -47,7 +67,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 				report_csv_str(out, op_name(o, name, sizeof name));
 				fputc(',', out);
 				report_csv_str(out, w->layers[o->layer].name);
-				fprintf(out, ",%s,,,,,0,,,,,,%lld,%lld,%lld\n", vector_kind_names[o->vec],
+				fprintf(out, ",%s,,,,,0,,,,,,%lld,%lld,%lld,,,\n", vector_kind_names[o->vec],
 					(long long)o->in_elems, (long long)o->out_elems, (long long)o->lane_ops);
 			} else {
 				fprintf(out, "%-28.28s %-9s %9s %9s %9s %7s %15s in %lld elements, out %lld, %lld lane ops\n",
@@ -61,4 +81,6 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 			     "%lld vector ops, %lld elements out\n",
 			(long long)ngemm, (long long)macs, (double)macs / 1e9, (long long)bytes[0], (long long)bytes[1],
 			(long long)bytes[2], (long long)nvec, (long long)velems);
+	if (!csv && ncoll)
+		fprintf(out, "%lld collectives, %lld B of arrays\n", (long long)ncoll, (long long)cbytes);
 }

@@ -96,6 +96,19 @@ void report_summary(FILE *out, const struct report_ctx *c)
 		fprintf(out, " %s %lld (%.1f%%)%s", cat_names[k], (long long)r->total.cat[k],
 			r->total.cycles ? 100.0 * (double)r->total.cat[k] / (double)r->total.cycles : 0.0,
 			k + 1 < CAT_N ? "," : "\n");
+	if (r->total.collective_ops || ici_chips(&a->pod) > 1) {
+		/* The pod: one representative chip's view of its links. */
+		double ms = 1e3 / (a->clock_ghz * 1e9);
+		fprintf(out, "pod: %lld x %lld x %lld", (long long)a->pod.dim[0], (long long)a->pod.dim[1],
+			(long long)a->pod.dim[2]);
+		if (a->pod.slices > 1)
+			fprintf(out, " x %lld slices", (long long)a->pod.slices);
+		fprintf(out, " (%lld chips); collectives %lld, on the links %.4g ms, exposed %.4g ms; links busy:",
+			(long long)ici_chips(&a->pod), (long long)r->total.collective_ops, (double)r->total.comm_cycles * ms,
+			(double)r->total.cat[CAT_EXPOSED_COMM] * ms);
+		for (int x = 0; x < ICI_NAXES; x++)
+			fprintf(out, " %s %.1f%%%s", ici_axis_names[x], 100 * m.link_utilization[x], x + 1 < ICI_NAXES ? "," : "\n");
+	}
 	fprintf(out, "energy %.4g uJ (%.3g pJ/MAC, %.3g TOPS/W, EDP %.3g J s):", m.energy_pj * 1e-6, m.pj_per_mac,
 		m.tops_per_w, m.edp_js);
 	for (int k = 0; k < EN_N; k++)

@@ -72,7 +72,8 @@ void opcache_key(struct opkey *k, uint64_t cfg_hash, int model, int dataflow, bo
 		k->a_elems = op->a_elems;
 		k->c_elems = op->c_elems;
 	} else {
-		k->vec = op->kind == OP_COLL ? op->coll : op->vec;
+		k->vec = op->vec;
+		k->coll = op->coll;
 		k->coll_elems = op->coll_elems;
 		k->axes = op->axes;
 		k->coll_eb = op->coll_eb;

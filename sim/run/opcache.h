@@ -40,7 +40,8 @@ struct opkey {
 	uint8_t a_weight, b_weight, onchip, spill;
 	int64_t m, k, n, repeat, a_elems, c_elems;
 	int64_t in_elems, out_elems, lane_ops, onchip_elems, spill_elems;
-	int64_t coll_elems;             /* a collective's: its kind in vec, then these */
+	int64_t coll_elems;             /* a collective's */
+	int32_t coll;
 	uint8_t axes, coll_eb;
 };
 

@@ -49,7 +49,8 @@
  *                                      workload layer; from version 3, a
  *                                      training step's other phases: a row
  *                                      after the layers, "conv1 backward"), and
- *                                      kind 0 GEMM, 1 vector op; once, before
+ *                                      kind 0 GEMM, 1 vector op, 2 a collective
+ *                                      (from version 4); once, before
  *                                      the op's first O. Layers come in any
  *                                      order (a training step's backward runs
  *                                      them last to first)
@@ -140,9 +141,10 @@
 
 /*
  * 2: the category op_fixed and the cause fixed; 3: ops' layers in any order
- * (before, never falling). Traces of versions 1 and 2 still read.
+ * (before, never falling); 4: the category exposed_comm, and kind 2, a
+ * collective over the pod's links. Traces of versions 1 to 3 still read.
  */
-#define TRACE_VERSION 3
+#define TRACE_VERSION 4
 
 enum trace_kind {
 	TR_PASS = 'P', TR_NAME = 'N', TR_OP = 'O', TR_OPEND = 'E', TR_LOAD = 'L', TR_FOLD = 'F', TR_STORE = 'S',
@@ -182,7 +184,7 @@ struct trace_rec {
 	int64_t chunks;                 /* V */
 	int cat, cause;                 /* W */
 	bool part;                      /* O */
-	int opkind;                     /* N: 0 GEMM, 1 vector */
+	int opkind;                     /* N: 0 GEMM, 1 vector, 2 collective (enum op_kind) */
 	int64_t layer;                  /* N */
 	const char *name, *layer_name;  /* N: borrowed for the call */
 	int64_t records;                /* Z */

@@ -468,7 +468,7 @@ static int read_record(struct reader *d, int kind, bool *done)
 			return -1;
 		break;
 	case TR_NAME:
-		if (fields(d, &op, &r.layer, &a, NULL) < 0 || check_max(d, "an op kind", a, 1) < 0 ||
+		if (fields(d, &op, &r.layer, &a, NULL) < 0 || check_max(d, "an op kind", a, 2) < 0 ||
 		    check_max(d, "a layer index", r.layer, WORKLOAD_MAX_LAYERS - 1) < 0 ||
 		    read_string(d, d->name, "an op name") < 0 ||
 		    read_string(d, d->layer_name, "a layer name") < 0 || lane_op(d, 0, op) < 0)
@@ -736,7 +736,7 @@ void trace_rec_print(FILE *f, const struct trace_rec *r)
 		fprintf(f, " ops %lld..%lld\n", (long long)r->first, (long long)(r->first + r->ops - 1));
 		break;
 	case TR_NAME:
-		fprintf(f, " op %lld %s %s layer %lld %s\n", (long long)r->op, r->opkind ? "vector" : "gemm",
+		fprintf(f, " op %lld %s %s layer %lld %s\n", (long long)r->op, r->opkind == 2 ? "collective" : r->opkind ? "vector" : "gemm",
 			err_quote(q, LIMIT_QUOTE_BUF, r->name, TRACE_MAX_NAME), (long long)r->layer,
 			err_quote(q + LIMIT_QUOTE_BUF, LIMIT_QUOTE_BUF, r->layer_name, TRACE_MAX_NAME));
 		break;
