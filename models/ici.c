@@ -59,22 +59,35 @@ int64_t ici_chips(const struct ici_params *p)
 	return p->dim[0] * p->dim[1] * p->dim[2] * p->slices;
 }
 
-int64_t ici_group(const struct ici_params *p, unsigned axes)
+void ici_group_of(const struct ici_params *p, unsigned axes, struct ici_group *g)
+{
+	for (int a = 0; a < ICI_NAXES; a++)
+		g->n[a] = (int16_t)(axes >> a & 1 ? ici_axis_size(p, a) : 1);
+}
+
+int64_t ici_group_chips(const struct ici_group *g)
 {
 	int64_t n = 1;
 	for (int a = 0; a < ICI_NAXES; a++)
-		if (axes >> a & 1)
-			n *= ici_axis_size(p, a);
+		n *= g->n[a];
 	return n;
 }
 
-const char *ici_axes_name(unsigned axes, char *buf, size_t size)
+bool ici_group_wraps(const struct ici_params *p, const struct ici_group *g, int axis)
+{
+	return g->n[axis] == ici_axis_size(p, axis) && ici_axis_wraps(p, axis);
+}
+
+const char *ici_group_name(const struct ici_params *p, const struct ici_group *g, char *buf, size_t size)
 {
 	size_t k = 0;
 	buf[0] = '\0';
 	for (int a = 0; a < ICI_NAXES; a++)
-		if (axes >> a & 1) {
-			int w = snprintf(buf + k, size - k, "%s%s", k ? "+" : "", ici_axis_names[a]);
+		if (g->n[a] > 1) {
+			int w = g->n[a] == ici_axis_size(p, a) ?
+					snprintf(buf + k, size - k, "%s%s", k ? "+" : "", ici_axis_names[a]) :
+					snprintf(buf + k, size - k, "%s%s(%d of %lld)", k ? "+" : "", ici_axis_names[a], g->n[a],
+						 (long long)ici_axis_size(p, a));
 			k = w < 0 || (size_t)w >= size - k ? size - 1 : k + (size_t)w;
 		}
 	if (!k)
@@ -98,9 +111,10 @@ static double axis_alpha(const struct ici_params *p, int axis)
  * the steps, and in f the shards the busiest link carries a direction. A
  * ring sends each shard both ways; the DCN, one NIC a chip, one way.
  */
-static int64_t gather_steps(const struct ici_params *p, int axis, int64_t n, double *f)
+static int64_t gather_steps(const struct ici_params *p, const struct ici_group *g, int axis, double *f)
 {
-	if (axis != ICI_DCN && ici_axis_wraps(p, axis)) {
+	int64_t n = g->n[axis];
+	if (axis != ICI_DCN && ici_group_wraps(p, g, axis)) {
 		*f = (double)(n - 1) / 2;
 		return n / 2;
 	}
@@ -116,13 +130,14 @@ static int64_t gather_steps(const struct ici_params *p, int axis, int64_t n, dou
  * direction, (N^2 - 1)/8 when N is odd; a line's middle link carries
  * floor(N/2) ceil(N/2); the DCN sends each chunk straight to its slice.
  */
-static int64_t a2a_steps(const struct ici_params *p, int axis, int64_t n, double *f)
+static int64_t a2a_steps(const struct ici_params *p, const struct ici_group *g, int axis, double *f)
 {
+	int64_t n = g->n[axis];
 	if (axis == ICI_DCN) {
 		*f = (double)(n - 1);
 		return 1;
 	}
-	if (ici_axis_wraps(p, axis)) {
+	if (ici_group_wraps(p, g, axis)) {
 		*f = n % 2 ? ((double)n * (double)n - 1) / 8 : (double)n * (double)n / 8;
 		return n / 2;
 	}
@@ -130,12 +145,12 @@ static int64_t a2a_steps(const struct ici_params *p, int axis, int64_t n, double
 	return n - 1;
 }
 
-/* The axes of the set with more than one chip, in order, into ax; returns how many. */
-static int live_axes(const struct ici_params *p, unsigned axes, int ax[ICI_NAXES])
+/* The axes of the group with more than one chip, in order, into ax; returns how many. */
+static int live_axes(const struct ici_group *g, int ax[ICI_NAXES])
 {
 	int k = 0;
 	for (int a = 0; a < ICI_NAXES; a++)
-		if (axes >> a & 1 && ici_axis_size(p, a) > 1)
+		if (g->n[a] > 1)
 			ax[k++] = a;
 	return k;
 }
@@ -153,29 +168,27 @@ void ici_cost_link_bytes(const struct ici_cost *c, int64_t bytes[ICI_NAXES])
 
 /*
  * The stages of a gather (reduce false) or a reduce-scatter of bytes over
- * the k axes ax[], as k chains (chain c starts at axis c and goes round), in
- * ch[]. A gather's shard grows by each axis's chips; a scatter's shrinks.
+ * the group's k axes ax[], as k chains (chain c starts at axis c and goes
+ * round), in ch[]. A gather's shard grows by each axis's chips; a
+ * scatter's shrinks.
  */
-static void gather_chains(const struct ici_params *p, bool reduce, double bytes, const int ax[], int k,
-			  struct ici_chain ch[])
+static void gather_chains(const struct ici_params *p, const struct ici_group *g, bool reduce, double bytes,
+			  const int ax[], int k, struct ici_chain ch[])
 {
-	int64_t n = 1;
-	for (int i = 0; i < k; i++)
-		n *= ici_axis_size(p, ax[i]);
+	int64_t n = ici_group_chips(g);
 	for (int c = 0; c < k; c++) {
 		double d = bytes / k / (double)n;      /* a gather's shard at its first stage */
 		struct ici_chain *h = &ch[c];
 		int base = h->nstages;
 		for (int j = 0; j < k; j++) {
 			int a = ax[(c + j) % k];
-			int64_t na = ici_axis_size(p, a);
 			double f;
 			struct ici_stage *s = &h->st[base + j];
 			s->axis = a;
-			s->steps = gather_steps(p, a, na, &f);
+			s->steps = gather_steps(p, g, a, &f);
 			s->bytes[0] = f * d;
 			s->bytes[1] = ici_axis_dirs(a) == 2 ? f * d : 0;
-			d *= (double)na;
+			d *= (double)g->n[a];
 		}
 		if (reduce)     /* a scatter is the gather run backwards */
 			for (int j = 0; j < k / 2; j++) {
@@ -187,31 +200,31 @@ static void gather_chains(const struct ici_params *p, bool reduce, double bytes,
 	}
 }
 
-int ici_chains(const struct ici_params *p, int coll, double bytes, unsigned axes, struct ici_chain ch[ICI_NAXES])
+int ici_chains(const struct ici_params *p, int coll, double bytes, const struct ici_group *g,
+	       struct ici_chain ch[ICI_NAXES])
 {
-	int ax[ICI_NAXES], k = live_axes(p, axes, ax);
+	int ax[ICI_NAXES], k = live_axes(g, ax);
 	memset(ch, 0, sizeof *ch * ICI_NAXES);
 	if (!k || bytes <= 0)
 		return 0;
 	switch (coll) {
 	case COLL_ALL_GATHER:
-		gather_chains(p, false, bytes, ax, k, ch);
+		gather_chains(p, g, false, bytes, ax, k, ch);
 		return k;
 	case COLL_REDUCE_SCATTER:
-		gather_chains(p, true, bytes, ax, k, ch);
+		gather_chains(p, g, true, bytes, ax, k, ch);
 		return k;
 	case COLL_ALL_REDUCE:
-		gather_chains(p, true, bytes, ax, k, ch);
-		gather_chains(p, false, bytes, ax, k, ch);
+		gather_chains(p, g, true, bytes, ax, k, ch);
+		gather_chains(p, g, false, bytes, ax, k, ch);
 		return k;
 	case COLL_ALL_TO_ALL: {
-		int64_t n = ici_group(p, axes);
+		int64_t n = ici_group_chips(g);
 		for (int j = 0; j < k; j++) {
-			int64_t na = ici_axis_size(p, ax[j]);
-			double f, chunk = bytes / (double)n / (double)na;
+			double f, chunk = bytes / (double)n / (double)g->n[ax[j]];
 			struct ici_stage *s = &ch[0].st[j];
 			s->axis = ax[j];
-			s->steps = a2a_steps(p, ax[j], na, &f);
+			s->steps = a2a_steps(p, g, ax[j], &f);
 			s->bytes[0] = f * chunk;
 			s->bytes[1] = ici_axis_dirs(ax[j]) == 2 ? f * chunk : 0;
 		}
@@ -225,13 +238,13 @@ int ici_chains(const struct ici_params *p, int coll, double bytes, unsigned axes
 	}
 }
 
-void ici_cost(const struct ici_params *p, int coll, double bytes, unsigned axes, struct ici_cost *c)
+void ici_cost(const struct ici_params *p, int coll, double bytes, const struct ici_group *g, struct ici_cost *c)
 {
-	int ax[ICI_NAXES], k = live_axes(p, axes, ax);
+	int ax[ICI_NAXES], k = live_axes(g, ax);
 	memset(c, 0, sizeof *c);
 	if (!k || bytes <= 0)
 		return;
-	int64_t n = ici_group(p, axes);
+	int64_t n = ici_group_chips(g);
 	double f, worst = 0;
 	switch (coll) {
 	case COLL_ALL_GATHER:
@@ -247,14 +260,14 @@ void ici_cost(const struct ici_params *p, int coll, double bytes, unsigned axes,
 			double d = bytes / k / (double)n;
 			for (int j = 0; j < k; j++) {
 				int a = ax[(ci + j) % k];
-				gather_steps(p, a, ici_axis_size(p, a), &f);
+				gather_steps(p, g, a, &f);
 				c->link_bytes[a] += twice * f * d;
-				d *= (double)ici_axis_size(p, a);
+				d *= (double)g->n[a];
 			}
 		}
 		for (int j = 0; j < k; j++) {
 			int a = ax[j];
-			int64_t h = gather_steps(p, a, ici_axis_size(p, a), &f);
+			int64_t h = gather_steps(p, g, a, &f);
 			c->hops += twice * h;
 			c->latency_s += twice * (double)h * axis_alpha(p, a);
 			worst = fmax(worst, c->link_bytes[a] / axis_bw(p, a));
@@ -266,9 +279,8 @@ void ici_cost(const struct ici_params *p, int coll, double bytes, unsigned axes,
 		/* One axis after another, each an all-to-all of what a chip holds among that axis's chips. */
 		for (int j = 0; j < k; j++) {
 			int a = ax[j];
-			int64_t na = ici_axis_size(p, a);
-			int64_t h = a2a_steps(p, a, na, &f);
-			c->link_bytes[a] = f * bytes / (double)n / (double)na;
+			int64_t h = a2a_steps(p, g, a, &f);
+			c->link_bytes[a] = f * bytes / (double)n / (double)g->n[a];
 			c->hops += h;
 			c->latency_s += (double)h * axis_alpha(p, a);
 			c->seconds += (double)h * axis_alpha(p, a) + c->link_bytes[a] / axis_bw(p, a);

@@ -82,11 +82,24 @@ bool ici_axis_wraps(const struct ici_params *p, int axis);
 /* Chips of the pod: every slice's. */
 int64_t ici_chips(const struct ici_params *p);
 
-/* Chips of the axes in the bit set axes (1 << enum ici_axis): the group a collective runs over. */
-int64_t ici_group(const struct ici_params *p, unsigned axes);
+/*
+ * The chips a collective runs among: n[a] of axis a's (1: the axis is not
+ * in it). A whole axis wraps as the axis does; a part of one (sharding
+ * cuts an axis among mesh axes) is a line of neighbouring chips.
+ */
+struct ici_group {
+	int16_t n[ICI_NAXES];
+};
 
-/* The axes' names in buf, "y" or "x+y"; "none" for no axis. Returns buf. */
-const char *ici_axes_name(unsigned axes, char *buf, size_t size);
+/* The group of the whole axes in the bit set axes (1 << enum ici_axis). */
+void ici_group_of(const struct ici_params *p, unsigned axes, struct ici_group *g);
+
+/* The group's chips, and whether its part of axis wraps round (the whole axis, and the axis wraps). */
+int64_t ici_group_chips(const struct ici_group *g);
+bool ici_group_wraps(const struct ici_params *p, const struct ici_group *g, int axis);
+
+/* The group's axes in buf, "y", "x+y" or "x(8 of 16)+z"; "none" for no axis. Returns buf. */
+const char *ici_group_name(const struct ici_params *p, const struct ici_group *g, char *buf, size_t size);
 
 /* The closed form of one collective. */
 struct ici_cost {
@@ -107,10 +120,10 @@ void ici_cost_link_bytes(const struct ici_cost *c, int64_t bytes[ICI_NAXES]);
 
 /*
  * The closed form of collective coll (enum coll_kind) of an array of bytes
- * (V above) over axes; axes of one chip cost nothing. send_recv takes one
- * axis: the lowest in axes.
+ * (V above) among group g; axes of one chip cost nothing. send_recv takes
+ * one axis: the lowest of the group.
  */
-void ici_cost(const struct ici_params *p, int coll, double bytes, unsigned axes, struct ici_cost *c);
+void ici_cost(const struct ici_params *p, int coll, double bytes, const struct ici_group *g, struct ici_cost *c);
 
 /* ---- as steps over links (the engine) ---- */
 
@@ -133,7 +146,8 @@ struct ici_chain {
  * The chains of collective coll (as ici_cost), which run at once, into
  * ch[0 .. ICI_NAXES); returns how many (0: nothing to move).
  */
-int ici_chains(const struct ici_params *p, int coll, double bytes, unsigned axes, struct ici_chain ch[ICI_NAXES]);
+int ici_chains(const struct ici_params *p, int coll, double bytes, const struct ici_group *g,
+	       struct ici_chain ch[ICI_NAXES]);
 
 /* The links of one representative chip, at clock_ghz cycles. */
 typedef struct ici ici;

@@ -26,10 +26,19 @@ static struct ici_params line(int64_t n, bool wrap, double gbps, double hop_ns)
 	return p;
 }
 
+/* The group of the whole axes in the set. */
+static struct ici_group whole(const struct ici_params *p, unsigned axes)
+{
+	struct ici_group g;
+	ici_group_of(p, axes, &g);
+	return g;
+}
+
 static double cost(const struct ici_params *p, int coll, double bytes, unsigned axes)
 {
 	struct ici_cost c;
-	ici_cost(p, coll, bytes, axes, &c);
+	struct ici_group g = whole(p, axes);
+	ici_cost(p, coll, bytes, &g, &c);
 	return c.seconds;
 }
 
@@ -75,13 +84,14 @@ START_TEST(latency_bound)
 {
 	struct ici_params ring = line(8, true, 45, 1000), ln = line(8, false, 45, 1000);
 	struct ici_cost c;
-	ici_cost(&ring, COLL_ALL_GATHER, 64, X, &c);
+	struct ici_group gr = whole(&ring, X), gl = whole(&ln, X);
+	ici_cost(&ring, COLL_ALL_GATHER, 64, &gr, &c);
 	ck_assert_int_eq(c.hops, 4);
 	ck_assert_double_eq_tol(c.seconds, 4e-6, 0.01e-6);
-	ici_cost(&ln, COLL_ALL_GATHER, 64, X, &c);
+	ici_cost(&ln, COLL_ALL_GATHER, 64, &gl, &c);
 	ck_assert_int_eq(c.hops, 7);
 	ck_assert_double_eq_tol(c.seconds, 7e-6, 0.01e-6);
-	ici_cost(&ring, COLL_ALL_REDUCE, 64, X, &c);
+	ici_cost(&ring, COLL_ALL_REDUCE, 64, &gr, &c);
 	ck_assert_int_eq(c.hops, 8);
 }
 END_TEST
@@ -104,7 +114,21 @@ START_TEST(two_axes_by_hand)
 	ck_assert_double_eq_tol(cost(&one, COLL_ALL_GATHER, v, X), 7.5 * v / 16 / 50e9, 1e-12);
 	/* All-to-all over both: one axis after the other, each over a chip's V/16 among 4: 2 chunks of V/64. */
 	ck_assert_double_eq_tol(cost(&p, COLL_ALL_TO_ALL, v, X | Y), 2 * (2 * v / 64 / 50e9), 1e-12);
-	ck_assert_int_eq(ici_group(&p, X | Y), 16);
+	struct ici_group g = whole(&p, X | Y);
+	ck_assert_int_eq(ici_group_chips(&g), 16);
+	/*
+	 * A part of an axis (sharding cuts one among mesh axes) is a line: 8 of a
+	 * wrapped 16 gathers as the line of 8 does, 7 shards of V/8 a direction.
+	 */
+	struct ici_params sixteen = line(16, true, 50, 0);
+	struct ici_group part = whole(&sixteen, X);
+	struct ici_cost c;
+	part.n[ICI_X] = 8;
+	ici_cost(&sixteen, COLL_ALL_GATHER, v, &part, &c);
+	ck_assert_double_eq_tol(c.seconds, 7 * v / 8 / 50e9, 1e-12);
+	ck_assert(!ici_group_wraps(&sixteen, &part, ICI_X));
+	char name[80];
+	ck_assert_str_eq(ici_group_name(&sixteen, &part, name, sizeof name), "x(8 of 16)");
 }
 END_TEST
 
@@ -123,7 +147,8 @@ START_TEST(steps_agree_with_closed_form)
 				struct ici_chain ch[ICI_NAXES];
 				ici *links = ici_new(&p, ghz);
 				ck_assert_ptr_nonnull(links);
-				int nc = ici_chains(&p, coll, 3e6, X, ch);
+				struct ici_group grp = whole(&p, X);
+				int nc = ici_chains(&p, coll, 3e6, &grp, ch);
 				ck_assert_int_eq(nc, 1);
 				int64_t t = 0;
 				for (int g = 0; g < ch[0].nstages; g++)

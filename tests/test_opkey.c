@@ -25,8 +25,8 @@
 #include "vector.h"
 
 /* struct op as of this list: 176 bytes on x86-64, 156 of them fields (20 of padding). */
-#define OP_SIZE 208
-#define OP_FIELD_BYTES 184
+#define OP_SIZE 216
+#define OP_FIELD_BYTES 191
 
 enum field_role {
 	F_NAMES,        /* names or places the op: never in the key */
@@ -75,7 +75,7 @@ static const struct field {
 	F(onchip_elems, F_VEC),
 	F(spill_elems, F_VEC),
 	F(coll, F_VEC),
-	F(axes, F_VEC),
+	F(grp, F_VEC),
 	F(coll_eb, F_VEC),
 	F(coll_elems, F_VEC),
 #undef F

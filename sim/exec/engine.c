@@ -705,7 +705,8 @@ static int ici_start(engine *en, struct sync *y, struct pass *p, struct icithrea
 		y->coll_start[k] = -1;
 		if (o->kind != OP_COLL)
 			continue;
-		y->nchains[k] = ici_chains(&a->pod, o->coll, (double)plan_coll_bytes(a, o), o->axes, &y->chains[k * ICI_NAXES]);
+		y->nchains[k] = ici_chains(&a->pod, o->coll, (double)plan_coll_bytes(a, o), &o->grp,
+					  &y->chains[k * ICI_NAXES]);
 		y->chains_left[k] = y->nchains[k] ? y->nchains[k] : 1;
 		y->avail_left[k] = 1;
 		most = y->chains_left[k] > most ? y->chains_left[k] : most;

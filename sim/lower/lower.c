@@ -715,7 +715,13 @@ static int lower_coll(struct ctx *c, int64_t batch)
 	}
 	if (c->vec == COLL_SEND_RECV && n > 1)
 		return shape_err(c, "axes", "expected one axis (a send goes to the next chip along it), found %d", n);
-	int64_t g = c->pod ? ici_group(c->pod, axes) : 1, part = v / g + (v % g != 0);
+	struct ici_group grp;
+	if (c->pod)
+		ici_group_of(c->pod, axes, &grp);
+	else
+		for (int a = 0; a < ICI_NAXES; a++)
+			grp.n[a] = 1;           /* one chip */
+	int64_t g = ici_group_chips(&grp), part = v / g + (v % g != 0);
 	int64_t in = c->vec == COLL_ALL_GATHER || c->vec == COLL_ALL_TO_ALL ? part : v;
 	int64_t out = c->vec == COLL_REDUCE_SCATTER || c->vec == COLL_ALL_TO_ALL ? part : v;
 	in = mul(c, in, l->repeat);
@@ -725,7 +731,7 @@ static int lower_coll(struct ctx *c, int64_t batch)
 		return -1;
 	o->kind = OP_COLL;
 	o->coll = c->vec;
-	o->axes = (uint8_t)axes;
+	o->grp = grp;
 	o->coll_eb = l->coll_dtype ? (uint8_t)array_elem_bytes(l->coll_dtype - 1) : 0;
 	o->coll_elems = mul(c, v, l->repeat);
 	o->in_elems = in;

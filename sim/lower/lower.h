@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "ici.h"
 #include "limit.h"
 #include "vector.h"
 #include "workload.h"
@@ -138,7 +139,7 @@ struct op {
 				       convolution's dX (train.h) the input's (col2im sums the rows into it) */
 	/* OP_COLL */
 	int coll;                   /* enum coll_kind */
-	uint8_t axes;               /* the pod's axes it runs over (1 << enum ici_axis) */
+	struct ici_group grp;       /* the chips it runs among (models/ici.h) */
 	uint8_t coll_eb;            /* bytes an element of its array; 0: the run's (array.dtype) */
 	int64_t coll_elems;         /* its array's elements (V of models/ici.h) */
 	/* OP_VEC (and OP_COLL: in_elems, out_elems) */

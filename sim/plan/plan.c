@@ -50,7 +50,7 @@ int64_t plan_coll_bytes(const struct arch *a, const struct op *o)
 
 int64_t plan_coll_cycles(const struct arch *a, const struct op *o, struct ici_cost *c)
 {
-	ici_cost(&a->pod, o->coll, (double)plan_coll_bytes(a, o), o->axes, c);
+	ici_cost(&a->pod, o->coll, (double)plan_coll_bytes(a, o), &o->grp, c);
 	double cyc = ceil(c->seconds * a->clock_ghz * 1e9);
 	return cyc >= 0x1p62 ? INT64_MAX : (int64_t)cyc;
 }
@@ -231,7 +231,8 @@ static int place(struct plan *p, const struct oplist *ops, struct err *e)
 struct likeness {
 	int64_t m, k, n, repeat, a_elems, c_elems, in_elems, out_elems, lane_ops, onchip_elems, spill_elems, coll_elems;
 	int32_t kind, vec, coll;
-	uint8_t a_weight, b_weight, onchip, spill, axes, coll_eb;
+	uint8_t a_weight, b_weight, onchip, spill, coll_eb;
+	struct ici_group grp;
 };
 
 static void likeness(const struct op *o, struct likeness *l)
@@ -241,7 +242,7 @@ static void likeness(const struct op *o, struct likeness *l)
 	l->in_elems = o->in_elems, l->out_elems = o->out_elems, l->lane_ops = o->lane_ops;
 	l->onchip_elems = o->onchip_elems, l->spill_elems = o->spill_elems;
 	l->kind = (int32_t)o->kind, l->vec = o->vec;
-	l->coll_elems = o->coll_elems, l->coll = o->coll, l->axes = o->axes, l->coll_eb = o->coll_eb;
+	l->coll_elems = o->coll_elems, l->coll = o->coll, l->grp = o->grp, l->coll_eb = o->coll_eb;
 	l->a_weight = o->a_weight, l->b_weight = o->b_weight, l->onchip = o->onchip, l->spill = o->spill;
 }
 

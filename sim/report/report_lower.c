@@ -9,7 +9,7 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 {
 	int64_t eb = array_elem_bytes(a->array.dtype);
 	int64_t macs = 0, ngemm = 0, nvec = 0, velems = 0, bytes[3] = { 0 }, ncoll = 0, cbytes = 0;
-	char name[OP_NAME_MAX], axes[32];
+	char name[OP_NAME_MAX], axes[80];
 
 	if (csv)
 		fprintf(out, "op,layer,kind,m,k,n,repeat,macs,a_role,a_bytes,b_role,b_bytes,c_bytes,vector_in_elements,"
@@ -23,10 +23,10 @@ void report_lower(FILE *out, const struct workload *w, const struct oplist *ops,
 		const struct op *o = &ops->v[i];
 		if (o->kind == OP_COLL) {
 			/* A collective: its array's bytes (plan.h) over its axes, among their chips. */
-			int64_t vb = plan_coll_bytes(a, o), n = ici_group(&a->pod, o->axes);
+			int64_t vb = plan_coll_bytes(a, o), n = ici_group_chips(&o->grp);
 			ncoll++;
 			cbytes += vb;
-			ici_axes_name(o->axes, axes, sizeof axes);
+			ici_group_name(&a->pod, &o->grp, axes, sizeof axes);
 			if (csv) {
 				report_csv_str(out, op_name(o, name, sizeof name));
 				fputc(',', out);

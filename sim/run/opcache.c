@@ -75,7 +75,7 @@ void opcache_key(struct opkey *k, uint64_t cfg_hash, int model, int dataflow, bo
 		k->vec = op->vec;
 		k->coll = op->coll;
 		k->coll_elems = op->coll_elems;
-		k->axes = op->axes;
+		k->grp = op->grp;
 		k->coll_eb = op->coll_eb;
 		k->in_elems = op->in_elems;
 		k->out_elems = op->out_elems;

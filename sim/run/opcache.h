@@ -42,7 +42,8 @@ struct opkey {
 	int64_t in_elems, out_elems, lane_ops, onchip_elems, spill_elems;
 	int64_t coll_elems;             /* a collective's */
 	int32_t coll;
-	uint8_t axes, coll_eb;
+	struct ici_group grp;
+	uint8_t coll_eb;
 };
 
 struct opcache_stats {
