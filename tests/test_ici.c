@@ -15,6 +15,7 @@
 #include "api.h"
 #include "ici.h"
 #include "options.h"
+#include "train.h"
 #include "tests.h"
 
 /* A pod of one axis x of n chips, wrapped or not, links of gbps one way, hops of hop_ns. */
@@ -361,6 +362,167 @@ START_TEST(config_base)
 }
 END_TEST
 
+/* The ops of the workload text lowered for the slice config with sets, as tpusim lower lowers them. */
+static void lower_on(const char *config, const char *yaml, const char *const *sets, struct config *c,
+		     struct workload *w, struct oplist *ops)
+{
+	struct err e = { 0 };
+	char *dir = th_tmpdir(), *file = th_write(dir, "w.yaml", yaml);
+	ck_assert_msg(config_load(c, config, &e) == 0, "%s", e.msg);
+	for (; sets && *sets; sets++)
+		ck_assert_msg(config_set(c, *sets, &e) == 0, "%s", e.msg);
+	memset(ops, 0, sizeof *ops);
+	ck_assert_msg(workload_load(w, file, 0, &e) == 0 && lower_step(c, w, ops, &e) == 0, "%s", e.msg);
+	th_rmdir(dir);
+	free(file);
+	free(dir);
+}
+
+static const struct op *op_named(const struct oplist *ops, const char *name)
+{
+	char buf[OP_NAME_MAX];
+	for (size_t i = 0; i < ops->n; i++)
+		if (!strcmp(op_name(&ops->v[i], buf, sizeof buf), name))
+			return &ops->v[i];
+	ck_abort_msg("no op %s", name);
+	return NULL;
+}
+
+static const char *const block_yaml =
+	"batch: 8\nlayers:\n"
+	"  - {name: attn, type: attention, d_model: 1024, heads: 16, kv_heads: 8, head_dim: 64, seq: 256}\n"
+	"  - {name: mlp, type: mlp, tokens: 256, d_model: 1024, d_ff: 4096}\n";
+
+/*
+ * Tensor parallelism of 4 on a 2 x 2 v5e slice: each chip has 16 / 4 = 4
+ * query heads and 8 / 4 = 2 key-value heads: q_proj 2048 x 1024 x 256
+ * (M = 8 x 256 rows), k_proj and v_proj N = 2 x 64 = 128, o_proj K = 256;
+ * the MLP's up 1024 x 1024 (4096 / 4), down K = 1024. o_proj and down write
+ * partial sums of the whole 2048 x 1024 output, which an all-reduce over
+ * the tensor group (x and y, 4 chips) adds: 2 MiB elements each.
+ */
+START_TEST(tensor_parallel_by_hand)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	lower_on("configs/pods/v5e_8x4.yaml", block_yaml, (const char *const[]){ "pod.x=2", "pod.y=2", "mesh.tensor=4", NULL },
+		 &c, &w, &ops);
+	const struct op *q = op_named(&ops, "attn.q_proj"), *k = op_named(&ops, "attn.k_proj");
+	const struct op *o = op_named(&ops, "attn.o_proj"), *up = op_named(&ops, "mlp.up"), *dn = op_named(&ops, "mlp.down");
+	ck_assert(q->m == 2048 && q->k == 1024 && q->n == 256);
+	ck_assert(k->m == 2048 && k->k == 1024 && k->n == 128);
+	ck_assert(o->m == 2048 && o->k == 256 && o->n == 1024);
+	ck_assert(up->m == 2048 && up->k == 1024 && up->n == 1024);
+	ck_assert(dn->m == 2048 && dn->k == 1024 && dn->n == 1024);
+	const struct op *ar = op_named(&ops, "attn.o_allreduce"), *ar2 = op_named(&ops, "mlp.down_allreduce");
+	ck_assert_int_eq(ar->kind, OP_COLL);
+	ck_assert_int_eq(ar->coll, COLL_ALL_REDUCE);
+	ck_assert_int_eq(ar->coll_elems, 2048 * 1024);
+	ck_assert_int_eq(ar2->coll_elems, 2048 * 1024);
+	ck_assert_int_eq(ici_group_chips(&ar->grp), 4);
+	/* It reads o_proj's partial sums and writes the layer's output. */
+	char name[OP_NAME_MAX];
+	ck_assert_str_eq(tensor_name(&ops.t[o->out], name, sizeof name), "attn.o_partial");
+	ck_assert_int_eq(ar->in[0], o->out);
+	ck_assert_str_eq(tensor_name(&ops.t[ar->out], name, sizeof name), "attn.out");
+	/* Two collectives in all: no FSDP gathers, no data parallel sums in inference. */
+	int n = 0;
+	for (size_t i = 0; i < ops.n; i++)
+		n += ops.v[i].kind == OP_COLL;
+	ck_assert_int_eq(n, 2);
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
+/*
+ * FSDP of 4 and data of 2 on 2 x 4: each chip takes 8 / (2 x 4) = 1 sample
+ * (M = 256 rows) and holds a quarter of every weight, gathered over the fsdp
+ * group before its GEMM: wq's 1024 x 1024 as 262144 elements, gathered to
+ * 1048576; the gather is the op before q_proj, which reads what it gathered.
+ */
+START_TEST(fsdp_by_hand)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	lower_on("configs/pods/v5e_8x4.yaml", block_yaml,
+		 (const char *const[]){ "pod.x=2", "pod.y=4", "mesh.fsdp=4", "mesh.data=2", NULL }, &c, &w, &ops);
+	const struct op *q = op_named(&ops, "attn.q_proj"), *g = op_named(&ops, "attn.wq.gather");
+	ck_assert_int_eq(q->m, 256);
+	ck_assert_ptr_eq(g + 1, q);
+	ck_assert_int_eq(g->coll, COLL_ALL_GATHER);
+	ck_assert_int_eq(g->coll_elems, 1024 * 1024);
+	ck_assert_int_eq(ops.t[g->in[0]].elems, 1024 * 1024 / 4);
+	ck_assert_int_eq(ops.t[g->in[0]].kind, TK_WEIGHT);
+	ck_assert_int_eq(ops.t[g->out].elems, 1024 * 1024);
+	ck_assert_int_eq(q->in[1], g->out);
+	/* fsdp takes y (4, whole: a ring when it wraps), data x. */
+	ck_assert_int_eq(g->grp.n[ICI_Y], 4);
+	ck_assert_int_eq(ici_group_chips(&g->grp), 4);
+	int n = 0;
+	for (size_t i = 0; i < ops.n; i++)
+		n += ops.v[i].kind == OP_COLL;
+	ck_assert_int_eq(n, 6);         /* wq, wk, wv, wo, w_up, w_down */
+	oplist_release(&ops);
+	workload_release(&w);
+	/*
+	 * In the cycle model the gathers of later weights run while earlier GEMMs
+	 * compute: the run is shorter than the closed form's sum of its ops.
+	 */
+	struct result a, cy, rows[2];
+	double ghz;
+	const char *const sets[] = { "pod.x=2", "pod.y=4", "mesh.fsdp=4", "mesh.data=2", NULL };
+	run_on("configs/pods/v5e_8x4.yaml", block_yaml, MODEL_ANALYTIC, sets, &a, &ghz, rows, 2);
+	run_on("configs/pods/v5e_8x4.yaml", block_yaml, MODEL_CYCLE, sets, &cy, &ghz, rows, 2);
+	ck_assert_int_lt(cy.cycles, a.cycles);
+	ck_assert_int_eq(cy.collective_ops, 6);
+	ck_assert_int_lt(cy.cat[CAT_EXPOSED_COMM], a.cat[CAT_EXPOSED_COMM]);
+}
+END_TEST
+
+/* The mesh must be the pod, and the slices data parallel; training on a mesh is refused for now. */
+START_TEST(mesh_refusals)
+{
+	char *dir = th_tmpdir(), *out, *err, cwd[4096], abs[4400];
+	free(th_write(dir, "w.yaml", block_yaml));
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	snprintf(abs, sizeof abs, "%s/configs/pods/v5e_8x4.yaml", cwd);
+	const struct {
+		const char *set[3], *want;
+	} bad[] = {
+		{ { "mesh.tensor=4", NULL }, "--set:1:13: mesh.tensor: expected mesh.data x mesh.fsdp x mesh.tensor to be the pod's "
+		  "32 chips (pod.x x pod.y x pod.z x pod.slices), found 1 x 1 x 4" },
+		{ { "pod.slices=2", "mesh.tensor=64", NULL }, "mesh.data: expected a multiple of pod.slices (2: data parallelism "
+		  "spans the slices), found 1" },
+		{ { "mesh.fsdp=32", NULL }, "mesh.fsdp: expected mesh.data x mesh.fsdp to divide the batch (8), found 32" },
+		{ { "mesh.tensor=32", NULL }, "layers[0].kv_heads: expected a multiple of mesh.tensor (32: each chip takes whole key "
+		  "and value heads), found 8" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		const char *argv[16] = { "run", "-c", abs, "-w", "w.yaml", "-o", "out" };
+		int n = 7;
+		for (int j = 0; bad[i].set[j]; j++) {
+			argv[n++] = "--set";
+			argv[n++] = bad[i].set[j];
+		}
+		argv[n] = NULL;
+		ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+		ck_assert_msg(strstr(err, bad[i].want), "case %zu: %s", i, err);
+		free(out);
+		free(err);
+	}
+	const char *train[] = { "run", "-c", abs, "-w", "w.yaml", "--set", "mesh.data=32", "--train", "--batch", "32", NULL };
+	ck_assert_int_eq(th_cli(dir, train, &out, &err), 2);
+	ck_assert_msg(strstr(err, "mesh.data: expected mesh degrees of 1 with a training step"), "%s", err);
+	free(out);
+	free(err);
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *ici_suite(void)
 {
 	Suite *s = suite_create("ici");
@@ -374,6 +536,9 @@ Suite *ici_suite(void)
 	tcase_add_test(tc, overlap_and_contention);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, config_base);
+	tcase_add_test(tc, tensor_parallel_by_hand);
+	tcase_add_test(tc, fsdp_by_hand);
+	tcase_add_test(tc, mesh_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -75,6 +75,7 @@
  */
 #define POD_MAX_DIM 64
 #define POD_MAX_SLICES 1024
+#define POD_MAX_CHIPS 268435456         /* 64^3 x 1024 */
 
 /*
  * A chip: at most 8 cores of at most 8 arrays each (the largest TPU has 2

@@ -44,6 +44,7 @@ const struct cfg_schema *config_schema(void)
 		rc |= cfg_schema_add(&schema, "pod.", ici_keys, offsetof(struct arch, pod));
 		rc |= cfg_schema_add(&schema, "sim.", sim_keys, offsetof(struct arch, sim));
 		rc |= cfg_schema_add(&schema, "train.", train_keys, offsetof(struct arch, train));
+		rc |= cfg_schema_add(&schema, "mesh.", mesh_keys, offsetof(struct arch, mesh));
 		SIM_ASSERT(rc == 0 && schema.n <= CONFIG_MAX_KEYS);
 		schema.gone = gone_keys;
 	}

@@ -64,6 +64,13 @@ struct train_params {
 
 extern const struct cfg_key train_keys[];
 
+/* The mesh a workload is sharded over, keys mesh.* (sim/lower/shard.h). */
+struct mesh_params {
+	int64_t data, fsdp, tensor;     /* the degree of each mesh axis */
+};
+
+extern const struct cfg_key mesh_keys[];
+
 struct arch {
 	char name[CFG_STR_MAX];
 	double clock_ghz;
@@ -77,6 +84,7 @@ struct arch {
 	struct ici_params pod;
 	struct sim_params sim;
 	struct train_params train;
+	struct mesh_params mesh;
 };
 
 /* One key.path=value override, as given on the command line or in a library request. */

@@ -27,8 +27,8 @@ const char *const hbm_need_names[] = { "weights", "caches", "inputs", "activatio
 const char *const step_phase_names[] = { "forward", "backward", "recompute", "optimizer", NULL };
 
 /* The name's last part by enum op_grad, and by enum tensor_role. */
-static const char *const grad_part[] = { "", "dx", "dw", "da", "db", "bwd", "loss", "gsum", "gacc", "update" };
-static const char *const role_part[] = { "", "grad", "re", "state", "mask" };
+static const char *const grad_part[] = { "", "dx", "dw", "da", "db", "bwd", "loss", "gsum", "gacc", "update", "gather" };
+static const char *const role_part[] = { "", "grad", "re", "state", "mask", "gathered" };
 _Static_assert(sizeof grad_part / sizeof *grad_part == OG_N, "a name part per op_grad");
 
 struct ctx {
@@ -45,7 +45,7 @@ struct ctx {
 	int vec;                        /* the layer type's vector op (layer_types.h), or -1 */
 	size_t file;                    /* the next of the workload's operand files to check */
 	int drop_eb;                    /* dropout (lower_batch): the element size of its masks; 0 none */
-	const struct ici_params *pod;   /* borrowed: the pod the collectives run on; NULL: one chip */
+	const struct lower_pod *lp;     /* borrowed: the pod and its mesh (shard.h); NULL: one chip */
 };
 
 /* Adds x to the workload's running total; false when it passes LOWER_LIMIT. */
@@ -184,10 +184,18 @@ static int32_t tensor_new(struct ctx *c, const char *suffix, int kind, int64_t e
  * the activation *out, made (named suffix) when *out is TENSOR_NONE. What the
  * op writes adds to *out's elements. Returns 0, or -1 with the error set.
  */
+static int attach_op(struct ctx *c, size_t idx, int32_t a, int32_t b, int32_t *out, const char *suffix);
+
 static int attach(struct ctx *c, int32_t a, int32_t b, int32_t *out, const char *suffix)
 {
-	struct op *o = last(c);
-	int32_t i = (int32_t)(c->out->n - 1), rd[2] = { a, b };
+	return attach_op(c, c->out->n - 1, a, b, out, suffix);
+}
+
+/* attach for op i of the list. */
+static int attach_op(struct ctx *c, size_t idx, int32_t a, int32_t b, int32_t *out, const char *suffix)
+{
+	struct op *o = &c->out->v[idx];
+	int32_t i = (int32_t)idx, rd[2] = { a, b };
 	struct tensor *t;
 	if (*out == TENSOR_NONE && (*out = tensor_new(c, suffix, TK_ACT, 0)) < 0)
 		return -1;
@@ -221,11 +229,35 @@ static int64_t b_size(const struct op *o)
 	return o->k * o->n * o->repeat;
 }
 
-/* A weight of the op just pushed: its A (when a_side) or its B. */
+static int push_coll(struct ctx *c, const char *suffix, int grad, int kind, const struct ici_group *g, int64_t v,
+		     int64_t in, int64_t out_elems, int eb, int32_t a, int32_t *out, const char *out_suffix);
+
+/*
+ * A weight of the op just pushed: its A (when a_side) or its B. Sharded by
+ * FSDP (shard.h), the chip holds 1/fsdp of it (rounded up) and gathers it
+ * first: the all-gather (suffix, ".gather") goes before the op, and the op
+ * reads what it gathered (the weight's ".gathered" copy).
+ */
 static int32_t weight(struct ctx *c, const char *suffix, bool a_side)
 {
 	const struct op *o = last(c);
-	return tensor_new(c, suffix, TK_WEIGHT, a_side ? a_size(o) : b_size(o));
+	int64_t e = a_side ? a_size(o) : b_size(o);
+	if (!c->lp || c->lp->fsdp == 1)
+		return tensor_new(c, suffix, TK_WEIGHT, e);
+	int64_t f = c->lp->fsdp;
+	int32_t shard = tensor_new(c, suffix, TK_WEIGHT, e / f + (e % f != 0)), full = TENSOR_NONE;
+	if (shard < 0 || push_coll(c, suffix, OG_GATHER, COLL_ALL_GATHER, &c->lp->g_fsdp, e, e / f + (e % f != 0), e, 0,
+				   TENSOR_NONE, NULL, NULL) < 0)
+		return -1;
+	/* The gather before its GEMM: the two last ops change places (neither is attached yet). */
+	struct op *v = c->out->v, t = v[c->out->n - 1];
+	v[c->out->n - 1] = v[c->out->n - 2];
+	v[c->out->n - 2] = t;
+	if (attach_op(c, c->out->n - 2, shard, TENSOR_NONE, &full, suffix) < 0)
+		return -1;
+	c->out->t[full].role = TR_GATHERED;
+	c->out->t[full].of = shard;
+	return full;
 }
 
 /*
@@ -503,6 +535,29 @@ static int dropout(struct ctx *c, const char *suffix, int32_t x, int32_t *y, con
 	return 0;
 }
 
+/*
+ * The layer's last GEMM, just pushed, reading a and weight wt, ends the
+ * layer: split by its rows over the tensor axis (shard.h), it writes partial
+ * sums (partial) that an all-reduce (sum) adds; with dropout, what comes
+ * before it is pre; elems: the layer's output, over its repeats.
+ */
+static int finish(struct ctx *c, int32_t a, int32_t wt, const char *partial, const char *sum, const char *pre,
+		  int64_t elems)
+{
+	int32_t t = TENSOR_NONE, out = TENSOR_NONE;
+	bool tp = c->lp && c->lp->tensor > 1;
+	if (attach(c, a, wt, &t, tp ? partial : c->drop_eb ? pre : "out") < 0)
+		return -1;
+	if (tp) {
+		int32_t s = TENSOR_NONE;
+		if (push_coll(c, sum, OG_NONE, COLL_ALL_REDUCE, &c->lp->g_tensor, elems, elems, elems, 0, t, &s,
+			      c->drop_eb ? pre : "out") < 0)
+			return -1;
+		t = s;
+	}
+	return c->drop_eb ? dropout(c, "dropout", t, &out, "out") : 0;
+}
+
 static int lower_attention(struct ctx *c, int64_t batch)
 {
 	const struct layer *l = c->l;
@@ -517,13 +572,22 @@ static int lower_attention(struct ctx *c, int64_t batch)
 					 (long long)l->d_model, (long long)h);
 		hd = l->d_model / h;
 	}
+	/* Tensor parallelism (shard.h): this chip's heads, and their K, V heads. */
+	int64_t tp = c->lp ? c->lp->tensor : 1;
+	if (tp > 1) {
+		if (g % tp)
+			return shape_err(c, l->kv_heads ? "kv_heads" : "heads", "expected a multiple of mesh.tensor (%lld: each "
+					 "chip takes whole key and value heads), found %lld", (long long)tp, (long long)g);
+		h /= tp;
+		g /= tp;
+	}
 	grp = h / g;
 	q = l->mode == ATTN_DECODE ? 1 : l->seq;
 	kv = l->mode == ATTN_DECODE ? l->kv_cache + 1 : l->seq;
 	rows = mul(c, batch, q);
 
 	int32_t in, wt, tq = TENSOR_NONE, tk = TENSOR_NONE, tv = TENSOR_NONE, kc = TENSOR_NONE, vc = TENSOR_NONE;
-	int32_t scores = TENSOR_NONE, probs = TENSOR_NONE, ctx = TENSOR_NONE, out = TENSOR_NONE;
+	int32_t scores = TENSOR_NONE, probs = TENSOR_NONE, ctx = TENSOR_NONE;
 	if (gemm(c, "q_proj", rows, l->d_model, mul(c, h, hd), 1, false, true) < 0 ||
 	    act_input(c, 0, a_size(last(c)), &in) < 0 || (wt = weight(c, "wq", false)) < 0 ||
 	    attach(c, in, wt, &tq, "q") < 0)
@@ -586,10 +650,7 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	c->block = -1;
 	if (gemm(c, "o_proj", rows, mul(c, h, hd), l->d_model, 1, false, true) < 0 || (wt = weight(c, "wo", false)) < 0)
 		return -1;
-	if (!c->drop_eb)
-		return attach(c, ctx, wt, &out, "out");
-	int32_t proj = TENSOR_NONE;
-	return attach(c, ctx, wt, &proj, "proj") < 0 ? -1 : dropout(c, "dropout", proj, &out, "out");
+	return finish(c, ctx, wt, "o_partial", "o_allreduce", "proj", mul(c, mul(c, rows, l->d_model), l->repeat));
 }
 
 /* The activation's op is named as its layer type: relu, gelu and silu follow the order of enum act_kind. */
@@ -599,14 +660,19 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 {
 	const struct layer *l = c->l;
 	static const int act_vec[] = { VEC_RELU, VEC_GELU, VEC_SILU };
-	int64_t rows = mul(c, batch, l->tokens), hidden = mul(c, rows, l->d_ff);
+	/* Tensor parallelism (shard.h): this chip's columns of the hidden width. */
+	int64_t tp = c->lp ? c->lp->tensor : 1, dff = l->d_ff / tp;
+	if (l->d_ff % tp)
+		return shape_err(c, "d_ff", "expected a multiple of mesh.tensor (%lld), found %lld", (long long)tp,
+				 (long long)l->d_ff);
+	int64_t rows = mul(c, batch, l->tokens), hidden = mul(c, rows, dff);
 	int act = act_vec[l->activation];
-	int32_t in, wt, th = TENSOR_NONE, tg = TENSOR_NONE, ta = TENSOR_NONE, tm = TENSOR_NONE, out = TENSOR_NONE;
+	int32_t in, wt, th = TENSOR_NONE, tg = TENSOR_NONE, ta = TENSOR_NONE, tm = TENSOR_NONE;
 	/* h = x W_up; gated: g = x W_gate, act = act(g), gated = act * h; else act = act(h); out = (gated or act) W_down */
-	if (gemm(c, "up", rows, l->d_model, l->d_ff, 1, false, true) < 0 || act_input(c, 0, a_size(last(c)), &in) < 0 ||
+	if (gemm(c, "up", rows, l->d_model, dff, 1, false, true) < 0 || act_input(c, 0, a_size(last(c)), &in) < 0 ||
 	    (wt = weight(c, "w_up", false)) < 0 || attach(c, in, wt, &th, "h") < 0)
 		return -1;
-	if (l->gated && (gemm(c, "gate", rows, l->d_model, l->d_ff, 1, false, true) < 0 ||
+	if (l->gated && (gemm(c, "gate", rows, l->d_model, dff, 1, false, true) < 0 ||
 			 (wt = weight(c, "w_gate", false)) < 0 || attach(c, in, wt, &tg, "g") < 0))
 		return -1;
 	if (vec(c, layer_type_names[L_RELU + l->activation], act, hidden, hidden,
@@ -615,12 +681,10 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 		return -1;
 	if (l->gated && (vec(c, "mul", VEC_MUL, mul(c, 2, hidden), hidden, hidden) < 0 || attach(c, ta, th, &tm, "gated") < 0))
 		return -1;
-	if (gemm(c, "down", rows, l->d_ff, l->d_model, 1, false, true) < 0 || (wt = weight(c, "w_down", false)) < 0)
+	if (gemm(c, "down", rows, dff, l->d_model, 1, false, true) < 0 || (wt = weight(c, "w_down", false)) < 0)
 		return -1;
-	if (!c->drop_eb)
-		return attach(c, l->gated ? tm : ta, wt, &out, "out");
-	int32_t down = TENSOR_NONE;
-	return attach(c, l->gated ? tm : ta, wt, &down, "down") < 0 ? -1 : dropout(c, "dropout", down, &out, "out");
+	return finish(c, l->gated ? tm : ta, wt, "down_partial", "down_allreduce", "down",
+		      mul(c, mul(c, rows, l->d_model), l->repeat));
 }
 
 /* fc and linear: M = batch x tokens, K = in_features, N = out_features, the weight B. */
@@ -678,6 +742,29 @@ static int list_items(struct ctx *c, const char *key, const char *text, char ite
 }
 
 /*
+ * Pushes collective kind (suffix; grad its name's part) of v elements among
+ * g: a chip holds in elements before and out after; it reads tensor a and
+ * writes *out (made, named out_suffix, when TENSOR_NONE). eb: its elements'
+ * bytes, 0 the run's. Returns 0, or -1 with the error set.
+ */
+static int push_coll(struct ctx *c, const char *suffix, int grad, int kind, const struct ici_group *g, int64_t v,
+		     int64_t in, int64_t out_elems, int eb, int32_t a, int32_t *out, const char *out_suffix)
+{
+	struct op *o = push_counted(c, suffix, (const int64_t[]){ in, out_elems }, 2);
+	if (!o)
+		return -1;
+	o->kind = OP_COLL;
+	o->grad = (uint8_t)grad;
+	o->coll = kind;
+	o->grp = *g;
+	o->coll_eb = (uint8_t)eb;
+	o->coll_elems = v;
+	o->in_elems = in;
+	o->out_elems = out_elems;
+	return a == TENSOR_NONE && out == NULL ? 0 : attach(c, a, TENSOR_NONE, out, out_suffix);
+}
+
+/*
  * A collective (models/ici.h): shape's product is its array's elements, V;
  * each chip holds V / N of it where the collective shards it (N the chips of
  * its axes on the pod), rounded up. Its tensors count elements of the run's
@@ -716,8 +803,8 @@ static int lower_coll(struct ctx *c, int64_t batch)
 	if (c->vec == COLL_SEND_RECV && n > 1)
 		return shape_err(c, "axes", "expected one axis (a send goes to the next chip along it), found %d", n);
 	struct ici_group grp;
-	if (c->pod)
-		ici_group_of(c->pod, axes, &grp);
+	if (c->lp)
+		ici_group_of(c->lp->pod, axes, &grp);
 	else
 		for (int a = 0; a < ICI_NAXES; a++)
 			grp.n[a] = 1;           /* one chip */
@@ -726,16 +813,9 @@ static int lower_coll(struct ctx *c, int64_t batch)
 	int64_t out = c->vec == COLL_REDUCE_SCATTER || c->vec == COLL_ALL_TO_ALL ? part : v;
 	in = mul(c, in, l->repeat);
 	out = mul(c, out, l->repeat);
-	struct op *o = push_counted(c, "", (const int64_t[]){ in, out }, 2);
-	if (!o)
+	if (push_coll(c, "", OG_NONE, c->vec, &grp, mul(c, v, l->repeat), in, out,
+		      l->coll_dtype ? array_elem_bytes(l->coll_dtype - 1) : 0, TENSOR_NONE, NULL, NULL) < 0)
 		return -1;
-	o->kind = OP_COLL;
-	o->coll = c->vec;
-	o->grp = grp;
-	o->coll_eb = l->coll_dtype ? (uint8_t)array_elem_bytes(l->coll_dtype - 1) : 0;
-	o->coll_elems = mul(c, v, l->repeat);
-	o->in_elems = in;
-	o->out_elems = out;
 	return attach_vec(c, 1);
 }
 
@@ -755,7 +835,7 @@ int lower_workload(const struct workload *w, struct oplist *out, struct err *e)
 	return lower_batch(w, w->batch, 0, NULL, out, e);
 }
 
-int lower_batch(const struct workload *w, int64_t batch, int drop_eb, const struct ici_params *pod, struct oplist *out,
+int lower_batch(const struct workload *w, int64_t batch, int drop_eb, const struct lower_pod *pod, struct oplist *out,
 		struct err *e)
 {
 	struct ctx c = { w, NULL, 0, out, e, false, 0, -1, NULL, { TENSOR_NONE, TENSOR_NONE }, -1, 0, drop_eb, pod };
@@ -799,7 +879,7 @@ void oplist_release(struct oplist *l)
 const char *tensor_name(const struct tensor *t, char *buf, size_t size)
 {
 	return name_of(t->layer_name ? t->layer_name : "op", t->suffix ? t->suffix : "", t->block,
-		       t->role >= TR_VALUE && t->role <= TR_MASK ? role_part[t->role] : "", buf, size);
+		       t->role >= TR_VALUE && t->role <= TR_GATHERED ? role_part[t->role] : "", buf, size);
 }
 
 int64_t op_macs(const struct op *o)

@@ -57,9 +57,10 @@ extern const char *const step_phase_names[];    /* "forward", "backward", "recom
  * (".dw"; ".db"); a vector op's backward (".bwd"); the loss's gradient of a
  * network output (".loss"); a sum of two gradients of one tensor (".gsum")
  * or of one weight over two microbatches (".gacc"); a weight's update
- * (".update"). A recomputed op is its forward op's name and ".re".
+ * (".update"); FSDP's all-gather of a weight before its GEMM (".gather",
+ * shard.h). A recomputed op is its forward op's name and ".re".
  */
-enum op_grad { OG_NONE, OG_DX, OG_DW, OG_DA, OG_DB, OG_BWD, OG_LOSS, OG_GSUM, OG_GACC, OG_UPDATE, OG_N };
+enum op_grad { OG_NONE, OG_DX, OG_DW, OG_DA, OG_DB, OG_BWD, OG_LOSS, OG_GSUM, OG_GACC, OG_UPDATE, OG_GATHER, OG_N };
 
 /*
  * Tensors. Every op reads and writes named tensors, so that the chip can
@@ -97,12 +98,13 @@ extern const char *const tensor_kind_names[];   /* "input", "weight", "cache", "
 
 /*
  * What a training step's tensor is of the tensor it is named after (its
- * name gains ".grad", ".re", ".state", ".mask"): the same tensor, its
- * gradient, its recomputed copy, a weight's optimizer state, a dropout's
- * mask (written with its output by the dropout op; 1 byte an element,
- * counted in elements of the run's dtype, rounded up).
+ * name gains ".grad", ".re", ".state", ".mask", ".gathered"): the same
+ * tensor, its gradient, its recomputed copy, a weight's optimizer state, a
+ * dropout's mask (written with its output by the dropout op; 1 byte an
+ * element, counted in elements of the run's dtype, rounded up), a weight
+ * gathered whole from its FSDP shards (an activation, shard.h).
  */
-enum tensor_role { TR_VALUE, TR_GRAD, TR_RECOMP, TR_STATE, TR_MASK };
+enum tensor_role { TR_VALUE, TR_GRAD, TR_RECOMP, TR_STATE, TR_MASK, TR_GATHERED };
 
 #define TENSOR_NONE (-1)
 
@@ -184,7 +186,15 @@ struct oplist {
 /* Appends the ops of every layer of w to out (empty), on one chip. */
 int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
 
-struct ici_params;
+/*
+ * The pod a workload is lowered for (shard.h): its links, and each mesh
+ * axis's degree and the chips it runs among.
+ */
+struct lower_pod {
+	const struct ici_params *pod;   /* borrowed */
+	int64_t data, fsdp, tensor;
+	struct ici_group g_data, g_fsdp, g_tensor;
+};
 
 /*
  * lower_workload at batch instead of the workload's (train.c: a microbatch),
@@ -194,7 +204,7 @@ struct ici_params;
  * writes "proj", the dropout "out") and an MLP's output (down writes
  * "down"), where Korthikanti et al. (MLSys 2023, Sec. 4.1) place it.
  */
-int lower_batch(const struct workload *w, int64_t batch, int drop_eb, const struct ici_params *pod, struct oplist *out,
+int lower_batch(const struct workload *w, int64_t batch, int drop_eb, const struct lower_pod *pod, struct oplist *out,
 		struct err *e);
 void oplist_release(struct oplist *l);
 

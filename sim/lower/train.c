@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shard.h"
 #include "vector.h"
 
 const char *const train_optimizer_names[] = { "sgd", "momentum", "adam", "adamw", NULL };
@@ -641,7 +642,10 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 		return err_at(e, config_origin(cfg, "train.microbatches"), "train.microbatches",
 			      "expected a divisor of the batch (%lld), found %lld", (long long)w->batch,
 			      (long long)tp->microbatches);
-	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, &cfg->arch.pod, out, e) < 0) {
+	struct lower_pod lp;
+	if (shard_place(cfg, &lp, e) < 0)
+		return -1;
+	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, &lp, out, e) < 0) {
 		oplist_release(out);
 		return -1;
 	}
@@ -783,9 +787,27 @@ int train_fit_hint(const struct config *cfg, const struct workload *w, double ca
 
 int lower_step(const struct config *cfg, const struct workload *w, struct oplist *out, struct err *e)
 {
+	struct lower_pod lp;
+	if (shard_place(cfg, &lp, e) < 0)
+		return -1;
+	if (shard_active(&lp)) {
+		/* Every chip of a mesh position does the same work: one is lowered, its share of the batch. */
+		int64_t split = lp.data * lp.fsdp;
+		if (cfg->arch.train.enabled)
+			return err_at(e, config_origin(cfg, "mesh.data"), "mesh.data",
+				      "expected mesh degrees of 1 with a training step (a sharded step is not built yet), found "
+				      "mesh.data %lld, mesh.fsdp %lld, mesh.tensor %lld", (long long)lp.data, (long long)lp.fsdp,
+				      (long long)lp.tensor);
+		if (w->batch % split)
+			return err_at(e, config_origin(cfg, lp.fsdp > 1 ? "mesh.fsdp" : "mesh.data"),
+				      lp.fsdp > 1 ? "mesh.fsdp" : "mesh.data",
+				      "expected mesh.data x mesh.fsdp to divide the batch (%lld), found %lld", (long long)w->batch,
+				      (long long)split);
+		return lower_batch(w, w->batch / split, 0, &lp, out, e);
+	}
 	if (cfg->arch.train.enabled)
 		return train_lower(cfg, w, out, e);
-	return lower_batch(w, w->batch, 0, &cfg->arch.pod, out, e);
+	return lower_batch(w, w->batch, 0, &lp, out, e);
 }
 
 int64_t train_losses(const struct oplist *l, int64_t microbatches)

@@ -1,0 +1,109 @@
+/*
+ * shard.c - the mesh's keys and where its axes run on the pod (see shard.h).
+ */
+#include "shard.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define F(x) offsetof(struct mesh_params, x)
+const struct cfg_key mesh_keys[] = {
+	{ "data", CFG_INT, F(data), "chips", "1", 1, POD_MAX_CHIPS, NULL,
+	  "data parallelism: the batch split this many ways, every chip holding every weight" },
+	{ "fsdp", CFG_INT, F(fsdp), "chips", "1", 1, POD_MAX_CHIPS, NULL,
+	  "fully sharded data parallelism: the batch split, and every weight, gathered before its GEMM" },
+	{ "tensor", CFG_INT, F(tensor), "chips", "1", 1, POD_MAX_CHIPS, NULL,
+	  "tensor parallelism: attention heads and the MLP's hidden width split, partial sums all-reduced" },
+	CFG_END
+};
+#undef F
+
+bool shard_active(const struct lower_pod *lp)
+{
+	return lp && lp->data * lp->fsdp * lp->tensor > 1;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * Takes a group of `need` chips from what is left of the pod's ICI axes
+ * (left[], changed): an axis it fills whole first (so that its ring wraps),
+ * then parts of axes in order. Returns what it could not place (1: all).
+ */
+static int64_t take(int64_t left[3], const int64_t full[3], int64_t need, struct ici_group *g)
+{
+	for (int a = 0; a < ICI_NAXES; a++)
+		g->n[a] = 1;
+	for (int a = 0; a < 3 && need > 1; a++)
+		if (left[a] == full[a] && left[a] == need) {
+			g->n[a] = (int16_t)need;
+			left[a] = 1;
+			need = 1;
+		}
+	for (int a = 0; a < 3 && need > 1; a++) {
+		int64_t f = gcd64(left[a], need);
+		if (f > 1) {
+			g->n[a] = (int16_t)(g->n[a] * f);
+			left[a] /= f;
+			need /= f;
+		}
+	}
+	return need;
+}
+
+/* The mesh key to place an error about the degrees together at: the first given of data, fsdp, tensor. */
+static const char *given_key(const struct config *cfg)
+{
+	static const char *const keys[] = { "mesh.data", "mesh.fsdp", "mesh.tensor" };
+	for (int i = 0; i < 3; i++)
+		if (config_origin(cfg, keys[i]).line > 0)
+			return keys[i];
+	return keys[0];
+}
+
+int shard_place(const struct config *cfg, struct lower_pod *lp, struct err *e)
+{
+	const struct arch *a = &cfg->arch;
+	const struct ici_params *p = &a->pod;
+	const struct mesh_params *m = &a->mesh;
+	int64_t left[3] = { p->dim[0], p->dim[1], p->dim[2] }, chips = ici_chips(p);
+	lp->pod = p;
+	lp->data = m->data;
+	lp->fsdp = m->fsdp;
+	lp->tensor = m->tensor;
+	ici_group_of(p, 0, &lp->g_data);
+	lp->g_fsdp = lp->g_tensor = lp->g_data;
+	if (!shard_active(lp))
+		return 0;
+	if (m->data > chips || m->fsdp > chips || m->tensor > chips || m->data * m->fsdp * m->tensor != chips)
+		return err_at(e, config_origin(cfg, given_key(cfg)), given_key(cfg),
+			      "expected mesh.data x mesh.fsdp x mesh.tensor to be the pod's %lld chips (pod.x x pod.y x pod.z x "
+			      "pod.slices), found %lld x %lld x %lld", (long long)chips, (long long)m->data, (long long)m->fsdp,
+			      (long long)m->tensor);
+	/* The slices go to data: the DCN is the slowest link. */
+	if (m->data % p->slices)
+		return err_at(e, config_origin(cfg, "mesh.data"), "mesh.data",
+			      "expected a multiple of pod.slices (%lld: data parallelism spans the slices), found %lld",
+			      (long long)p->slices, (long long)m->data);
+	static const char *const keys[] = { "mesh.tensor", "mesh.fsdp", "mesh.data" };
+	struct ici_group *gs[] = { &lp->g_tensor, &lp->g_fsdp, &lp->g_data };
+	int64_t need[] = { m->tensor, m->fsdp, m->data / p->slices };
+	for (int i = 0; i < 3; i++) {
+		int64_t rest = take(left, p->dim, need[i], gs[i]);
+		if (rest > 1)
+			return err_at(e, config_origin(cfg, keys[i]), keys[i],
+				      "expected a degree the pod's axes left after the mesh axes before it factor into (%lld x "
+				      "%lld x %lld), found %lld", (long long)(left[0]), (long long)left[1], (long long)left[2],
+				      (long long)need[i]);
+	}
+	lp->g_data.n[ICI_DCN] = (int16_t)p->slices;
+	return 0;
+}
