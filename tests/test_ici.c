@@ -15,6 +15,7 @@
 #include "api.h"
 #include "ici.h"
 #include "options.h"
+#include "plan.h"
 #include "train.h"
 #include "tests.h"
 
@@ -426,11 +427,18 @@ START_TEST(tensor_parallel_by_hand)
 	ck_assert_str_eq(tensor_name(&ops.t[o->out], name, sizeof name), "attn.o_partial");
 	ck_assert_int_eq(ar->in[0], o->out);
 	ck_assert_str_eq(tensor_name(&ops.t[ar->out], name, sizeof name), "attn.out");
-	/* Two collectives in all: no FSDP gathers, no data parallel sums in inference. */
-	int n = 0;
-	for (size_t i = 0; i < ops.n; i++)
+	/*
+	 * Four collectives in all: the two sums, and Megatron's f before q_proj
+	 * and up, which moves nothing in the forward; no FSDP gathers.
+	 */
+	int n = 0, moving = 0;
+	for (size_t i = 0; i < ops.n; i++) {
 		n += ops.v[i].kind == OP_COLL;
-	ck_assert_int_eq(n, 2);
+		moving += ops.v[i].kind == OP_COLL && !ops.v[i].identity;
+	}
+	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(moving, 2);
+	ck_assert_int_eq(op_named(&ops, "attn.tp_in")[1].kind, OP_GEMM);       /* just before q_proj */
 	oplist_release(&ops);
 	workload_release(&w);
 }
@@ -482,7 +490,7 @@ START_TEST(fsdp_by_hand)
 }
 END_TEST
 
-/* The mesh must be the pod, and the slices data parallel; training on a mesh is refused for now. */
+/* The mesh must be the pod, the slices data parallel, and a chip's batch whole. */
 START_TEST(mesh_refusals)
 {
 	char *dir = th_tmpdir(), *out, *err, cwd[4096], abs[4400];
@@ -513,13 +521,95 @@ START_TEST(mesh_refusals)
 		free(out);
 		free(err);
 	}
-	const char *train[] = { "run", "-c", abs, "-w", "w.yaml", "--set", "mesh.data=32", "--train", "--batch", "32", NULL };
+	/* A step's microbatches divide a chip's share of the batch: 8 / 4 = 2, not by 4. */
+	const char *train[] = { "run", "-c", abs, "-w", "w.yaml", "--set", "mesh.data=4", "--set", "pod.x=2", "--set",
+				"pod.y=2", "--train", "--set", "train.microbatches=4", NULL };
 	ck_assert_int_eq(th_cli(dir, train, &out, &err), 2);
-	ck_assert_msg(strstr(err, "mesh.data: expected mesh degrees of 1 with a training step"), "%s", err);
+	ck_assert_msg(strstr(err, "train.microbatches: expected a divisor of the batch per chip (2), found 4"), "%s", err);
 	free(out);
 	free(err);
 	th_rmdir(dir);
 	free(dir);
+}
+END_TEST
+
+/* Counts of ops of l of kind coll with grad part g (OG_N: any) in phase ph (-1: any). */
+static int count_coll(const struct oplist *l, int coll, int g, int ph)
+{
+	int n = 0;
+	for (size_t i = 0; i < l->n; i++)
+		n += l->v[i].kind == OP_COLL && l->v[i].coll == coll && (g == OG_N || l->v[i].grad == g) &&
+		     (ph < 0 || l->v[i].phase == ph);
+	return n;
+}
+
+/*
+ * A training step of the block on 2 x 2 chips. Data parallel over 4: each
+ * chip takes 8 / 4 = 2 samples (q_proj M = 512) and holds every weight;
+ * each of the 6 weights' gradients is all-reduced over the 4 chips once
+ * (".sync"), with the weight's elements (wq 1024 x 1024), before its update.
+ * FSDP over 4: each weight is gathered in the forward, gathered again for
+ * the backward (ZeRO stage 3: the recompute phase), and its gradient
+ * reduce-scattered to the chip's quarter, which the update reads. Tensor
+ * over 4: the backward all-reduces the gradient of each of the two split
+ * inputs (Megatron's f: 2048 rows x 1024); the forward's two all-reduces
+ * pass their gradients through.
+ */
+START_TEST(training_step_on_a_mesh)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	const char *const on[] = { "pod.x=2", "pod.y=2", "train.enabled=true", NULL };
+	const char *dp[] = { on[0], on[1], on[2], "mesh.data=4", NULL };
+	lower_on("configs/pods/v5e_8x4.yaml", block_yaml, dp, &c, &w, &ops);
+	ck_assert_int_eq(op_named(&ops, "attn.q_proj")->m, 512);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_REDUCE, OG_SYNC, PH_BACKWARD), 6);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_GATHER, OG_N, -1), 0);
+	const struct op *sync = op_named(&ops, "attn.wq.sync");
+	ck_assert_int_eq(sync->coll_elems, 1024 * 1024);
+	ck_assert_int_eq(ici_group_chips(&sync->grp), 4);
+	/* The update reads the summed gradient. */
+	const struct op *up = op_named(&ops, "attn.wq.update");
+	ck_assert_int_eq(up->in[1], sync->out);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	const char *fs[] = { on[0], on[1], on[2], "mesh.fsdp=4", NULL };
+	lower_on("configs/pods/v5e_8x4.yaml", block_yaml, fs, &c, &w, &ops);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_GATHER, OG_GATHER, PH_FORWARD), 6);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_GATHER, OG_GATHER, PH_RECOMPUTE), 6);
+	ck_assert_int_eq(count_coll(&ops, COLL_REDUCE_SCATTER, OG_SCATTER, PH_BACKWARD), 6);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_REDUCE, OG_N, -1), 0);
+	const struct op *rs = op_named(&ops, "attn.wq.scatter");
+	ck_assert_int_eq(rs->coll_elems, 1024 * 1024);
+	ck_assert_int_eq(rs->out_elems, 1024 * 1024 / 4);
+	up = op_named(&ops, "attn.wq.update");
+	ck_assert_int_eq(up->out_elems - ops.t[up->out].elems, 1024 * 1024 / 4);  /* the shard; its state beside it */
+	ck_assert_int_eq(ops.t[up->in[1]].elems, 1024 * 1024 / 4);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	const char *tp[] = { on[0], on[1], on[2], "mesh.tensor=4", NULL };
+	lower_on("configs/pods/v5e_8x4.yaml", block_yaml, tp, &c, &w, &ops);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_REDUCE, OG_DX, PH_BACKWARD), 2);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_REDUCE, OG_N, PH_FORWARD), 4);       /* 2 sums, 2 identities */
+	const struct op *f = op_named(&ops, "attn.tp_in");
+	ck_assert(f->identity);
+	struct ici_cost cost0;
+	ck_assert_int_eq(plan_coll_cycles(&c.arch, f, &cost0), 0);
+	int64_t n = 0;
+	for (size_t i = 0; i < ops.n; i++)
+		if (ops.v[i].kind == OP_COLL && ops.v[i].grad == OG_DX)
+			n += ops.v[i].coll_elems;
+	ck_assert_int_eq(n, 2 * 2048 * 1024);
+	oplist_release(&ops);
+	workload_release(&w);
+	/* The whole step runs, its categories summing to its cycles (run_on checks). */
+	struct result r, rows[1];
+	double ghz;
+	run_on("configs/pods/v5e_8x4.yaml", block_yaml, MODEL_CYCLE, tp, &r, &ghz, rows, 1);
+	ck_assert_int_eq(r.collective_ops, 6);
 }
 END_TEST
 
@@ -539,6 +629,7 @@ Suite *ici_suite(void)
 	tcase_add_test(tc, tensor_parallel_by_hand);
 	tcase_add_test(tc, fsdp_by_hand);
 	tcase_add_test(tc, mesh_refusals);
+	tcase_add_test(tc, training_step_on_a_mesh);
 	suite_add_tcase(s, tc);
 	return s;
 }

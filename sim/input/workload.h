@@ -142,6 +142,12 @@ struct workload {
 
 extern const char *const layer_type_names[];   /* by enum layer_type, then NULL */
 
+/* Whether a layer type is a collective's (all_gather ... send_recv: models/ici.h). */
+static inline bool layer_is_collective(int type)
+{
+	return type >= L_ALL_GATHER && type <= L_SEND_RECV;
+}
+
 /*
  * The file a -w value names, in path (size bytes): the value itself, or for
  * a name without a path ("resnet50") the shipped workloads/resnet50.yaml of

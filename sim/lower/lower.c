@@ -27,7 +27,8 @@ const char *const hbm_need_names[] = { "weights", "caches", "inputs", "activatio
 const char *const step_phase_names[] = { "forward", "backward", "recompute", "optimizer", NULL };
 
 /* The name's last part by enum op_grad, and by enum tensor_role. */
-static const char *const grad_part[] = { "", "dx", "dw", "da", "db", "bwd", "loss", "gsum", "gacc", "update", "gather" };
+static const char *const grad_part[] = { "", "dx", "dw", "da", "db", "bwd", "loss", "gsum", "gacc", "update", "gather",
+					 "scatter", "sync" };
 static const char *const role_part[] = { "", "grad", "re", "state", "mask", "gathered" };
 _Static_assert(sizeof grad_part / sizeof *grad_part == OG_N, "a name part per op_grad");
 
@@ -258,6 +259,30 @@ static int32_t weight(struct ctx *c, const char *suffix, bool a_side)
 	c->out->t[full].role = TR_GATHERED;
 	c->out->t[full].of = shard;
 	return full;
+}
+
+/*
+ * Tensor parallelism (shard.h): the input *x of the column-split GEMM just
+ * pushed (q_proj, up) goes through Megatron's f first, an identity in the
+ * forward whose backward all-reduces the input's gradient over the tensor
+ * axis; the GEMMs read its output ("tp_in", *x replaced). Nothing without it.
+ */
+static int tp_entry(struct ctx *c, int32_t *x)
+{
+	if (!c->lp || c->lp->tensor == 1)
+		return 0;
+	int64_t e = c->out->t[*x].elems;
+	int32_t y = TENSOR_NONE;
+	if (push_coll(c, "tp_in", OG_NONE, COLL_ALL_REDUCE, &c->lp->g_tensor, e, e, e, 0, TENSOR_NONE, NULL, NULL) < 0)
+		return -1;
+	last(c)->identity = true;
+	struct op *v = c->out->v, t = v[c->out->n - 1];
+	v[c->out->n - 1] = v[c->out->n - 2];
+	v[c->out->n - 2] = t;
+	if (attach_op(c, c->out->n - 2, *x, TENSOR_NONE, &y, "tp_in") < 0)
+		return -1;
+	*x = y;
+	return 0;
 }
 
 /*
@@ -589,7 +614,7 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	int32_t in, wt, tq = TENSOR_NONE, tk = TENSOR_NONE, tv = TENSOR_NONE, kc = TENSOR_NONE, vc = TENSOR_NONE;
 	int32_t scores = TENSOR_NONE, probs = TENSOR_NONE, ctx = TENSOR_NONE;
 	if (gemm(c, "q_proj", rows, l->d_model, mul(c, h, hd), 1, false, true) < 0 ||
-	    act_input(c, 0, a_size(last(c)), &in) < 0 || (wt = weight(c, "wq", false)) < 0 ||
+	    act_input(c, 0, a_size(last(c)), &in) < 0 || tp_entry(c, &in) < 0 || (wt = weight(c, "wq", false)) < 0 ||
 	    attach(c, in, wt, &tq, "q") < 0)
 		return -1;
 	if (gemm(c, "k_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0 || (wt = weight(c, "wk", false)) < 0 ||
@@ -670,6 +695,7 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 	int32_t in, wt, th = TENSOR_NONE, tg = TENSOR_NONE, ta = TENSOR_NONE, tm = TENSOR_NONE;
 	/* h = x W_up; gated: g = x W_gate, act = act(g), gated = act * h; else act = act(h); out = (gated or act) W_down */
 	if (gemm(c, "up", rows, l->d_model, dff, 1, false, true) < 0 || act_input(c, 0, a_size(last(c)), &in) < 0 ||
+	    tp_entry(c, &in) < 0 ||
 	    (wt = weight(c, "w_up", false)) < 0 || attach(c, in, wt, &th, "h") < 0)
 		return -1;
 	if (l->gated && (gemm(c, "gate", rows, l->d_model, dff, 1, false, true) < 0 ||

@@ -58,9 +58,12 @@ extern const char *const step_phase_names[];    /* "forward", "backward", "recom
  * network output (".loss"); a sum of two gradients of one tensor (".gsum")
  * or of one weight over two microbatches (".gacc"); a weight's update
  * (".update"); FSDP's all-gather of a weight before its GEMM (".gather",
- * shard.h). A recomputed op is its forward op's name and ".re".
+ * shard.h), the reduce-scatter of its gradient (".scatter"), a weight
+ * gradient's all-reduce over the data axis (".sync"). A recomputed op is its
+ * forward op's name and ".re".
  */
-enum op_grad { OG_NONE, OG_DX, OG_DW, OG_DA, OG_DB, OG_BWD, OG_LOSS, OG_GSUM, OG_GACC, OG_UPDATE, OG_GATHER, OG_N };
+enum op_grad { OG_NONE, OG_DX, OG_DW, OG_DA, OG_DB, OG_BWD, OG_LOSS, OG_GSUM, OG_GACC, OG_UPDATE, OG_GATHER, OG_SCATTER,
+	       OG_SYNC, OG_N };
 
 /*
  * Tensors. Every op reads and writes named tensors, so that the chip can
@@ -143,6 +146,7 @@ struct op {
 	int coll;                   /* enum coll_kind */
 	struct ici_group grp;       /* the chips it runs among (models/ici.h) */
 	uint8_t coll_eb;            /* bytes an element of its array; 0: the run's (array.dtype) */
+	bool identity;              /* a forward identity (Megatron's f, shard.h): nothing moves; its backward all-reduces */
 	int64_t coll_elems;         /* its array's elements (V of models/ici.h) */
 	/* OP_VEC (and OP_COLL: in_elems, out_elems) */
 	int vec;                    /* enum vec_kind */

@@ -77,6 +77,8 @@ struct tc {
 	size_t nt0;             /* the first microbatch's forward tensors: [0, nt0) */
 	int64_t segs;           /* segments recomputed so far (tinfo.need's serials) */
 	const struct workload *w;
+	const struct lower_pod *lp;     /* the pod's mesh (shard.h) */
+	bool last;                      /* the last microbatch's backward: weights' gradients are final */
 	struct err *e;
 };
 
@@ -302,6 +304,63 @@ static int32_t mask_of(const struct tc *c, int32_t t)
 	return t >= 0 && (size_t)t < c->l->nt ? c->ti[t].mask : TENSOR_NONE;
 }
 
+/*
+ * Weight t's gradient is final (the last microbatch's contribution, from
+ * forward op f): over a data axis (shard.h) an all-reduce sums it over the
+ * data group before the update (".sync"), placed here so that it runs while
+ * the backward goes on. Returns 0, or -1 with the error set.
+ */
+static int sync_grad(struct tc *c, int32_t t, size_t f)
+{
+	if (!c->last || !c->lp || c->lp->data == 1 || c->l->t[t].kind != TK_WEIGHT)
+		return 0;
+	int32_t g = c->ti[t].grad, i, s;
+	int64_t n = c->l->t[g].elems;
+	if ((i = opush(c, f, PH_BACKWARD, OG_SYNC)) < 0 || (s = tnew(c, t, TK_ACT, TR_GRAD, n)) < 0)
+		return -1;
+	struct op *o = &c->l->v[i];
+	o->kind = OP_COLL;
+	o->coll = COLL_ALL_REDUCE;
+	o->grp = c->lp->g_data;
+	o->coll_elems = o->in_elems = o->out_elems = n;
+	/* Named after the weight: "attn.wq.sync". */
+	o->suffix = c->l->t[t].suffix;
+	o->block = -1;
+	link(c, i, g, TENSOR_NONE, s);
+	c->ti[t].grad = s;
+	return 0;
+}
+
+/*
+ * The backward of a collective of the mesh (shard.h): FSDP's gather of a
+ * weight reduce-scatters the weight's gradient to its shard (".scatter");
+ * Megatron's f all-reduces its input's gradient over the tensor axis; the
+ * all-reduce of partial sums passes its gradient through as it is.
+ */
+static int coll_backward(struct tc *c, size_t f, int32_t dy)
+{
+	struct op o = c->l->v[f];
+	int32_t x = o.in[0], i;
+	if (!needs_grad(c, x))
+		return 0;
+	if (o.coll == COLL_ALL_REDUCE && !o.identity)
+		return contribute(c, -1, x, f, dy);
+	if ((i = opush(c, f, PH_BACKWARD, o.grad == OG_GATHER ? OG_SCATTER : OG_DX)) < 0)
+		return -1;
+	struct op *n = &c->l->v[i];
+	n->kind = OP_COLL;
+	n->coll = o.grad == OG_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
+	n->grp = o.grp;
+	n->coll_eb = o.coll_eb;
+	n->coll_elems = o.coll_elems;
+	n->in_elems = o.out_elems;
+	n->out_elems = o.in_elems;
+	link(c, i, dy, TENSOR_NONE, TENSOR_NONE);
+	if (contribute(c, i, x, f, TENSOR_NONE) < 0)
+		return -1;
+	return sync_grad(c, x, f);
+}
+
 /* The backward of forward op f, when its output has a gradient. */
 static int backward(struct tc *c, size_t f)
 {
@@ -309,6 +368,8 @@ static int backward(struct tc *c, size_t f)
 	int32_t dy = c->ti[o.out].grad, i;
 	if (dy == TENSOR_NONE)
 		return 0;
+	if (o.kind == OP_COLL)
+		return coll_backward(c, f, dy);
 	if (o.kind == OP_GEMM) {
 		int32_t a = o.in[0], b = o.in[1];
 		bool acts = !o.a_weight && !o.b_weight;
@@ -320,7 +381,7 @@ static int backward(struct tc *c, size_t f)
 			if (c->w->layers[o.layer].type == L_CONV2D && c->l->t[a].elems / o.repeat != o.m * o.k)
 				c->l->v[i].c_elems = c->l->t[a].elems / o.repeat;
 			link(c, i, dy, rd(c, b), TENSOR_NONE);
-			if (contribute(c, i, a, f, TENSOR_NONE) < 0)
+			if (contribute(c, i, a, f, TENSOR_NONE) < 0 || sync_grad(c, a, f) < 0)
 				return -1;
 		}
 		if (needs_grad(c, b)) {
@@ -328,7 +389,7 @@ static int backward(struct tc *c, size_t f)
 				return -1;
 			gsize(c, i, o.k, o.m, o.n, o.repeat, o.a_weight, false, o.a_elems ? o.a_elems : o.m * o.k);
 			link(c, i, rd(c, a), dy, TENSOR_NONE);
-			if (contribute(c, i, b, f, TENSOR_NONE) < 0)
+			if (contribute(c, i, b, f, TENSOR_NONE) < 0 || sync_grad(c, b, f) < 0)
 				return -1;
 		}
 		return 0;
@@ -392,6 +453,8 @@ static int backward(struct tc *c, size_t f)
 static void backward_reads(const struct tc *c, const struct op *o, int32_t r[2])
 {
 	r[0] = r[1] = TENSOR_NONE;
+	if (o->kind == OP_COLL)
+		return;                 /* its backward is a collective of the gradient alone */
 	if (o->kind == OP_GEMM) {
 		if (needs_grad(c, o->in[0]))
 			r[0] = o->in[1];
@@ -430,6 +493,9 @@ static void mark_saved(struct tc *c, size_t f0, size_t f1)
 			const struct op *q = &l->v[r];
 			keep = (q->in[0] == t || q->in[1] == t) && c->seg[q->layer] != c->seg[o->layer];
 		}
+		/* A weight gathered from its FSDP shards is gathered again for the backward (ZeRO stage 3), never kept. */
+		if (x->role == TR_GATHERED)
+			keep = false;
 		c->ti[t].saved = keep;
 	}
 }
@@ -477,8 +543,6 @@ static int recompute(struct tc *c, size_t s0, size_t s1)
 {
 	struct oplist *l = c->l;
 	int64_t s = c->segs++;
-	if (c->tp->remat == REMAT_NONE)
-		return 0;
 	bool *run = calloc(s1 - s0 + 1, sizeof *run);
 	if (!run)
 		return nomem(c);
@@ -567,7 +631,8 @@ static int forward_copy(struct tc *c, size_t nf, int32_t *map)
 			if (t == TENSOR_NONE || (l->t[t].kind != TK_ACT && l->t[t].kind != TK_INPUT))
 				continue;
 			if (map[t] == TENSOR_NONE) {
-				if ((map[t] = tnew(c, t, l->t[t].kind, TR_VALUE, l->t[t].elems)) < 0)
+				int role = l->t[t].role == TR_GATHERED ? TR_GATHERED : TR_VALUE;
+				if ((map[t] = tnew(c, t, l->t[t].kind, role, l->t[t].elems)) < 0)
 					return -1;
 				c->ti[map[t]].image = c->ti[t].image;
 			}
@@ -638,19 +703,22 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 			return err_at(e, workload_key_pos(&w->layers[i], "mode"), at, "expected prefill with train.enabled (a "
 				      "training step has no KV cache), found decode");
 		}
-	if (w->batch % tp->microbatches)
-		return err_at(e, config_origin(cfg, "train.microbatches"), "train.microbatches",
-			      "expected a divisor of the batch (%lld), found %lld", (long long)w->batch,
-			      (long long)tp->microbatches);
 	struct lower_pod lp;
 	if (shard_place(cfg, &lp, e) < 0)
 		return -1;
-	if (lower_batch(w, w->batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, &lp, out, e) < 0) {
+	/* A chip's share of the batch (shard.h), in microbatches. */
+	int64_t batch = w->batch / (lp.data * lp.fsdp);
+	if (batch % tp->microbatches)
+		return err_at(e, config_origin(cfg, "train.microbatches"), "train.microbatches",
+			      "expected a divisor of the batch%s (%lld), found %lld", lp.data * lp.fsdp > 1 ? " per chip" : "",
+			      (long long)batch, (long long)tp->microbatches);
+	c.lp = &lp;
+	if (lower_batch(w, batch / tp->microbatches, tp->dropout > 0 ? c.eb : 0, &lp, out, e) < 0) {
 		oplist_release(out);
 		return -1;
 	}
 	for (size_t i = 0; i < out->n; i++)
-		if (out->v[i].kind == OP_COLL) {
+		if (layer_is_collective(w->layers[out->v[i].layer].type)) {
 			const struct layer *ly = &w->layers[out->v[i].layer];
 			char at[WORKLOAD_PATH_MAX];
 			oplist_release(out);
@@ -678,12 +746,14 @@ int train_lower(const struct config *cfg, const struct workload *w, struct oplis
 	for (size_t t = 0; t < out->nt; t++)
 		if (out->t[t].role == TR_MASK)
 			c.ti[out->t[t].of].mask = (int32_t)t;
+	c.last = tp->microbatches == 1;
 	if (backward_pass(&c, 0, nf) < 0)
 		goto done;
 	if (tp->microbatches > 1 && !(map = malloc((c.nt0 ? c.nt0 : 1) * sizeof *map)))
 		goto nomem;
 	for (int64_t j = 1; j < tp->microbatches; j++) {
 		size_t f0 = out->n;
+		c.last = j == tp->microbatches - 1;
 		if (forward_copy(&c, nf, map) < 0 || backward_pass(&c, f0, f0 + nf) < 0)
 			goto done;
 	}
@@ -790,24 +860,15 @@ int lower_step(const struct config *cfg, const struct workload *w, struct oplist
 	struct lower_pod lp;
 	if (shard_place(cfg, &lp, e) < 0)
 		return -1;
-	if (shard_active(&lp)) {
-		/* Every chip of a mesh position does the same work: one is lowered, its share of the batch. */
-		int64_t split = lp.data * lp.fsdp;
-		if (cfg->arch.train.enabled)
-			return err_at(e, config_origin(cfg, "mesh.data"), "mesh.data",
-				      "expected mesh degrees of 1 with a training step (a sharded step is not built yet), found "
-				      "mesh.data %lld, mesh.fsdp %lld, mesh.tensor %lld", (long long)lp.data, (long long)lp.fsdp,
-				      (long long)lp.tensor);
-		if (w->batch % split)
-			return err_at(e, config_origin(cfg, lp.fsdp > 1 ? "mesh.fsdp" : "mesh.data"),
-				      lp.fsdp > 1 ? "mesh.fsdp" : "mesh.data",
-				      "expected mesh.data x mesh.fsdp to divide the batch (%lld), found %lld", (long long)w->batch,
-				      (long long)split);
-		return lower_batch(w, w->batch / split, 0, &lp, out, e);
-	}
+	/* Every chip of a mesh position does the same work: one is lowered, its share of the batch. */
+	int64_t split = lp.data * lp.fsdp;
+	if (w->batch % split)
+		return err_at(e, config_origin(cfg, lp.fsdp > 1 ? "mesh.fsdp" : "mesh.data"), lp.fsdp > 1 ? "mesh.fsdp" : "mesh.data",
+			      "expected mesh.data x mesh.fsdp to divide the batch (%lld), found %lld", (long long)w->batch,
+			      (long long)split);
 	if (cfg->arch.train.enabled)
 		return train_lower(cfg, w, out, e);
-	return lower_batch(w, w->batch, 0, &lp, out, e);
+	return lower_batch(w, w->batch / split, 0, &lp, out, e);
 }
 
 int64_t train_losses(const struct oplist *l, int64_t microbatches)

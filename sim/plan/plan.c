@@ -44,6 +44,8 @@ int plan_gemm(struct sched *s, const struct op *op, const struct config *cfg, co
 
 int64_t plan_coll_bytes(const struct arch *a, const struct op *o)
 {
+	if (o->identity)
+		return 0;
 	int64_t eb = o->coll_eb ? o->coll_eb : array_elem_bytes(a->array.dtype);
 	return o->coll_elems > INT64_MAX / eb ? INT64_MAX : o->coll_elems * eb;
 }
@@ -61,7 +63,7 @@ void plan_bound_op(const struct arch *a, const struct op *o, const struct sched 
 	if (o->kind == OP_COLL) {
 		struct ici_cost c;
 		b->comm_cycles = plan_coll_cycles(a, o, &c);
-		b->fixed_cycles = arch_op_fixed_cycles(a);
+		b->fixed_cycles = b->comm_cycles ? arch_op_fixed_cycles(a) : 0;        /* nothing to move: no time */
 		b->cycles = bound_cycles(o, b);
 		return;
 	}

@@ -103,7 +103,7 @@ int plan_gemm(struct sched *s, const struct op *op, const struct config *cfg, co
  */
 void plan_bound_op(const struct arch *a, const struct op *o, const struct sched *s, bool ideal, struct plan_bound *b);
 
-/* Bytes of collective o's array (V of models/ici.h), its elements at its dtype or the run's. */
+/* Bytes of collective o's array (V of models/ici.h), its elements at its dtype or the run's; 0 for a forward identity. */
 int64_t plan_coll_bytes(const struct arch *a, const struct op *o);
 
 /* Collective o's closed form on a's pod (ici_cost), and its time in cycles (rounded up). */
