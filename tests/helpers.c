@@ -480,6 +480,19 @@ void th_csv_free(struct th_csv *c)
 	free(c);
 }
 
+bool th_pod_only(const char *path)
+{
+	struct workload w;
+	struct oplist ops = { 0 };
+	struct err e = { 0 };
+	ck_assert_msg(workload_load(&w, path, 0, &e) == 0, "%s", e.msg);
+	int rc = lower_workload(&w, &ops, &e);
+	oplist_release(&ops);
+	workload_release(&w);
+	ck_assert_msg(rc == 0 || strstr(e.msg, "expected a workload whose total work fits in 58 bits"), "%s", e.msg);
+	return rc != 0;
+}
+
 int64_t th_sim_folds(const struct sim *s, const char *what)
 {
 	struct err e = { 0 };

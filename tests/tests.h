@@ -130,6 +130,14 @@ double *th_npy(const char *path, int64_t *rows, int64_t *cols, struct err *e);
 struct sim;
 int64_t th_sim_folds(const struct sim *s, const char *what);
 
+/*
+ * Whether the workload at path is a pod's: on one chip its work passes
+ * lowering's limit (configs/workloads/gpt3_175b.yaml at its global batch).
+ * The suites that run every preset x workload pair below a bound of work
+ * skip it, as they skip the pairs past their bound.
+ */
+bool th_pod_only(const char *path);
+
 /* The sum of r's cycles by category (each must be >= 0, or the test fails). */
 int64_t th_cat_sum(const struct result *r);
 

@@ -656,7 +656,6 @@ static void ici_thread(void *arg)
 		if (it->chain >= (y->nchains[k] ? y->nchains[k] : 1))
 			continue;
 		wait_tensor(p, o->in[0], k, false);
-		y->coll_start[k] = y->coll_start[k] < 0 ? scw_now() : min64(y->coll_start[k], scw_now());
 		stop_point(en);
 		if (y->nchains[k]) {
 			scw_wait(fixed);        /* a collective that moves nothing takes no time (plan_bound_op) */
@@ -697,12 +696,11 @@ static int ici_start(engine *en, struct sync *y, struct pass *p, struct icithrea
 	if (!ncoll)
 		return 0;
 	if (!(y->chains = calloc(m * ICI_NAXES, sizeof *y->chains)) || !(y->nchains = calloc(m, sizeof *y->nchains)) ||
-	    !(y->chains_left = calloc(m, sizeof *y->chains_left)) || !(y->coll_start = malloc(m * sizeof *y->coll_start)) ||
+	    !(y->chains_left = calloc(m, sizeof *y->chains_left)) ||
 	    !(y->coll_end = calloc(m, sizeof *y->coll_end)))
 		return -1;
 	for (size_t k = 0; k < p->n; k++) {
 		const struct op *o = &p->ops->v[p->i0 + k];
-		y->coll_start[k] = -1;
 		if (o->kind != OP_COLL)
 			continue;
 		y->nchains[k] = ici_chains(&a->pod, o->coll, (double)plan_coll_bytes(a, o), &o->grp,
@@ -863,7 +861,6 @@ static void sync_free(struct sync *y)
 	free(y->chains);
 	free(y->nchains);
 	free(y->chains_left);
-	free(y->coll_start);
 	free(y->coll_end);
 	free(y);
 }
@@ -1021,10 +1018,13 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		r->gemm_ops = o->kind == OP_GEMM;
 		r->vector_ops = o->kind == OP_VEC;
 		if (o->kind == OP_COLL) {
+			/* Its time alone on the links (the closed form's), however long it queued: exposed_comm says what showed. */
 			struct ici_cost c;
+			struct plan_bound b;
 			plan_coll_cycles(&en->cfg->arch, o, &c);
+			plan_bound_op(&en->cfg->arch, o, NULL, en->ideal, &b);
 			r->collective_ops = 1;
-			r->comm_cycles = y->coll_end[k] - y->coll_start[k];
+			r->comm_cycles = b.cycles;
 			ici_cost_link_bytes(&c, r->link_bytes);
 		}
 		if (!en->ideal)

@@ -77,7 +77,7 @@ struct sync {
 	/* Collectives (the ICI threads), by op k; NULL when the pass has none. */
 	struct ici_chain *chains;       /* op k's at chains[k * ICI_NAXES ..] */
 	int *nchains, *chains_left;     /* op k's chains, and those still running */
-	int64_t *coll_start, *coll_end; /* when op k left for the links and when its last chain arrived */
+	int64_t *coll_end;              /* when op k's last chain arrived */
 	int ici_alive;                  /* ICI threads not yet finished */
 };
 

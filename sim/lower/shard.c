@@ -35,19 +35,25 @@ static int64_t gcd64(int64_t a, int64_t b)
 
 /*
  * Takes a group of `need` chips from what is left of the pod's ICI axes
- * (left[], changed): an axis it fills whole first (so that its ring wraps),
- * then parts of axes in order. Returns what it could not place (1: all).
+ * (left[], changed): whole axes first (so that their rings wrap), the
+ * largest that divides what is still needed each time, then parts of axes
+ * in order. Returns what it could not place (1: all).
  */
 static int64_t take(int64_t left[3], const int64_t full[3], int64_t need, struct ici_group *g)
 {
 	for (int a = 0; a < ICI_NAXES; a++)
 		g->n[a] = 1;
-	for (int a = 0; a < 3 && need > 1; a++)
-		if (left[a] == full[a] && left[a] == need) {
-			g->n[a] = (int16_t)need;
-			left[a] = 1;
-			need = 1;
-		}
+	for (;;) {
+		int best = -1;
+		for (int a = 0; a < 3; a++)
+			if (left[a] == full[a] && left[a] > 1 && need % left[a] == 0 && (best < 0 || left[a] > left[best]))
+				best = a;
+		if (best < 0)
+			break;
+		g->n[best] = (int16_t)left[best];
+		need /= left[best];
+		left[best] = 1;
+	}
 	for (int a = 0; a < 3 && need > 1; a++) {
 		int64_t f = gcd64(left[a], need);
 		if (f > 1) {

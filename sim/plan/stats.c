@@ -27,8 +27,8 @@ const struct result_field result_fields[] = {
 	{ "utilization", NULL, "", "MACs / (cycles x PEs)", M(utilization), 1, NULL, true, T("util%"), 6, 2, 100, false },
 	{ "cycles_by_category", "cycles_%s", "cycle", "every cycle in one category; they sum to cycles", R(cat), CAT_N,
 	  cat_names, true, cat_terms, 5, 1, 100, true },
-	{ "comm_cycles", NULL, "cycle", "the collectives' time on the pod's links, hidden behind compute or not "
-	  "(exposed_comm: what was not)", R(comm_cycles), 1, NULL, true, NULL, 0, 0, 0, false },
+	{ "comm_cycles", NULL, "cycle", "the collectives' time on the pod's links, each alone (its closed form), hidden "
+	  "behind compute or not (exposed_comm: what was not)", R(comm_cycles), 1, NULL, true, NULL, 0, 0, 0, false },
 	{ "link_bytes", "link_%s_bytes", "B", "what the busiest link of each of the pod's axes (x, y, z, dcn) carried, "
 	  "both directions together (models/ici.h)", R(link_bytes), ICI_NAXES, ici_axis_names, true, NULL, 0, 0, 0, false },
 	{ "link_utilization", "link_%s_utilization", "", "link_bytes over what those links move in the cycles (both "

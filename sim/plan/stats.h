@@ -25,7 +25,7 @@ struct result {
 	int64_t compute_cycles;         /* array (or vector unit) busy, fill and drain included, no memory waits */
 	int64_t memory_cycles;          /* HBM bytes at full bandwidth */
 	int64_t cat[CAT_N];             /* sums to cycles */
-	int64_t comm_cycles;            /* collectives on the pod's links, from their start to their end */
+	int64_t comm_cycles;            /* collectives on the pod's links, each alone (plan_bound_op) */
 	int64_t link_bytes[ICI_NAXES];  /* what the busiest link of each of the pod's axes carried, both directions */
 	int64_t hbm_read_bytes, hbm_write_bytes;
 	int64_t spill_bytes;            /* of those, activations that did not fit on chip */
