@@ -31,6 +31,10 @@ run configs/lab_4x4.yaml configs/workloads/resnet50.yaml
 run configs/tpu_v4.yaml configs/workloads/bert_base.yaml --train
 run configs/tpu_v4.yaml configs/workloads/resnet50.yaml --train
 run configs/tpu_v5p.yaml docs/train/decoder_1b.yaml --train
+# Pods: one chip for each mesh position, its collectives on the links' own threads.
+run configs/pods/v5e_16x16.yaml docs/train/decoder_1b.yaml --train --batch 256 --set mesh.data=16 --set mesh.fsdp=16
+run configs/pods/v5p_6144.yaml configs/workloads/gpt3_175b.yaml --train --model analytic
+run configs/pods/v5p_6144.yaml configs/workloads/gpt3_175b.yaml --train
 
 # Loading and lowering large workloads: wall time and peak memory of
 # `tpusim lower` on generated files of about 1 MB and 36 MB (16,000 and
