@@ -24,7 +24,9 @@
  *                 chip.op_fixed_ns)
  *   exposed_comm  waiting for a collective over the pod's links
  *                 (models/ici.h) that no compute hid: charged to the op
- *                 that waits for its result (or, alone, to the collective)
+ *                 that waits for its result, and what is still on the
+ *                 links after a pass's last op to that op (a collective
+ *                 alone: to itself)
  *
  * Late data and shifts: weight_shift counts a shift as if its tile had
  * been there in time. With a shadow register a tile starts shifting in when

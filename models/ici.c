@@ -96,9 +96,14 @@ const char *ici_group_name(const struct ici_params *p, const struct ici_group *g
 }
 
 /* One direction of one axis: its bandwidth in B/s and its latency in s. */
-static double axis_bw(const struct ici_params *p, int axis)
+double ici_axis_bytes_per_s(const struct ici_params *p, int axis)
 {
 	return (axis == ICI_DCN ? p->dcn_gbps : p->link_gbps) * 1e9;
+}
+
+static double axis_bw(const struct ici_params *p, int axis)
+{
+	return ici_axis_bytes_per_s(p, axis);
 }
 
 static double axis_alpha(const struct ici_params *p, int axis)
@@ -163,7 +168,7 @@ int ici_axis_dirs(int axis)
 void ici_cost_link_bytes(const struct ici_cost *c, int64_t bytes[ICI_NAXES])
 {
 	for (int a = 0; a < ICI_NAXES; a++)
-		bytes[a] = (int64_t)ceil(c->link_bytes[a] * ici_axis_dirs(a));
+		bytes[a] = (int64_t)ceil(c->link_both[a]);
 }
 
 /*
@@ -262,6 +267,8 @@ void ici_cost(const struct ici_params *p, int coll, double bytes, const struct i
 				int a = ax[(ci + j) % k];
 				gather_steps(p, g, a, &f);
 				c->link_bytes[a] += twice * f * d;
+				/* A ring's links carry f shards each way; a line's end link f one way and one back. */
+				c->link_both[a] += twice * (a == ICI_DCN ? f : ici_group_wraps(p, g, a) ? 2 * f : f + 1) * d;
 				d *= (double)g->n[a];
 			}
 		}
@@ -281,13 +288,14 @@ void ici_cost(const struct ici_params *p, int coll, double bytes, const struct i
 			int a = ax[j];
 			int64_t h = a2a_steps(p, g, a, &f);
 			c->link_bytes[a] = f * bytes / (double)n / (double)g->n[a];
+			c->link_both[a] = c->link_bytes[a] * ici_axis_dirs(a);
 			c->hops += h;
 			c->latency_s += (double)h * axis_alpha(p, a);
 			c->seconds += (double)h * axis_alpha(p, a) + c->link_bytes[a] / axis_bw(p, a);
 		}
 		break;
 	default:        /* COLL_SEND_RECV */
-		c->link_bytes[ax[0]] = bytes;
+		c->link_bytes[ax[0]] = c->link_both[ax[0]] = bytes;
 		c->hops = 1;
 		c->latency_s = axis_alpha(p, ax[0]);
 		c->seconds = c->latency_s + bytes / axis_bw(p, ax[0]);

@@ -106,16 +106,17 @@ struct ici_cost {
 	double seconds;                 /* the whole collective, alone on its links */
 	double latency_s;               /* of which the hops' latency */
 	int64_t hops;                   /* hops one after another */
-	double link_bytes[ICI_NAXES];   /* what the busiest link of each axis carries, one direction */
+	double link_bytes[ICI_NAXES];   /* what the busiest link of each axis carries in its busier direction */
+	double link_both[ICI_NAXES];    /* and in both directions: a ring twice that, a line's a shard more */
 };
 
 /* A chip's links of axis that a collective uses at once: 2 (both neighbours) on a torus axis, 1 (its NIC) on the dcn. */
 int ici_axis_dirs(int axis);
 
-/*
- * The bytes a collective of c puts on each axis's links, both directions
- * (c->link_bytes x ici_axis_dirs), into bytes[ICI_NAXES], rounded up.
- */
+/* One link of axis (the dcn: a chip's NIC), one direction, in B/s: pod.link_gbps or pod.dcn_gbps. */
+double ici_axis_bytes_per_s(const struct ici_params *p, int axis);
+
+/* c->link_both rounded up, into bytes[ICI_NAXES]. */
 void ici_cost_link_bytes(const struct ici_cost *c, int64_t bytes[ICI_NAXES]);
 
 /*

@@ -224,8 +224,8 @@ START_TEST(scaling_book_allgather)
 	ck_assert_double_le(fabs(s / 680e-6 - 1), 0.25);
 	ck_assert_int_eq(t.cat[CAT_EXPOSED_COMM], t.cycles);
 	ck_assert_int_eq(t.comm_cycles, t.cycles);
-	/* Each chip sends its shard both ways along the line: the end link's 3 shards, both directions counted. */
-	ck_assert_int_eq(t.link_bytes[ICI_Y], 2 * 3 * 8388608);
+	/* The line's end link: 3 shards of 8388608 B one way, the end chip's one back. */
+	ck_assert_int_eq(t.link_bytes[ICI_Y], 4 * 8388608);
 	ck_assert_int_eq(t.link_bytes[ICI_X], 0);
 	struct result te;
 	run_on("configs/pods/v5e_8x4.yaml", gather_yaml, MODEL_CYCLE, NULL, &te, &ghz, &r, 1);
@@ -358,6 +358,12 @@ START_TEST(config_base)
 	ck_assert_int_eq(config_load(&c, self, &e), -1);
 	ck_assert_msg(strstr(e.msg, "base: expected at most"), "%s", e.msg);
 	free(self);
+	/* A base that is not there is refused at its key. */
+	char *missing = th_write(dir, "missing.yaml", "name: x\nbase: nothere.yaml\n");
+	ck_assert_int_eq(config_load(&c, missing, &e), -1);
+	ck_assert_msg(strstr(e.msg, "missing.yaml:2:7: base: expected a preset's name or a readable config file, found "
+			     "\"nothere.yaml\""), "%s", e.msg);
+	free(missing);
 	th_rmdir(dir);
 	free(dir);
 }

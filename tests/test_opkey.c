@@ -26,7 +26,7 @@
 
 /* struct op as of this list: 176 bytes on x86-64, 156 of them fields (20 of padding). */
 #define OP_SIZE 216
-#define OP_FIELD_BYTES 191
+#define OP_FIELD_BYTES 192
 
 enum field_role {
 	F_NAMES,        /* names or places the op: never in the key */
@@ -78,6 +78,7 @@ static const struct field {
 	F(grp, F_VEC),
 	F(coll_eb, F_VEC),
 	F(coll_elems, F_VEC),
+	FB(identity, F_VEC),
 #undef F
 #undef FB
 };

@@ -98,13 +98,9 @@ static int op_result(const struct arch *a, const struct op *o, const struct sche
 		return -1;
 	if (o->kind == OP_COLL) {
 		/* Alone, as the closed form has it: nothing hides its time, its fixed time (the links' start) in it. */
-		struct ici_cost c;
-		plan_coll_cycles(a, o, &c);
-		r->comm_cycles = r->cycles;
+		plan_coll_counts(a, o, ideal, r);
 		r->cat[CAT_OP_FIXED] = 0;
 		r->cat[CAT_EXPOSED_COMM] = r->cycles;
-		ici_cost_link_bytes(&c, r->link_bytes);
-		r->collective_ops = 1;
 		return 0;
 	}
 	if (o->kind == OP_GEMM) {

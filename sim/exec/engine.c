@@ -1017,16 +1017,8 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		}
 		r->gemm_ops = o->kind == OP_GEMM;
 		r->vector_ops = o->kind == OP_VEC;
-		if (o->kind == OP_COLL) {
-			/* Its time alone on the links (the closed form's), however long it queued: exposed_comm says what showed. */
-			struct ici_cost c;
-			struct plan_bound b;
-			plan_coll_cycles(&en->cfg->arch, o, &c);
-			plan_bound_op(&en->cfg->arch, o, NULL, en->ideal, &b);
-			r->collective_ops = 1;
-			r->comm_cycles = b.cycles;
-			ici_cost_link_bytes(&c, r->link_bytes);
-		}
+		if (o->kind == OP_COLL)
+			plan_coll_counts(&en->cfg->arch, o, en->ideal, r);        /* however long it queued */
 		if (!en->ideal)
 			r->memory_cycles = arch_memory_cycles(&en->cfg->arch, r->hbm_read_bytes + r->hbm_write_bytes);
 	}

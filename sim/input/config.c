@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "memory.h"
 #include "preset.h"
@@ -184,11 +185,19 @@ static int merge_base(struct config *c, const char *file, int depth, const struc
 	if (depth + 1 >= CONFIG_MAX_FILES)
 		return err_at(e, b->pos, "base", "expected at most %d config files, found more (does a base name itself?)",
 			      CONFIG_MAX_FILES);
-	char dir[LIMIT_PATH];
+	char dir[LIMIT_PATH], found[LIMIT_PATH];
 	snprintf(dir, sizeof dir, "%s", file);
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
+	/* A base that is neither a preset nor a readable file is the base key's error. */
+	struct stat st;
+	if (config_find_in(slash ? dir : NULL, b->str, found, sizeof found, e) < 0 || stat(found, &st) != 0 ||
+	    !S_ISREG(st.st_mode)) {
+		char q[300];
+		return err_at(e, b->pos, "base", "expected a preset's name or a readable config file, found \"%s\"",
+			      err_quote(q, sizeof q, b->str, 200));
+	}
 	return merge_at(c, b->str, slash ? dir : NULL, depth + 1, e);
 }
 

@@ -234,6 +234,18 @@ static int push_coll(struct ctx *c, const char *suffix, int grad, int kind, cons
 		     int64_t in, int64_t out_elems, int eb, int32_t a, int32_t *out, const char *out_suffix);
 
 /*
+ * The op just pushed (a collective) goes before the one pushed before it (a
+ * GEMM not attached yet), reading a and writing *out (attach_op).
+ */
+static int before_last(struct ctx *c, int32_t a, int32_t *out, const char *suffix)
+{
+	struct op *v = c->out->v, t = v[c->out->n - 1];
+	v[c->out->n - 1] = v[c->out->n - 2];
+	v[c->out->n - 2] = t;
+	return attach_op(c, c->out->n - 2, a, TENSOR_NONE, out, suffix);
+}
+
+/*
  * A weight of the op just pushed: its A (when a_side) or its B. Sharded by
  * FSDP (shard.h), the chip holds 1/fsdp of it (rounded up) and gathers it
  * first: the all-gather (suffix, ".gather") goes before the op, and the op
@@ -250,11 +262,7 @@ static int32_t weight(struct ctx *c, const char *suffix, bool a_side)
 	if (shard < 0 || push_coll(c, suffix, OG_GATHER, COLL_ALL_GATHER, &c->lp->g_fsdp, e, e / f + (e % f != 0), e, 0,
 				   TENSOR_NONE, NULL, NULL) < 0)
 		return -1;
-	/* The gather before its GEMM: the two last ops change places (neither is attached yet). */
-	struct op *v = c->out->v, t = v[c->out->n - 1];
-	v[c->out->n - 1] = v[c->out->n - 2];
-	v[c->out->n - 2] = t;
-	if (attach_op(c, c->out->n - 2, shard, TENSOR_NONE, &full, suffix) < 0)
+	if (before_last(c, shard, &full, suffix) < 0)
 		return -1;
 	c->out->t[full].role = TR_GATHERED;
 	c->out->t[full].of = shard;
@@ -276,10 +284,7 @@ static int tp_entry(struct ctx *c, int32_t *x)
 	if (push_coll(c, "tp_in", OG_NONE, COLL_ALL_REDUCE, &c->lp->g_tensor, e, e, e, 0, TENSOR_NONE, NULL, NULL) < 0)
 		return -1;
 	last(c)->identity = true;
-	struct op *v = c->out->v, t = v[c->out->n - 1];
-	v[c->out->n - 1] = v[c->out->n - 2];
-	v[c->out->n - 2] = t;
-	if (attach_op(c, c->out->n - 2, *x, TENSOR_NONE, &y, "tp_in") < 0)
+	if (before_last(c, *x, &y, "tp_in") < 0)
 		return -1;
 	*x = y;
 	return 0;

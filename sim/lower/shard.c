@@ -20,7 +20,7 @@ const struct cfg_key mesh_keys[] = {
 
 bool shard_active(const struct lower_pod *lp)
 {
-	return lp && lp->data * lp->fsdp * lp->tensor > 1;
+	return lp && (lp->data > 1 || lp->fsdp > 1 || lp->tensor > 1);
 }
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -89,7 +89,8 @@ int shard_place(const struct config *cfg, struct lower_pod *lp, struct err *e)
 	lp->g_fsdp = lp->g_tensor = lp->g_data;
 	if (!shard_active(lp))
 		return 0;
-	if (m->data > chips || m->fsdp > chips || m->tensor > chips || m->data * m->fsdp * m->tensor != chips)
+	int64_t prod;
+	if (__builtin_mul_overflow(m->data, m->fsdp, &prod) || __builtin_mul_overflow(prod, m->tensor, &prod) || prod != chips)
 		return err_at(e, config_origin(cfg, given_key(cfg)), given_key(cfg),
 			      "expected mesh.data x mesh.fsdp x mesh.tensor to be the pod's %lld chips (pod.x x pod.y x pod.z x "
 			      "pod.slices), found %lld x %lld x %lld", (long long)chips, (long long)m->data, (long long)m->fsdp,

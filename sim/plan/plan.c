@@ -57,6 +57,17 @@ int64_t plan_coll_cycles(const struct arch *a, const struct op *o, struct ici_co
 	return cyc >= 0x1p62 ? INT64_MAX : (int64_t)cyc;
 }
 
+void plan_coll_counts(const struct arch *a, const struct op *o, bool ideal, struct result *r)
+{
+	struct ici_cost c;
+	struct plan_bound b;
+	plan_coll_cycles(a, o, &c);
+	plan_bound_op(a, o, NULL, ideal, &b);
+	r->collective_ops = 1;
+	r->comm_cycles = b.cycles;
+	ici_cost_link_bytes(&c, r->link_bytes);
+}
+
 void plan_bound_op(const struct arch *a, const struct op *o, const struct sched *s, bool ideal, struct plan_bound *b)
 {
 	memset(b, 0, sizeof *b);
@@ -233,7 +244,7 @@ static int place(struct plan *p, const struct oplist *ops, struct err *e)
 struct likeness {
 	int64_t m, k, n, repeat, a_elems, c_elems, in_elems, out_elems, lane_ops, onchip_elems, spill_elems, coll_elems;
 	int32_t kind, vec, coll;
-	uint8_t a_weight, b_weight, onchip, spill, coll_eb;
+	uint8_t a_weight, b_weight, onchip, spill, coll_eb, identity;
 	struct ici_group grp;
 };
 
@@ -245,6 +256,7 @@ static void likeness(const struct op *o, struct likeness *l)
 	l->onchip_elems = o->onchip_elems, l->spill_elems = o->spill_elems;
 	l->kind = (int32_t)o->kind, l->vec = o->vec;
 	l->coll_elems = o->coll_elems, l->coll = o->coll, l->grp = o->grp, l->coll_eb = o->coll_eb;
+	l->identity = o->identity;
 	l->a_weight = o->a_weight, l->b_weight = o->b_weight, l->onchip = o->onchip, l->spill = o->spill;
 }
 

@@ -36,6 +36,7 @@
 #include "limit.h"
 #include "lower.h"
 #include "schedule.h"
+#include "stats.h"
 
 /* The closed form of one op or part: the array's (or vector unit's) time, the HBM bytes and the memory bound. */
 struct plan_bound {
@@ -108,6 +109,13 @@ int64_t plan_coll_bytes(const struct arch *a, const struct op *o);
 
 /* Collective o's closed form on a's pod (ici_cost), and its time in cycles (rounded up). */
 int64_t plan_coll_cycles(const struct arch *a, const struct op *o, struct ici_cost *c);
+
+/*
+ * A collective's counts in r, the same in every model: collective_ops 1,
+ * comm_cycles its time alone on the links (plan_bound_op: exposed_comm
+ * says what of it showed), link_bytes (ici_cost).
+ */
+void plan_coll_counts(const struct arch *a, const struct op *o, bool ideal, struct result *r);
 
 /*
  * Checks b, the closed form of op o, against ANALYTIC_MAX_CYCLES (the

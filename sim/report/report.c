@@ -28,8 +28,7 @@ void report_metrics(const struct arch *a, const struct result *r, bool ideal, st
 	double die = arch_area_mm2(a, area);
 	m->tops_per_mm2 = die > 0 ? m->achieved_ops_per_s * 1e-12 / die : 0;
 	for (int x = 0; x < ICI_NAXES; x++) {
-		double gbps = x == ICI_DCN ? a->pod.dcn_gbps : a->pod.link_gbps;
-		double cap = (double)ici_axis_dirs(x) * gbps * 1e9 * seconds;
+		double cap = (double)ici_axis_dirs(x) * ici_axis_bytes_per_s(&a->pod, x) * seconds;
 		m->link_utilization[x] = cap > 0 ? (double)r->link_bytes[x] / cap : 0;
 	}
 }

@@ -76,6 +76,7 @@ void opcache_key(struct opkey *k, uint64_t cfg_hash, int model, int dataflow, bo
 		k->coll = op->coll;
 		k->coll_elems = op->coll_elems;
 		k->grp = op->grp;
+		k->identity = op->identity;
 		k->coll_eb = op->coll_eb;
 		k->in_elems = op->in_elems;
 		k->out_elems = op->out_elems;

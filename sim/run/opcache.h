@@ -43,7 +43,7 @@ struct opkey {
 	int64_t coll_elems;             /* a collective's */
 	int32_t coll;
 	struct ici_group grp;
-	uint8_t coll_eb;
+	uint8_t coll_eb, identity;
 };
 
 struct opcache_stats {
