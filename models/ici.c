@@ -306,12 +306,9 @@ void ici_cost(const struct ici_params *p, int coll, double bytes, const struct i
 /* ---- the links ---- */
 
 struct ici {
-	struct ici_params p;
 	double bytes_per_cycle[ICI_NAXES];
 	double alpha_cycles[ICI_NAXES];
 	double free_at[ICI_NAXES][2];   /* when each link of the representative chip is next free */
-	double busy[ICI_NAXES];         /* cycles busy, both directions */
-	double moved[ICI_NAXES];
 };
 
 ici *ici_new(const struct ici_params *p, double clock_ghz)
@@ -319,7 +316,6 @@ ici *ici_new(const struct ici_params *p, double clock_ghz)
 	ici *n = calloc(1, sizeof *n);
 	if (!n)
 		return NULL;
-	n->p = *p;
 	for (int a = 0; a < ICI_NAXES; a++) {
 		n->bytes_per_cycle[a] = axis_bw(p, a) / (clock_ghz * 1e9);
 		n->alpha_cycles[a] = axis_alpha(p, a) * clock_ghz * 1e9;
@@ -335,25 +331,11 @@ void ici_free(ici *n)
 void ici_reset(ici *n)
 {
 	memset(n->free_at, 0, sizeof n->free_at);
-	memset(n->busy, 0, sizeof n->busy);
-	memset(n->moved, 0, sizeof n->moved);
 }
 
 int64_t ici_send(ici *n, int axis, int dir, double bytes, int64_t now)
 {
 	double start = fmax((double)now, n->free_at[axis][dir]), hold = bytes / n->bytes_per_cycle[axis];
 	n->free_at[axis][dir] = start + hold;
-	n->busy[axis] += hold;
-	n->moved[axis] += bytes;
 	return (int64_t)ceil(start + hold + n->alpha_cycles[axis]);
-}
-
-int64_t ici_busy_cycles(const ici *n, int axis)
-{
-	return (int64_t)ceil(n->busy[axis]);
-}
-
-double ici_link_bytes(const ici *n, int axis)
-{
-	return n->moved[axis];
 }

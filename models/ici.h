@@ -156,7 +156,7 @@ typedef struct ici ici;
 ici *ici_new(const struct ici_params *p, double clock_ghz);
 void ici_free(ici *n);
 
-/* Every link idle, every count 0. */
+/* Every link idle. */
 void ici_reset(ici *n);
 
 /*
@@ -165,9 +165,5 @@ void ici_reset(ici *n);
  * latency later. Returns the arrival cycle.
  */
 int64_t ici_send(ici *n, int axis, int dir, double bytes, int64_t now);
-
-/* Cycles the links of axis were busy (both directions, summed), and the bytes they carried. */
-int64_t ici_busy_cycles(const ici *n, int axis);
-double ici_link_bytes(const ici *n, int axis);
 
 #endif
