@@ -118,7 +118,7 @@ static int64_t transfer(struct pass *p, struct opstate *os, uint64_t addr, int64
 }
 
 /* Part k of an op on this lane has put its results where readers find them, at cycle at. */
-static void made_available(struct pass *p, size_t k, int64_t at)
+void en_made_available(struct pass *p, size_t k, int64_t at)
 {
 	struct sync *y = p->sync;
 	y->avail[k] = max64(y->avail[k], at);
@@ -147,7 +147,7 @@ static void pool_give(struct pass *p, int buf, int64_t bytes)
  * earlier op of this pass writes it (only a collective's, when coll). Returns
  * the cycles waited.
  */
-static int64_t wait_tensor(struct pass *p, int32_t t, size_t self, bool coll)
+int64_t en_wait_tensor(struct pass *p, int32_t t, size_t self, bool coll)
 {
 	const struct oplist *l = p->ops;
 	int64_t from = scw_now();
@@ -173,7 +173,7 @@ static int64_t wait_input(struct pass *p, const struct opstate *os, int j)
 {
 	if (os->o->onchip & (j ? OC_B : OC_A))
 		return 0;
-	return wait_tensor(p, os->o->in[j], (size_t)(os - p->st), false);
+	return en_wait_tensor(p, os->o->in[j], (size_t)(os - p->st), false);
 }
 
 static void load_thread(void *arg)
@@ -251,7 +251,7 @@ static void store_thread(void *arg)
 		os->last_store = max64(os->last_store, p->store_done[i]);
 		p->last_store = max64(p->last_store, p->store_done[i]);
 		if (p->store_last[i])
-			made_available(p, (size_t)p->store_op[i], os->last_store);
+			en_made_available(p, (size_t)p->store_op[i], os->last_store);
 		er_trace(p, ET_STORED, p->store_done[i], os, 0, p->store_tile ? p->store_tile[i].idx : 0, NULL);
 		b++;
 		p->nstored++;
@@ -364,7 +364,7 @@ static void count_sram(struct opstate *os, const struct tile_ins *f)
  * at the end of this delta cycle (once: SystemC warns of a second sc_stop);
  * run_lanes then fails the pass.
  */
-static void stop_point(engine *en)
+void en_stop_point(engine *en)
 {
 	if (!en->stopping && stop_requested()) {
 		en->stopping = true;
@@ -434,7 +434,7 @@ static void gemm_body(struct pass *p, struct opstate *os)
 		if (en->want)
 			er_fold(p, os, nfold, &ins, prev_end, &st, &f, pc, np, &tm_end);
 		nfold++;
-		stop_point(en);
+		en_stop_point(en);
 		if (en->ticks && p->lane == 0 && !(nfold & (ENGINE_FOLDS_TICK - 1)))
 			etrace_folds(en->tr, p->i0 + (size_t)(os - p->st), nfold);
 		scw_wait_until(st.end);
@@ -526,7 +526,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 		os->r->sram_read_bytes[SRAM_INPUTS] += share(o->in_elems, i, n) * eb;
 		cat[CAT_VECTOR] += cyc;
 		er_vec(p, os, i, n, cyc);
-		stop_point(en);
+		en_stop_point(en);
 		scw_wait(cyc);
 		er_trace(p, ET_VEC_END, scw_now(), os, 0, i, NULL);
 		int64_t out = share(o->out_elems, i, n) * eb;
@@ -549,7 +549,7 @@ static void vector_body(struct pass *p, struct opstate *os)
 	os->last_store = last_store;
 	p->last_store = max64(p->last_store, last_store);
 	int64_t avail = max64(scw_now(), last_store);
-	made_available(p, (size_t)(os - p->st), avail);
+	en_made_available(p, (size_t)(os - p->st), avail);
 	if (!p->chip) {
 		cat[CAT_OUTPUTS] += avail - scw_now();
 		er_stall(p, CAT_OUTPUTS, scw_now(), avail);
@@ -576,7 +576,7 @@ static void matrix_thread(void *arg)
 		if (os->o) {
 			/* The results of collectives it reads: what is still on the links is exposed. */
 			for (int j = 0; j < 2; j++)
-				os->r->cat[CAT_EXPOSED_COMM] += wait_tensor(p, os->o->in[j], k, true);
+				os->r->cat[CAT_EXPOSED_COMM] += en_wait_tensor(p, os->o->in[j], k, true);
 			er_stall(p, CAT_EXPOSED_COMM, t0, scw_now());
 			er_charge(p, os, CAT_EXPOSED_COMM, TC_DEP, t0, scw_now());
 		}
@@ -617,105 +617,6 @@ static void matrix_thread(void *arg)
 	p->matrix_done = true;
 	scw_sem_give(p->finished, 1);
 	p->alive--;
-}
-
-/* ---- collectives: the ICI threads ---- */
-
-/*
- * Collectives in flight at once: the pass's collectives go in turn to this
- * many streams, each taking its own in program order (assumed: a chip's
- * collective DMAs run two at a time, so that two can share, and contend
- * for, the links).
- */
-#define ICI_STREAMS 2
-
-/* One ICI thread: chain `chain` of every collective of stream `stream`, over lane 0's pass. */
-struct icithread {
-	struct pass *p;
-	int stream, chain;
-};
-
-/*
- * Runs the chains' stages step by step over the links (ici_send): a step
- * sends its share both ways at once and ends when both have arrived. A
- * collective leaves when its input is there and its fixed time has passed;
- * the last of its chains to arrive makes its result available.
- */
-static void ici_thread(void *arg)
-{
-	struct icithread *it = arg;
-	struct pass *p = it->p;
-	struct sync *y = p->sync;
-	engine *en = p->en;
-	int64_t fixed = arch_op_fixed_cycles(&en->cfg->arch);
-	int nth = 0;
-	for (size_t k = 0; k < p->n; k++) {
-		const struct op *o = &p->ops->v[p->i0 + k];
-		if (o->kind != OP_COLL || nth++ % ICI_STREAMS != it->stream)
-			continue;
-		if (it->chain >= (y->nchains[k] ? y->nchains[k] : 1))
-			continue;
-		wait_tensor(p, o->in[0], k, false);
-		stop_point(en);
-		if (y->nchains[k]) {
-			scw_wait(fixed);        /* a collective that moves nothing takes no time (plan_bound_op) */
-			const struct ici_chain *ch = &y->chains[k * ICI_NAXES + (size_t)it->chain];
-			for (int g = 0; g < ch->nstages; g++) {
-				const struct ici_stage *st = &ch->st[g];
-				for (int64_t i = 0; i < st->steps; i++) {
-					int64_t done = scw_now();
-					for (int d = 0; d < 2; d++)
-						if (st->bytes[d] > 0)
-							done = max64(done, ici_send(en->ici, st->axis, d, st->bytes[d] / (double)st->steps,
-										   scw_now()));
-					scw_wait_until(done);
-				}
-			}
-		}
-		if (--y->chains_left[k] == 0) {
-			y->coll_end[k] = scw_now();
-			made_available(p, k, scw_now());
-			scw_event_notify(y->ev);
-		}
-	}
-	y->ici_alive--;
-}
-
-/*
- * The pass's collectives (if any): their chains (ici_chains) into y, and
- * their threads, which runs[] (ICI_STREAMS x ICI_NAXES) holds. Returns the
- * threads spawned, or -1 when memory ran out.
- */
-static int ici_start(engine *en, struct sync *y, struct pass *p, struct icithread *runs)
-{
-	const struct arch *a = &en->cfg->arch;
-	int most = 0, ncoll = 0, spawned = 0;
-	size_t m = p->n ? p->n : 1;
-	for (size_t k = 0; k < p->n; k++)
-		ncoll += p->ops->v[p->i0 + k].kind == OP_COLL;
-	if (!ncoll)
-		return 0;
-	if (!(y->chains = calloc(m * ICI_NAXES, sizeof *y->chains)) || !(y->nchains = calloc(m, sizeof *y->nchains)) ||
-	    !(y->chains_left = calloc(m, sizeof *y->chains_left)) ||
-	    !(y->coll_end = calloc(m, sizeof *y->coll_end)))
-		return -1;
-	for (size_t k = 0; k < p->n; k++) {
-		const struct op *o = &p->ops->v[p->i0 + k];
-		if (o->kind != OP_COLL)
-			continue;
-		y->nchains[k] = ici_chains(&a->pod, o->coll, (double)plan_coll_bytes(a, o), &o->grp,
-					  &y->chains[k * ICI_NAXES]);
-		y->chains_left[k] = y->nchains[k] ? y->nchains[k] : 1;
-		y->avail_left[k] = 1;
-		most = y->chains_left[k] > most ? y->chains_left[k] : most;
-	}
-	for (int st = 0; st < ICI_STREAMS && st < ncoll; st++)
-		for (int c = 0; c < most; c++) {
-			runs[spawned] = (struct icithread){ p, st, c };
-			y->ici_alive++;
-			scw_spawn(en->kernel, "ici", ici_thread, &runs[spawned++]);
-		}
-	return spawned;
 }
 
 /* Streaming tiles an operand's buffer holds beside what the plan keeps there (one op a pass). */
@@ -862,6 +763,7 @@ static void sync_free(struct sync *y)
 	free(y->nchains);
 	free(y->chains_left);
 	free(y->coll_end);
+	free(y->ici_runs);
 	free(y);
 }
 
@@ -921,7 +823,6 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 	struct sync *y = sync_new(lanes, n, parts);
 	int rc = -1, alive = 0;
 	int64_t t0 = scw_kernel_now(en->kernel), matrix_end = t0, last_store = t0, moved = 0;
-	struct icithread runs[ICI_STREAMS * ICI_NAXES];
 
 	if (!lane || !lr || !y)
 		goto nomem;
@@ -957,7 +858,7 @@ static int run_lanes(engine *en, const struct oplist *ops, size_t i0, size_t n, 
 		scw_spawn(en->kernel, n && ops->v[i0].kind == OP_VEC ? "vector" : "matrix", matrix_thread, p);
 		scw_spawn(en->kernel, "store", store_thread, p);
 	}
-	if (ici_start(en, y, lane[0], runs) < 0)
+	if (en_ici_start(en, y, lane[0]) < 0)
 		goto nomem;
 	if (scw_run(en->kernel, e) < 0 || stop_check(e) < 0)
 		goto out;

@@ -78,6 +78,7 @@ struct sync {
 	struct ici_chain *chains;       /* op k's at chains[k * ICI_NAXES ..] */
 	int *nchains, *chains_left;     /* op k's chains, and those still running */
 	int64_t *coll_end;              /* when op k's last chain arrived */
+	struct icithread *ici_runs;     /* owned: the ICI threads' arguments (engine_ici.c) */
 	int ici_alive;                  /* ICI threads not yet finished */
 };
 
@@ -116,6 +117,28 @@ struct piece {
 	int cat, opnd;
 	int64_t cycles;
 };
+
+/* ---- what the threads share (engine.c) ---- */
+
+/* Part k of an op on this lane has put its results where readers find them, at cycle at. */
+void en_made_available(struct pass *p, size_t k, int64_t at);
+
+/*
+ * chip: waits until tensor t, read by op self of the pass, is there when an
+ * earlier op of this pass writes it (only a collective's, when coll). Returns
+ * the cycles waited.
+ */
+int64_t en_wait_tensor(struct pass *p, int32_t t, size_t self, bool coll);
+
+/* Between folds, chunks and steps: a stop asked for (stop.h) ends the kernel's run. */
+void en_stop_point(engine *en);
+
+/*
+ * The pass's collectives (engine_ici.c), if any: their chains into y and
+ * their ICI threads, spawned on en's kernel beside lane p's. Returns the
+ * threads spawned, or -1 when memory ran out.
+ */
+int en_ici_start(engine *en, struct sync *y, struct pass *p);
 
 /* ---- the report (engine_report.c): what each thread does, told as it learns it ---- */
 
