@@ -4,7 +4,6 @@
  */
 #include "engine.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,7 +116,7 @@ static int64_t transfer(struct pass *p, struct opstate *os, uint64_t addr, int64
 	return done;
 }
 
-/* Part k of an op on this lane has put its results where readers find them, at cycle at. */
+/* (engine_int.h) */
 void en_made_available(struct pass *p, size_t k, int64_t at)
 {
 	struct sync *y = p->sync;
@@ -142,11 +141,7 @@ static void pool_give(struct pass *p, int buf, int64_t bytes)
 	scw_sem_give(p->pool[buf], min64(bytes, p->pool_cap[buf]));
 }
 
-/*
- * chip: waits until tensor t, read by op self of the pass, is there when an
- * earlier op of this pass writes it (only a collective's, when coll). Returns
- * the cycles waited.
- */
+/* (engine_int.h) */
 int64_t en_wait_tensor(struct pass *p, int32_t t, size_t self, bool coll)
 {
 	const struct oplist *l = p->ops;
