@@ -15,12 +15,21 @@
 #include "xmath.h"
 
 /*
- * Collectives in flight at once: the pass's collectives go in turn to this
- * many streams, each taking its own in program order (assumed: a chip's
- * collective DMAs run two at a time, so that two can share, and contend
- * for, the links).
+ * The streams collectives queue in: one per axis, a collective in that of
+ * its group's first axis, each stream taking its own in program order
+ * (assumed: a chip's collective DMAs are queued by the links they start
+ * on). Collectives on different axes run at once; over several axes they
+ * share, and contend for, the axes they have in common.
  */
-#define ICI_STREAMS 2
+#define ICI_STREAMS ICI_NAXES
+
+static int stream_of(const struct op *o)
+{
+	for (int a = 0; a < ICI_NAXES; a++)
+		if (o->grp.n[a] > 1)
+			return a;
+	return 0;
+}
 
 /* One ICI thread: chain `chain` of every collective of stream `stream`, over lane 0's pass. */
 struct icithread {
@@ -41,10 +50,9 @@ static void ici_thread(void *arg)
 	struct sync *y = p->sync;
 	engine *en = p->en;
 	int64_t fixed = arch_op_fixed_cycles(&en->cfg->arch);
-	int nth = 0;
 	for (size_t k = 0; k < p->n; k++) {
 		const struct op *o = &p->ops->v[p->i0 + k];
-		if (o->kind != OP_COLL || nth++ % ICI_STREAMS != it->stream)
+		if (o->kind != OP_COLL || stream_of(o) != it->stream)
 			continue;
 		if (it->chain >= (y->nchains[k] ? y->nchains[k] : 1))
 			continue;
@@ -77,7 +85,7 @@ static void ici_thread(void *arg)
 int en_ici_start(engine *en, struct sync *y, struct pass *p)
 {
 	const struct arch *a = &en->cfg->arch;
-	int most = 0, ncoll = 0, spawned = 0;
+	int most[ICI_STREAMS] = { 0 }, ncoll = 0, spawned = 0;
 	size_t m = p->n ? p->n : 1;
 	for (size_t k = 0; k < p->n; k++)
 		ncoll += p->ops->v[p->i0 + k].kind == OP_COLL;
@@ -97,10 +105,11 @@ int en_ici_start(engine *en, struct sync *y, struct pass *p)
 					  &y->chains[k * ICI_NAXES]);
 		y->chains_left[k] = y->nchains[k] ? y->nchains[k] : 1;
 		y->avail_left[k] = 1;
-		most = y->chains_left[k] > most ? y->chains_left[k] : most;
+		int st = stream_of(o);
+		most[st] = y->chains_left[k] > most[st] ? y->chains_left[k] : most[st];
 	}
-	for (int st = 0; st < ICI_STREAMS && st < ncoll; st++)
-		for (int c = 0; c < most; c++) {
+	for (int st = 0; st < ICI_STREAMS; st++)
+		for (int c = 0; c < most[st]; c++) {
 			runs[spawned] = (struct icithread){ p, st, c };
 			y->ici_alive++;
 			scw_spawn(en->kernel, "ici", ici_thread, &runs[spawned++]);
