@@ -83,23 +83,38 @@ static int64_t transfer(struct channels *h, int64_t now, uint64_t addr, int64_t 
 	int64_t n = (int64_t)(end - first + 1), head = (int64_t)(addr % (uint64_t)il);
 	double wait = 0;
 	int64_t tail = (int64_t)((addr + (uint64_t)bytes) % (uint64_t)il);
-	for (int64_t i = 0; i < ch && i < n; i++) {
-		int64_t c = (int64_t)((first + (uint64_t)i) % (uint64_t)ch);
-		int64_t blocks = n / ch + (i < n % ch ? 1 : 0);
-		int64_t share = blocks * il;
-		if (i == 0)
-			share -= head;                              /* the first block starts mid-way */
-		if ((n - 1) % ch == i && tail)
-			share -= il - tail;                         /* the last block ends early */
-		share = (share + burst - 1) / burst * burst;        /* whole bursts */
-		h->bursts = h->bursts > INT64_MAX - share / burst ? INT64_MAX : h->bursts + share / burst;
+	int64_t rounds = n / ch, extra = n % ch, last_i = (n - 1) % ch;
+	/*
+	 * Most channels take a whole number of blocks, rounds or rounds + 1: their
+	 * time is worked out once (the same division, so the same double).
+	 */
+	int64_t whole[2] = { (rounds * il + burst - 1) / burst, ((rounds + 1) * il + burst - 1) / burst };    /* bursts */
+	double span[2] = { (double)(whole[0] * burst) / h->per_channel, (double)(whole[1] * burst) / h->per_channel };
+	int64_t c = (int64_t)(first % (uint64_t)ch), bursts = 0;
+	for (int64_t i = 0; i < ch && i < n; i++, c = c + 1 == ch ? 0 : c + 1) {
+		int more = i < extra;
+		double took;
+		if (i == 0 || (last_i == i && tail)) {
+			int64_t share = (rounds + more) * il;
+			if (i == 0)
+				share -= head;                              /* the first block starts mid-way */
+			if (last_i == i && tail)
+				share -= il - tail;                         /* the last block ends early */
+			share = (share + burst - 1) / burst * burst;        /* whole bursts */
+			took = (double)share / h->per_channel;
+			bursts += share / burst;
+		} else {
+			took = span[more];
+			bursts += whole[more];
+		}
 		double start = h->busy[c] > (double)now ? h->busy[c] : (double)now;
 		if (start - (double)now > wait)
 			wait = start - (double)now;
-		h->busy[c] = start + (double)share / h->per_channel;
+		h->busy[c] = start + took;
 		if (h->busy[c] > last)
 			last = h->busy[c];
 	}
+	h->bursts = h->bursts > INT64_MAX - bursts ? INT64_MAX : h->bursts + bursts;
 	/* Counts saturate: a run whose times pass int64 is refused by its caller, never wrapped here. */
 	double w = ceil(wait - 1e-9);
 	int64_t wi = w >= 0x1p62 ? INT64_MAX : (int64_t)w;

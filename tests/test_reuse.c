@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold.h"
 #include "opcache.h"
 #include "run.h"
 #include "tests.h"
@@ -274,6 +275,150 @@ START_TEST(progress_after_ops_and_every_tick_of_folds)
 }
 END_TEST
 
+/*
+ * A workload of a block of `instances` instances (a linear layer, then an add
+ * of it and the instance's input; odd: then a relu of instance 0's add), a
+ * layer before and one after that reads instance 20's linear.
+ */
+static char *block_yaml(int instances, bool odd)
+{
+	static char y[1024];
+	snprintf(y, sizeof y,
+		 "name: b\nbatch: 1\nlayers:\n"
+		 "  - {name: pre, type: linear, tokens: 64, in_features: 256, out_features: 256}\n"
+		 "  - block:\n      name: blk\n      repeat: %d\n      layers:\n"
+		 "        - {name: fc, type: linear, tokens: 64, in_features: 256, out_features: 256}\n"
+		 "        - {name: sum, type: add, elements: 16384, inputs: [fc, block.in]}\n%s"
+		 "  - {name: post, type: relu, elements: 16384, inputs: [blk.20.fc]}\n",
+		 instances, odd ? "        - {name: odd, type: relu, elements: 16384, inputs: [blk.0.sum]}\n" : "");
+	return y;
+}
+
+static size_t layer_index(const struct workload *w, const char *name)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (!strcmp(w->layers[i].name, name))
+			return i;
+	ck_abort_msg("no layer %s", name);
+	return 0;
+}
+
+/*
+ * Folding by hand: 40 instances at keep 16 keep instances 0 to 14 and 39,
+ * 1 + 16 x 2 + 1 layers; instance 39 reads instance 14's sum as its input,
+ * post reads instance 14's fc for instance 20's, and every layer left out
+ * stands for its instance-14 twin. 31 instances do not fold; nor do 40
+ * whose instances read instance 0's output rather than their own input.
+ */
+START_TEST(long_block_folds_to_first_instances_and_last)
+{
+	struct workload w;
+	struct oplist ops;
+	struct fold f;
+	struct err e = { 0 };
+	th_lower(block_yaml(40, false), &w, &ops);
+	ck_assert_int_eq(fold_workload(&w, 16, &f, &e), 1);
+	ck_assert_uint_eq(f.w.n, 34);
+	ck_assert_str_eq(f.w.layers[1 + 15 * 2].name, "blk.39.fc");
+	ck_assert_str_eq(f.w.layers[1 + 14 * 2].name, "blk.14.fc");
+	/* blk.39.sum reads blk.39.fc and block.in: blk.38.sum, which blk.14.sum stands for. */
+	ck_assert_int_eq(f.w.layers[1 + 15 * 2 + 1].inputs[0], 1 + 15 * 2);
+	ck_assert_int_eq(f.w.layers[1 + 15 * 2 + 1].inputs[1], 1 + 14 * 2 + 1);
+	ck_assert_int_eq(f.w.layers[33].inputs[0], 1 + 14 * 2);
+	ck_assert_uint_eq(f.to[layer_index(&w, "blk.20.fc")], 1 + 14 * 2);
+	ck_assert_uint_eq(f.to[layer_index(&w, "blk.38.sum")], 1 + 14 * 2 + 1);
+	ck_assert_uint_eq(f.to[layer_index(&w, "blk.39.sum")], 1 + 15 * 2 + 1);
+	ck_assert_uint_eq(f.to[layer_index(&w, "post")], 33);
+	ck_assert_uint_eq(f.nblocks, 1);
+	ck_assert_uint_eq(f.blocks[0].rep, 1 + 14 * 2);
+	ck_assert_uint_eq(f.blocks[0].prev, 1 + 13 * 2);
+	fold_release(&f);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	th_lower(block_yaml(31, false), &w, &ops);
+	ck_assert_int_eq(fold_workload(&w, 16, &f, &e), 0);
+	oplist_release(&ops);
+	workload_release(&w);
+	th_lower(block_yaml(40, true), &w, &ops);
+	ck_assert_int_eq(fold_workload(&w, 16, &f, &e), 0);
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
+/*
+ * Settled is within FOLD_TOL: rows are layers (forward), the representative
+ * (layers 2, 3) against the instance before (0, 1), by hand.
+ */
+START_TEST(settled_is_within_the_tolerance)
+{
+	struct fold_block b = { 2, 0, 2, 40 };
+	struct fold f = { .blocks = &b, .nblocks = 1 };
+	size_t *index;
+	struct err e = { 0 };
+	f.w.n = 4;
+	ck_assert_int_eq(fold_index(&f, NULL, 4, &index, &e), 0);
+	int64_t near[] = { 600000, 400000, 600050, 400000 }, far[] = { 600000, 400000, 600101, 400000 };
+	ck_assert(fold_steady(&f, index, near, FOLD_TOL));     /* 50 of 1000050: 5e-5 */
+	ck_assert(!fold_steady(&f, index, far, FOLD_TOL));     /* 101 of 1000101: 1.01e-4 */
+	free(index);
+}
+END_TEST
+
+/*
+ * A chip that prefetches across ops (TPU v1) folds 40 instances: the rows
+ * of instances 15 to 38 are instance 14's, the run says it folded, and its
+ * cycles are within 0.1% of simulating every instance (--no-reuse). 31
+ * instances run whole, equal to --no-reuse field by field.
+ */
+START_TEST(folded_run_near_the_whole)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	struct run a, b;
+	th_config(&c, "tpu_v1", NULL);
+	th_lower(block_yaml(40, false), &w, &ops);
+	struct run_opts o = { .dataflow = c.arch.array.dataflow, .model = MODEL_CYCLE, .no_reuse = true };
+	run(&c, &w, &ops, &o, &a);
+	o.no_reuse = false;
+	run(&c, &w, &ops, &o, &b);
+	ck_assert_int_eq(a.folded_keep, 0);
+	ck_assert_int_eq(b.folded_keep, 16);
+	ck_assert_int_eq(b.total.macs, a.total.macs);
+	ck_assert_int_eq(b.total.folds, a.total.folds);
+	ck_assert_int_eq(b.total.hbm_read_bytes, a.total.hbm_read_bytes);
+	double d = (double)(b.total.cycles - a.total.cycles) / (double)a.total.cycles;
+	ck_assert_msg(d > -1e-3 && d < 1e-3, "folded %lld, whole %lld cycles", (long long)b.total.cycles,
+		      (long long)a.total.cycles);
+	size_t rep = layer_index(&w, "blk.14.fc");
+	for (int k = 15; k < 39; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "blk.%d.fc", k);
+		size_t i = layer_index(&w, name);
+		ck_assert(!memcmp(&b.layers[i], &b.layers[rep], sizeof b.layers[i]));
+		ck_assert(!memcmp(&b.layers[i + 1], &b.layers[rep + 1], sizeof b.layers[i]));
+	}
+	run_release(&a);
+	run_release(&b);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	th_lower(block_yaml(31, false), &w, &ops);
+	o.no_reuse = true;
+	run(&c, &w, &ops, &o, &a);
+	o.no_reuse = false;
+	run(&c, &w, &ops, &o, &b);
+	ck_assert_int_eq(b.folded_keep, 0);
+	assert_same(&a, &b, "31 instances");
+	run_release(&a);
+	run_release(&b);
+	oplist_release(&ops);
+	workload_release(&w);
+}
+END_TEST
+
 Suite *reuse_suite(void)
 {
 	Suite *s = suite_create("reuse");
@@ -283,6 +428,9 @@ Suite *reuse_suite(void)
 	tcase_add_test(t, prefetching_chip_reuses_nothing_in_cycle_model);
 	tcase_add_test(t, cache_across_runs_keyed_by_timing_config);
 	tcase_add_test(t, progress_after_ops_and_every_tick_of_folds);
+	tcase_add_test(t, long_block_folds_to_first_instances_and_last);
+	tcase_add_test(t, settled_is_within_the_tolerance);
+	tcase_add_test(t, folded_run_near_the_whole);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -41,7 +41,7 @@ struct sim_request {
 	int dram_format;            /* enum trace_dram_format */
 	uint64_t seed;              /* functional: random operands */
 	bool keep_outputs;          /* functional: keep every GEMM op's result (run.h) */
-	bool no_reuse;              /* simulate every op, also one identical to an op already simulated (run.h) */
+	bool no_reuse;              /* simulate every op, also one identical to an op already simulated, and every block instance (run.h) */
 	struct opcache *cache;      /* borrowed: results to reuse across runs (opcache.h), or NULL */
 };
 

@@ -171,12 +171,13 @@ void report_json(FILE *f, const struct report_ctx *c)
 			json_str(f, lines[i]);
 		}
 	}
-	fprintf(f, "],\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"ideal_memory\": %s,\n"
+	fprintf(f, "],\n  \"batch\": %lld,\n  \"dataflow\": \"%s\",\n  \"model\": \"%s\",\n  \"folded_instances\": %lld,\n"
+		   "  \"ideal_memory\": %s,\n"
 		   "  \"array\": {\"rows\": %lld, \"cols\": %lld},\n  \"clock_ghz\": %.17g,\n"
 		   "  \"peak_ops_per_s\": %.17g,\n  \"hbm_bytes_per_s\": %s,\n  \"ridge_ops_per_byte\": %.17g,\n"
 		   "  \"config\": ",
 		(long long)c->w->batch, array_dataflow_names[c->opts->dataflow], run_model_names[c->opts->model],
-		c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
+		(long long)(c->run->folded_keep ? c->run->folded_keep - 1 : 0), c->opts->ideal_memory ? "true" : "false", (long long)a->array.rows, (long long)a->array.cols,
 		a->clock_ghz, peak, json_bandwidth(bw, sizeof bw, a), peak / arch_hbm_bytes_per_s(a));
 	json_config(f, cfg);
 	{

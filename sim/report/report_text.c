@@ -2,6 +2,7 @@
  * report_text.c - the terminal summary of a run (see report.h).
  */
 #include "report.h"
+#include "fold.h"
 #include "train.h"
 
 #include <math.h>
@@ -91,6 +92,11 @@ void report_summary(FILE *out, const struct report_ctx *c)
 			fprintf(out, "note: the workload has %lld outputs (activations nobody reads); each gets a loss, and its "
 				"gradient flows back from there\n", (long long)losses);
 	}
+	if (r->folded_keep)
+		fprintf(out, "folded: each block of %lld or more alike instances ran its first %lld and its last; the rest took "
+			"the %lldth's results, steady within %g%% of the one before (--no-reuse runs every one)\n",
+			(long long)(2 * r->folded_keep), (long long)(r->folded_keep - 1), (long long)(r->folded_keep - 1),
+			100 * FOLD_TOL);
 	fprintf(out, "cycles by category:");
 	for (int k = 0; k < CAT_N; k++)
 		fprintf(out, " %s %lld (%.1f%%)%s", cat_names[k], (long long)r->total.cat[k],

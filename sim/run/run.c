@@ -8,6 +8,7 @@
 
 #include "analytic.h"
 #include "engine.h"
+#include "fold.h"
 #include "functional.h"
 #include "npy.h"
 #include "opcache.h"
@@ -546,6 +547,78 @@ out:
 	return rc;
 }
 
+/*
+ * A chip's cycle run of a workload with a long repeated block, folded
+ * (fold.h): 1 when out holds the whole run's results, 0 when nothing folds
+ * or no block settled before it would be run whole, -1 with e set.
+ */
+static int run_folded(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
+		      struct err *e)
+{
+	const struct config *cfg = p->cfg;
+	struct reuse none = { NULL, 0, o };
+	for (int64_t keep = FOLD_KEEP;; keep *= 2) {
+		struct fold f;
+		struct oplist ops = { 0 };
+		struct plan fp;
+		struct run part = { 0 };
+		engine *en = NULL;
+		size_t *index = NULL;
+		int64_t *cycles = NULL;
+		int got = fold_workload(w, keep, &f, e), rc = -1;
+		if (got <= 0)
+			return got;
+		if (lower_step(cfg, &f.w, &ops, e) < 0) {
+			fold_release(&f);
+			return -1;
+		}
+		if (plan_build(&fp, cfg, &ops, o->dataflow, p->ideal, e) < 0)
+			goto done;
+		part.n = oplist_nrows(&ops, f.w.n);
+		part.rows = ops.rows;
+		if (!(part.layers = calloc(part.n ? part.n : 1, sizeof *part.layers)) ||
+		    !(cycles = calloc(part.n ? part.n : 1, sizeof *cycles))) {
+			err_nomem(e, NULL);
+			goto planned;
+		}
+		if (fold_index(&f, ops.rows, part.n, &index, e) < 0)
+			goto planned;
+		/* Ops not lowered from w (a list built by hand): nothing stands for them, and the run is run whole. */
+		bool mapped = true;
+		for (size_t r = 0; r < out->n && mapped; r++)
+			mapped = fold_row(&f, index, out->rows ? out->rows[r].layer : r, run_row_phase(out, r)) != SIZE_MAX;
+		if (!mapped) {
+			keep = 0;
+			rc = 1;
+			goto planned;
+		}
+		if (run_check_limits(cfg, w->file, o->model, run_plan_folds(&fp), fp.cycles, e) < 0 ||
+		    !(en = engine_new(cfg, o->ideal_memory, e)) || run_engine(en, &fp, o, &f.w, true, &none, &part, e) < 0)
+			goto planned;
+		for (size_t r = 0; r < part.n; r++)
+			cycles[r] = part.layers[r].cycles;
+		rc = 0;
+		if (fold_steady(&f, index, cycles, FOLD_TOL)) {
+			for (size_t r = 0; r < out->n && rc == 0; r++)
+				rc = add_result(w, r, &part.layers[fold_row(&f, index, out->rows ? out->rows[r].layer : r,
+									     run_row_phase(out, r))], out, e);
+			out->folded_keep = keep;
+			rc = rc < 0 ? -1 : 1;
+		}
+planned:
+		engine_free(en);
+		plan_release(&fp);
+done:
+		free(index);
+		free(cycles);
+		free(part.layers);
+		oplist_release(&ops);
+		fold_release(&f);
+		if (rc != 0)
+			return keep ? rc : 0;
+	}
+}
+
 static int run_model(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
 		     struct err *e)
 {
@@ -562,6 +635,13 @@ static int run_model(const struct plan *p, const struct workload *w, const struc
 		if (!(ru.cache = o->cache ? o->cache : (own = opcache_new())))
 			return err_nomem(e, "reuse cache");
 		ru.cfg = opcache_config_hash(cfg);
+	}
+	if (o->model == MODEL_CYCLE && chip && !traced && !o->no_reuse) {
+		int got = run_folded(p, w, o, out, e);
+		if (got < 0)
+			goto fail;
+		if (got)
+			goto done;
 	}
 	if (o->model == MODEL_FUNCTIONAL) {
 		if (run_functional(p, w, o, out, e) < 0)

@@ -1,9 +1,11 @@
 /*
  * run.h - one simulation: a config, a workload and options in, results out.
  *
- * run_workload is a pure function of its inputs: it lowers nothing and writes
- * nothing, it evaluates each op of an already lowered workload and sums the
- * results per layer and in total. Sweeps and comparisons call it many times.
+ * run_workload is a pure function of its inputs: it writes nothing, it
+ * evaluates each op of an already lowered workload (as lower_step lowers it)
+ * and sums the results per layer and in total. Sweeps and comparisons call it
+ * many times. Its one lowering: a chip's cycle run of a long repeated block
+ * lowers the block folded (fold.h) and runs that instead, unless no_reuse.
  */
 #ifndef TPUSIM_RUN_H
 #define TPUSIM_RUN_H
@@ -70,7 +72,7 @@ struct run_opts {
 	 * (vcd, trace, dram_trace).
 	 * cache: a caller's cache, kept across runs; NULL: the run's own.
 	 */
-	bool no_reuse;                  /* simulate every op */
+	bool no_reuse;                  /* simulate every op, and every instance of a block (no folding, fold.h) */
 	struct opcache *cache;
 	/* Called after each op and within long GEMM ops (cycle model), from the running thread; may be NULL. */
 	void (*progress)(void *ctx, const struct run_progress *p);
@@ -119,6 +121,7 @@ struct run {
 	size_t n;
 	const struct oprow *rows;       /* borrowed from the lowered ops (oplist.rows): what each row is; NULL: row i is layer i */
 	struct result total;
+	int64_t folded_keep;            /* a chip's cycle run of a long repeated block: the instances it ran first (fold.h); 0: every one */
 	struct run_check *checks;       /* functional: owned, one per layer; else NULL */
 	struct run_check check;         /* functional: the whole run */
 	bool drew;                      /* functional: an operand was drawn from the seed (not every one from a file) */
