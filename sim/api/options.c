@@ -47,7 +47,7 @@ const struct run_option run_options[RO_COUNT] = {
 		      "only it draws operands" },
 	[RO_REUSE] = { "reuse", "--no-reuse", NULL, NULL, { .kind = OPT_BOOL, .negated = true }, true, NULL,
 		       OPT_IN_CLI | OPT_IN_REQUEST, 0, RQ(no_reuse),
-		       "simulate every op, also those identical to an op already simulated, and every instance of a block" },
+		       "simulate every op (no reuse of identical ops, no folding of long blocks)" },
 	[RO_TRAIN] = { "train", "--train", NULL, NULL, { .kind = OPT_BOOL }, false, NULL,
 		       OPT_IN_CLI | OPT_IN_REQUEST | OPT_IN_SWEEP, 0,
 		       RQ(train), "a training step: forward, backward, recomputation, optimizer (keys train.*)" },
