@@ -35,6 +35,8 @@ run configs/tpu_v5p.yaml docs/train/decoder_1b.yaml --train
 run configs/pods/v5e_16x16.yaml docs/train/decoder_1b.yaml --train --batch 256 --set mesh.data=16 --set mesh.fsdp=16
 run configs/pods/v5p_6144.yaml configs/workloads/gpt3_175b.yaml --train --model analytic
 run configs/pods/v5p_6144.yaml configs/workloads/gpt3_175b.yaml --train
+# The same with every one of its 96 blocks simulated (no folding).
+run configs/pods/v5p_6144.yaml configs/workloads/gpt3_175b.yaml --train --no-reuse
 
 # Loading and lowering large workloads: wall time and peak memory of
 # `tpusim lower` on generated files of about 1 MB and 36 MB (16,000 and
