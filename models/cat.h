@@ -27,6 +27,9 @@
  *                 that waits for its result, and what is still on the
  *                 links after a pass's last op to that op (a collective
  *                 alone: to itself)
+ *   bubble        a pipeline stage's chip idle in the step, waiting for
+ *                 the stages before and after it (sim/run/pipeline.h):
+ *                 a row of its own, phase bubble
  *
  * Late data and shifts: weight_shift counts a shift as if its tile had
  * been there in time. With a shadow register a tile starts shifting in when
@@ -55,6 +58,7 @@ enum cat {
 	CAT_FILL_DRAIN,
 	CAT_OP_FIXED,
 	CAT_EXPOSED_COMM,
+	CAT_BUBBLE,
 	CAT_N
 };
 

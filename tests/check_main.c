@@ -15,6 +15,7 @@ int main(void)
 	srunner_add_suite(sr, lower_suite());
 	srunner_add_suite(sr, train_suite());
 	srunner_add_suite(sr, ici_suite());
+	srunner_add_suite(sr, pipeline_suite());
 	srunner_add_suite(sr, apps_suite());
 	srunner_add_suite(sr, chip_suite());
 	srunner_add_suite(sr, schedule_suite());

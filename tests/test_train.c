@@ -324,7 +324,7 @@ END_TEST
 /* Adam keeps 12 B a parameter beyond the bf16 weight and gradient (16 B in all), momentum 8, sgd 4; at fp32 no master copy. */
 START_TEST(optimizer_state_bytes)
 {
-	struct train_params tp = { true, OPT_ADAMW, REMAT_NONE, 1, IG_TRUE, 0 };
+	struct train_params tp = { true, OPT_ADAMW, REMAT_NONE, 1, IG_TRUE, 0, false };
 	ck_assert_int_eq(2 + 2 + train_state_bytes(&tp, 2), 16);
 	tp.optimizer = OPT_ADAM;
 	ck_assert_int_eq(train_state_bytes(&tp, 2), 12);

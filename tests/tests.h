@@ -23,6 +23,7 @@ Suite *workload_suite(void);
 Suite *lower_suite(void);
 Suite *train_suite(void);
 Suite *ici_suite(void);
+Suite *pipeline_suite(void);
 Suite *schedule_suite(void);
 Suite *analytic_suite(void);
 Suite *categories_suite(void);

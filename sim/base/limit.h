@@ -77,6 +77,9 @@
 #define POD_MAX_SLICES 1024
 #define POD_MAX_CHIPS 268435456         /* 64^3 x 1024 */
 
+/* Pipeline stages (mesh.pipeline): a stage is at least one block instance or layer, each simulated on its own chip. */
+#define PIPE_MAX_STAGES 4096
+
 /*
  * A chip: at most 8 cores of at most 8 arrays each (the largest TPU has 2
  * TensorCores of 4 MXUs), so that a plan's per-array tables stay on the stack.

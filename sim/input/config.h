@@ -60,14 +60,27 @@ struct train_params {
 	int64_t microbatches;           /* gradient accumulation: the batch in this many parts */
 	int input_grads;                /* enum train_input_grads: whether the network's inputs get gradients */
 	double dropout;                 /* the dropout probability; 0: none */
+	/*
+	 * Not a key: the network's outputs get their gradients from elsewhere
+	 * (a pipeline stage before the last, from the next stage's chip: inputs
+	 * in HBM), not from a loss.
+	 */
+	bool grads_given;
 };
 
 extern const struct cfg_key train_keys[];
 
 /* The mesh a workload is sharded over, keys mesh.* (sim/lower/shard.h). */
+enum pipe_schedule { PIPE_1F1B, PIPE_GPIPE };
+
 struct mesh_params {
 	int64_t data, fsdp, tensor;     /* the degree of each mesh axis */
+	int64_t pipeline;               /* pipeline stages (sim/run/pipeline.h) */
+	int schedule;                   /* enum pipe_schedule */
+	int64_t microbatches;           /* inference: the pipeline's microbatches (a step's: train.microbatches) */
 };
+
+extern const char *const pipe_schedule_names[];   /* "1f1b", "gpipe" */
 
 extern const struct cfg_key mesh_keys[];
 

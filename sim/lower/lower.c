@@ -24,7 +24,7 @@
 
 const char *const tensor_kind_names[] = { "input", "weight", "cache", "act", "state", NULL };
 const char *const hbm_need_names[] = { "weights", "caches", "inputs", "activations", "gradients", "optimizer_state", NULL };
-const char *const step_phase_names[] = { "forward", "backward", "recompute", "optimizer", NULL };
+const char *const step_phase_names[] = { "forward", "backward", "recompute", "optimizer", "bubble", NULL };
 
 /* The name's last part by enum op_grad, and by enum tensor_role. */
 static const char *const grad_part[] = { "", "dx", "dw", "da", "db", "bwd", "loss", "gsum", "gacc", "update", "gather",

@@ -47,7 +47,7 @@ enum op_kind { OP_GEMM, OP_VEC, OP_COLL };
  * training step (train.h) adds the others. Results are summed per layer
  * and phase (struct oprow).
  */
-enum step_phase { PH_FORWARD, PH_BACKWARD, PH_RECOMPUTE, PH_OPTIMIZER, PH_N };
+enum step_phase { PH_FORWARD, PH_BACKWARD, PH_RECOMPUTE, PH_OPTIMIZER, PH_BUBBLE, PH_N };
 extern const char *const step_phase_names[];    /* "forward", "backward", "recompute", "optimizer" */
 
 /*
@@ -196,8 +196,8 @@ int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
  */
 struct lower_pod {
 	const struct ici_params *pod;   /* borrowed */
-	int64_t data, fsdp, tensor;
-	struct ici_group g_data, g_fsdp, g_tensor;
+	int64_t data, fsdp, tensor, pipeline;
+	struct ici_group g_data, g_fsdp, g_tensor, g_pipeline;
 };
 
 /*

@@ -579,6 +579,13 @@ static int losses(struct tc *c, size_t f0, size_t f1)
 		    c->l->t[t].ready != (int32_t)f || c->ti[t].grad != TENSOR_NONE)
 			continue;
 		int64_t n = c->l->t[t].elems;
+		if (c->tp->grads_given) {
+			if ((g = tnew(c, t, TK_INPUT, TR_GRAD, n)) < 0)
+				return -1;
+			c->ti[t].grad = g;
+			c->ti[t].from = (int32_t)f;
+			continue;
+		}
 		if ((i = opush(c, f, PH_BACKWARD, OG_LOSS)) < 0 || (g = tnew(c, t, TK_ACT, TR_GRAD, n)) < 0)
 			return -1;
 		vsize(c, i, VEC_LOSS, n, n, n * vector_ops_per_elem(VEC_LOSS));

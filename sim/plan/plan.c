@@ -11,12 +11,6 @@
 #include "place.h"
 #include "xmath.h"
 
-/* a + b for counts >= 0, INT64_MAX when it passes 64 bits. */
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 /*
  * An op's time from its bounds: a GEMM's loads run on through its fixed
  * time (the array waits it out), max(fixed + compute, memory); a vector

@@ -14,12 +14,6 @@ static int64_t ceil_div(int64_t a, int64_t b)
 	return a / b + (a % b != 0);
 }
 
-static int64_t sat_mul(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
-}
-
 /*
  * The bytes in memory of `im2col` bytes of A. A convolution's A (M x K, the
  * im2col matrix) holds each input element up to kh x kw times; memory holds

@@ -10,9 +10,9 @@
 
 /* Indexed by enum cat (models/cat.h). */
 const char *const cat_names[] = { "compute", "weights", "weight_shift", "inputs", "outputs", "vector", "fill_drain",
-				  "op_fixed", "exposed_comm", NULL };
+				  "op_fixed", "exposed_comm", "bubble", NULL };
 
-static const char *const cat_terms[CAT_N] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%", "fix%", "comm%" };
+static const char *const cat_terms[CAT_N] = { "comp%", "wgt%", "shft%", "inp%", "out%", "vec%", "f/d%", "fix%", "comm%", "bub%" };
 
 #define R(x) RF_COUNT, offsetof(struct result, x)
 #define M(x) RF_METRIC, offsetof(struct metrics, x)

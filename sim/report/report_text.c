@@ -70,18 +70,26 @@ void report_summary(FILE *out, const struct report_ctx *c)
 	}
 	summary_row(out, c, "total", "", train ? "" : NULL, &r->total);
 	report_metrics(a, &r->total, c->opts->ideal_memory, &m);
-	fprintf(out, "\n%lld cycles = %.4g ms at %.3g GHz; %lld MACs; utilization %.2f%%; %.3f TOPS achieved\n",
-		(long long)r->total.cycles, (double)r->total.cycles / (a->clock_ghz * 1e6), a->clock_ghz,
-		(long long)r->total.macs, 100 * m.utilization, m.achieved_ops_per_s / 1e12);
+	int64_t stages = run_stages(r);
+	if (stages > 1)
+		fprintf(out, "\n%lld cycles of %lld stages' chips = %.4g ms a step at %.3g GHz; %lld MACs; utilization "
+			"%.2f%%; %.3f TOPS achieved a chip\n", (long long)r->total.cycles, (long long)stages,
+			(double)r->total.cycles / (double)stages / (a->clock_ghz * 1e6), a->clock_ghz,
+			(long long)r->total.macs, 100 * m.utilization, m.achieved_ops_per_s / 1e12);
+	else
+		fprintf(out, "\n%lld cycles = %.4g ms at %.3g GHz; %lld MACs; utilization %.2f%%; %.3f TOPS achieved\n",
+			(long long)r->total.cycles, (double)r->total.cycles / (a->clock_ghz * 1e6), a->clock_ghz,
+			(long long)r->total.macs, 100 * m.utilization, m.achieved_ops_per_s / 1e12);
 	if (train) {
 		struct run_step st;
 		run_step_of(r, c->cfg, w, &st);
 		fprintf(out, "training step (%s, remat %s, %lld microbatch%s): %.4g ms;", train_optimizer_names[a->train.optimizer],
 			train_remat_names[a->train.remat], (long long)a->train.microbatches,
 			a->train.microbatches == 1 ? "" : "es", st.seconds * 1e3);
-		for (int k = 0; k < PH_N; k++)
+		int phases = stages > 1 ? PH_N : PH_BUBBLE;     /* a bubble only in a pipeline */
+		for (int k = 0; k < phases; k++)
 			fprintf(out, " %s %.1f%%%s", step_phase_names[k],
-				r->total.cycles ? 100.0 * (double)st.cycles[k] / (double)r->total.cycles : 0.0, k + 1 < PH_N ? "," : "\n");
+				r->total.cycles ? 100.0 * (double)st.cycles[k] / (double)r->total.cycles : 0.0, k + 1 < phases ? "," : "\n");
 		fprintf(out, "%.4g samples/s", st.samples_per_s);
 		if (st.tokens_per_sample)
 			fprintf(out, ", %.4g tokens/s", st.tokens_per_s);
@@ -104,7 +112,7 @@ void report_summary(FILE *out, const struct report_ctx *c)
 			k + 1 < CAT_N ? "," : "\n");
 	if (r->total.collective_ops || ici_chips(&a->pod) > 1) {
 		/* The pod: one representative chip's view of its links. */
-		double ms = 1e3 / (a->clock_ghz * 1e9);
+		double ms = 1e3 / (a->clock_ghz * 1e9) / (double)stages;    /* a chip's */
 		fprintf(out, "pod: %lld x %lld x %lld", (long long)a->pod.dim[0], (long long)a->pod.dim[1],
 			(long long)a->pod.dim[2]);
 		if (a->pod.slices > 1)
@@ -114,6 +122,18 @@ void report_summary(FILE *out, const struct report_ctx *c)
 			(double)r->total.cat[CAT_EXPOSED_COMM] * ms);
 		for (int x = 0; x < ICI_NAXES; x++)
 			fprintf(out, " %s %.1f%%%s", ici_axis_names[x], 100 * m.link_utilization[x], x + 1 < ICI_NAXES ? "," : "\n");
+	}
+	if (stages > 1) {
+		/* The bubble rows are the last, one a stage, each at its stage's first layer. */
+		fprintf(out, "pipeline: %lld stages (%s, %lld microbatches), bubble %.1f%% of the chips' time; a stage's "
+			"bubble and first layer:", (long long)stages, pipe_schedule_names[a->mesh.schedule],
+			(long long)(a->train.enabled ? a->train.microbatches : a->mesh.microbatches),
+			r->total.cycles ? 100.0 * (double)r->total.cat[CAT_BUBBLE] / (double)r->total.cycles : 0.0);
+		for (int64_t s = 0; s < stages; s++) {
+			size_t i = r->n - (size_t)stages + (size_t)s;
+			fprintf(out, " %.1f%% %s%s", r->total.cycles ? 100.0 * (double)stages * (double)r->layers[i].cycles /
+				(double)r->total.cycles : 0.0, run_row_layer(r, w, i)->name, s + 1 < stages ? "," : "\n");
+		}
 	}
 	fprintf(out, "energy %.4g uJ (%.3g pJ/MAC, %.3g TOPS/W, EDP %.3g J s):", m.energy_pj * 1e-6, m.pj_per_mac,
 		m.tops_per_w, m.edp_js);

@@ -12,6 +12,7 @@
 #include "functional.h"
 #include "npy.h"
 #include "opcache.h"
+#include "run_int.h"
 #include "plan.h"
 #include "stop.h"
 #include "train.h"
@@ -32,12 +33,6 @@ const struct cfg_key sim_keys[] = {
 	  "run a workload that needs more than hbm.capacity_gib anyway; summary.json says fits_hbm: false" },
 	CFG_END
 };
-
-/* a + b for counts >= 0, INT64_MAX when it passes 64 bits. */
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
 
 /* An estimate as a message shows it: a saturated one is only known to be huge. */
 static const char *shown(char *buf, size_t size, int64_t v)
@@ -130,7 +125,6 @@ static int check_engine_traces(const struct plan *p, const struct run_opts *o, i
 
 /* ---- the functional model ---- */
 
-static int add_result(const struct workload *w, size_t row, const struct result *r, struct run *out, struct err *e);
 
 /* The functional model's run: its options, the per-PE trace and the operands' buffers. */
 struct frun {
@@ -390,7 +384,7 @@ static int run_functional(const struct plan *p, const struct workload *w, const 
 			fr.base = start;
 		}
 		fr.base += r.cycles;
-		if (add_result(w, oplist_row(ops, op), &r, out, e) < 0)
+		if (run_add_result(w, oplist_row(ops, op), &r, out, e) < 0)
 			goto out;
 	}
 	for (size_t l = 0; l < out->n; l++) {
@@ -429,8 +423,7 @@ out:
 	return rc;
 }
 
-/* Adds op's result r to the run; fails when the run passes RUN_MAX_CYCLES. */
-static int add_result(const struct workload *w, size_t row, const struct result *r, struct run *out, struct err *e)
+int run_add_result(const struct workload *w, size_t row, const struct result *r, struct run *out, struct err *e)
 {
 	/* The engine's stalls past the margin: refused when seen, never summed past int64. */
 	if (r->cycles > RUN_MAX_CYCLES - out->total.cycles)
@@ -517,7 +510,7 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 		if (stop_check(e) < 0)
 			goto out;
 		if (!chip && reused(ru, &ops->v[i0], &key, &res[0])) {
-			if (add_result(w, oplist_row(ops, &ops->v[i0]), &res[0], out, e) < 0)
+			if (run_add_result(w, oplist_row(ops, &ops->v[i0]), &res[0], out, e) < 0)
 				goto out;
 			ops_done(o, tk.p.done = i0 + 1, ops->n);
 			continue;
@@ -531,7 +524,7 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 			res[k].split_m_ops = by == SPLIT_M;
 			res[k].split_n_ops = by == SPLIT_N;
 			res[k].spill_bytes = plan_spill_bytes(p, i0 + k);
-			if (add_result(w, oplist_row(ops, op), &res[k], out, e) < 0)
+			if (run_add_result(w, oplist_row(ops, op), &res[k], out, e) < 0)
 				goto out;
 			if (!chip && ru->cache && opcache_put(ru->cache, &key, &res[k]) < 0) {
 				err_nomem(e, "reuse cache");
@@ -600,7 +593,7 @@ static int run_folded(const struct plan *p, const struct workload *w, const stru
 		rc = 0;
 		if (fold_steady(&f, index, cycles, FOLD_TOL)) {
 			for (size_t r = 0; r < out->n && rc == 0; r++)
-				rc = add_result(w, r, &part.layers[fold_row(&f, index, out->rows ? out->rows[r].layer : r,
+				rc = run_add_result(w, r, &part.layers[fold_row(&f, index, out->rows ? out->rows[r].layer : r,
 									     run_row_phase(out, r))], out, e);
 			out->folded_keep = keep;
 			rc = rc < 0 ? -1 : 1;
@@ -619,8 +612,8 @@ done:
 	}
 }
 
-static int run_model(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
-		     struct err *e)
+int run_model(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
+	      struct err *e)
 {
 	const struct config *cfg = p->cfg;
 	const struct oplist *ops = &p->ops;
@@ -688,7 +681,7 @@ static int run_model(const struct plan *p, const struct workload *w, const struc
 				goto fail;
 			}
 		}
-		if (add_result(w, oplist_row(ops, op), &r, out, e) < 0)
+		if (run_add_result(w, oplist_row(ops, op), &r, out, e) < 0)
 			goto fail;
 	}
 done:
@@ -722,7 +715,8 @@ void run_step_of(const struct run *r, const struct config *cfg, const struct wor
 		s->cycles[ph] += r->layers[i].cycles;
 		s->macs[ph] += r->layers[i].macs;
 	}
-	s->seconds = (double)r->total.cycles / (cfg->arch.clock_ghz * 1e9);
+	/* A pipeline's total is its stages' chips': the step is one chip's share. */
+	s->seconds = (double)r->total.cycles / (double)run_stages(r) / (cfg->arch.clock_ghz * 1e9);
 	for (size_t i = 0; i < w->n && !s->tokens_per_sample; i++) {
 		const struct layer *l = &w->layers[i];
 		if (l->type == L_ATTENTION)
@@ -735,8 +729,8 @@ void run_step_of(const struct run *r, const struct config *cfg, const struct wor
 	if (s->seconds > 0) {
 		s->samples_per_s = (double)w->batch / s->seconds;
 		s->tokens_per_s = s->samples_per_s * (double)s->tokens_per_sample;
-		s->mfu = s->model_flops / (2 * peak * s->seconds);
-		s->hfu = s->hardware_flops / (2 * peak * s->seconds);
+		s->mfu = s->model_flops / (2 * peak * s->seconds * (double)run_stages(r));
+		s->hfu = s->hardware_flops / (2 * peak * s->seconds * (double)run_stages(r));
 	}
 }
 
@@ -798,11 +792,18 @@ const char *run_bytes_text(double bytes, char *buf, size_t size)
 int run_hbm_fit(const struct config *cfg, const struct workload *w, const struct oplist *ops, struct run_hbm *h,
 		struct err *e)
 {
+	return run_hbm_fit_kept(cfg, w, ops, 1, "the run's", h, e);
+}
+
+int run_hbm_fit_kept(const struct config *cfg, const struct workload *w, const struct oplist *ops, int64_t kept,
+		     const char *whose, struct run_hbm *h, struct err *e)
+{
 	int eb = array_elem_bytes(cfg->arch.array.dtype);
 	int64_t need[NEED_N];
 	memset(h, 0, sizeof *h);
 	if (lower_hbm_need(ops, need) < 0)
 		return err_nomem(e, NULL);
+	need[NEED_ACTIVATIONS] = sat_mul(need[NEED_ACTIVATIONS], kept);
 	for (int k = 0; k < NEED_N; k++) {
 		h->bytes[k] = (double)need[k] * eb;
 		h->total += h->bytes[k];
@@ -822,8 +823,8 @@ int run_hbm_fit(const struct config *cfg, const struct workload *w, const struct
 		memcpy(hint, "; ", 2);
 	}
 	return err_at(e, config_origin(cfg, "hbm.capacity_gib"), "hbm.capacity_gib",
-		      "expected room for the run's %s (%s), found %.4g GiB (sim.allow_hbm_overflow: true runs it anyway%s)",
-		      bytes_text(h->total, t, sizeof t), run_hbm_parts(h, parts, sizeof parts), cfg->arch.hbm.capacity_gib,
+		      "expected room for %s %s (%s), found %.4g GiB (sim.allow_hbm_overflow: true runs it anyway%s)",
+		      whose, bytes_text(h->total, t, sizeof t), run_hbm_parts(h, parts, sizeof parts), cfg->arch.hbm.capacity_gib,
 		      hint);
 }
 
@@ -832,7 +833,11 @@ int run_on_plan(const struct plan *p, const struct workload *w, const struct run
 {
 	memset(out, 0, sizeof *out);
 	SIM_ASSERT(p->df == o->dataflow && p->ideal == (o->ideal_memory || o->model == MODEL_FUNCTIONAL));
-	if (check_opts(w, o, e) < 0 || run_hbm_fit(p->cfg, w, &p->ops, &out->hbm, e) < 0)
+	if (check_opts(w, o, e) < 0)
+		return -1;
+	if (p->cfg->arch.mesh.pipeline > 1)
+		return run_pipelined(p, w, o, out, e);
+	if (run_hbm_fit(p->cfg, w, &p->ops, &out->hbm, e) < 0)
 		return -1;
 	out->n = oplist_nrows(&p->ops, w->n);
 	out->rows = p->ops.rows;
@@ -867,5 +872,8 @@ void run_release(struct run *r)
 	r->checks = NULL;
 	free(r->layers);
 	r->layers = NULL;
+	free(r->own_rows);
+	r->own_rows = NULL;
+	r->rows = NULL;
 	r->n = 0;
 }

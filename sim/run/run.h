@@ -122,6 +122,16 @@ struct run {
 	const struct oprow *rows;       /* borrowed from the lowered ops (oplist.rows): what each row is; NULL: row i is layer i */
 	struct result total;
 	int64_t folded_keep;            /* a chip's cycle run of a long repeated block: the instances it ran first (fold.h); 0: every one */
+	/*
+	 * A pipeline (mesh.pipeline, pipeline.h): its stages, one chip of each
+	 * simulated. The rows are every stage's chip's, over the step's
+	 * microbatches, then each stage's bubble (phase bubble, at its first
+	 * layer): the total is the stages' chips' cycles, stages x the step's,
+	 * and its ratios (utilization, categories, power) those of the average
+	 * chip. 1: no pipeline.
+	 */
+	int64_t stages;
+	struct oprow *own_rows;         /* owned: the rows of a pipeline's run (rows points here) */
 	struct run_check *checks;       /* functional: owned, one per layer; else NULL */
 	struct run_check check;         /* functional: the whole run */
 	bool drew;                      /* functional: an operand was drawn from the seed (not every one from a file) */
@@ -155,6 +165,12 @@ struct run_step {
 };
 
 void run_step_of(const struct run *r, const struct config *cfg, const struct workload *w, struct run_step *s);
+
+/* The chips r's total adds up: its pipeline stages, or 1. */
+static inline int64_t run_stages(const struct run *r)
+{
+	return r->stages > 1 ? r->stages : 1;
+}
 
 /* Result row i of r: its workload layer, and its phase (enum step_phase). */
 const struct layer *run_row_layer(const struct run *r, const struct workload *w, size_t i);
