@@ -31,7 +31,7 @@ WORKLOADS = [
 BUFS = ["weights", "inputs", "outputs"]
 TRAIN_PRESETS = ["tpu_v4", "tpu_v5p", "tpu_v4_mxu"]
 TRAIN_WORKLOADS = ["configs/workloads/mlp.yaml", "configs/workloads/resnet50.yaml", "configs/workloads/bert_base.yaml"]
-PHASES = ["forward", "backward", "recompute", "optimizer"]
+PHASES = ["forward", "backward", "recompute", "optimizer", "bubble"]
 ENGINE_MAX_FOLDS = 20_000_000
 
 

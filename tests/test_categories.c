@@ -178,7 +178,7 @@ START_TEST(names_follow_enum)
 		[CAT_COMPUTE] = "compute", [CAT_WEIGHTS] = "weights", [CAT_WEIGHT_SHIFT] = "weight_shift",
 		[CAT_INPUTS] = "inputs", [CAT_OUTPUTS] = "outputs", [CAT_VECTOR] = "vector", [CAT_FILL_DRAIN] = "fill_drain",
 		[CAT_OP_FIXED] = "op_fixed",
-		[CAT_EXPOSED_COMM] = "exposed_comm",
+		[CAT_EXPOSED_COMM] = "exposed_comm", [CAT_BUBBLE] = "bubble",
 	};
 	for (int k = 0; k < CAT_N; k++)
 		ck_assert_str_eq(cat_names[k], want[k]);

@@ -227,7 +227,7 @@ START_TEST(hand_case_csv)
 	ck_assert_int_eq(th_cli(".", argv, &out, &err), 0);
 	static const char head[] = "layer,phase,dataflow,stationary,streams,folds,utilization,cycles,cycles_ratio,ratio_to,"
 				   "cycles_compute,cycles_weights,cycles_weight_shift,cycles_inputs,cycles_outputs,"
-				   "cycles_vector,cycles_fill_drain,cycles_op_fixed,cycles_exposed_comm,sram_weights_read_bytes,sram_inputs_read_bytes,"
+				   "cycles_vector,cycles_fill_drain,cycles_op_fixed,cycles_exposed_comm,cycles_bubble,sram_weights_read_bytes,sram_inputs_read_bytes,"
 				   "sram_outputs_read_bytes,reread_a,reread_b,reread_psums,hbm_reread_a,hbm_reread_b,"
 				   "hbm_read_bytes,hbm_write_bytes,energy_pj,largest_stall,most_reread\n";
 	ck_assert_msg(!strncmp(out, head, strlen(head)), "%s", out);

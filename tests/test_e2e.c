@@ -98,7 +98,7 @@ static long long check_run(const char *preset, const char *wl, const char *model
 	/* The columns, as README documents them: the fields of stats.c's table, in its order. */
 	ck_assert_str_eq(line, "layer,type,phase,macs,cycles,compute_cycles,memory_cycles,utilization,cycles_compute,"
 			       "cycles_weights,cycles_weight_shift,cycles_inputs,cycles_outputs,cycles_vector,cycles_fill_drain,"
-			       "cycles_op_fixed,cycles_exposed_comm,comm_cycles,link_x_bytes,link_y_bytes,link_z_bytes,link_dcn_bytes,"
+			       "cycles_op_fixed,cycles_exposed_comm,cycles_bubble,comm_cycles,link_x_bytes,link_y_bytes,link_z_bytes,link_dcn_bytes,"
 			       "link_x_utilization,link_y_utilization,link_z_utilization,link_dcn_utilization,"
 			       "hbm_read_bytes,"
 			       "hbm_write_bytes,spill_bytes,bus_bytes,ops,arithmetic_intensity,achieved_ops_per_s,attainable_ops_per_s,folds,split_m_ops,split_n_ops,"

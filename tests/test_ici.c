@@ -516,8 +516,8 @@ START_TEST(mesh_refusals)
 	const struct {
 		const char *set[3], *want;
 	} bad[] = {
-		{ { "mesh.tensor=4", NULL }, "--set:1:13: mesh.tensor: expected mesh.data x mesh.fsdp x mesh.tensor to be the pod's "
-		  "32 chips (pod.x x pod.y x pod.z x pod.slices), found 1 x 1 x 4" },
+		{ { "mesh.tensor=4", NULL }, "--set:1:13: mesh.tensor: expected mesh.data x mesh.fsdp x mesh.tensor x mesh.pipeline to "
+		  "be the pod's 32 chips (pod.x x pod.y x pod.z x pod.slices), found 1 x 1 x 4 x 1" },
 		{ { "pod.slices=2", "mesh.tensor=64", NULL }, "mesh.data: expected a multiple of pod.slices (2: data parallelism "
 		  "spans the slices), found 1" },
 		{ { "mesh.fsdp=32", NULL }, "mesh.fsdp: expected mesh.data x mesh.fsdp to divide the batch (8), found 32" },

@@ -182,7 +182,7 @@ START_TEST(csv_columns)
 	char names[2000], want[2000], cut[10];
 	int n = want_columns(want, sizeof want);
 	ck_assert_int_eq(sweep_csv_ncols(), n);
-	ck_assert_int_eq(n, 12 + 9 + 7 + 5);    /* 9 categories, 7 energy components (by hand: cat.h, energy.h), 5 of the step */
+	ck_assert_int_eq(n, 12 + 10 + 7 + 5);   /* 10 categories, 7 energy components (by hand: cat.h, energy.h), 5 of the step */
 	sweep_csv_names(",", names, sizeof names);
 	ck_assert_str_eq(names, want);
 	sweep_csv_names(",", cut, sizeof cut);
@@ -204,8 +204,8 @@ START_TEST(csv_columns)
 	}
 	ck_assert_str_eq(c[12].field, "cycles_by_category");
 	ck_assert_int_eq(c[12].part, 0);
-	ck_assert_str_eq(c[27].field, "energy_pj_by_component");
-	ck_assert_int_eq(c[27].part, 6);
+	ck_assert_str_eq(c[28].field, "energy_pj_by_component");
+	ck_assert_int_eq(c[28].part, 6);
 	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_STATUS), -1);
 	ck_assert_int_eq(sweep_csv_col(SWEEP_CSV_POINT), -1);
 	ck_assert_int_eq(sweep_csv_col("cycles_by_category"), -1);

@@ -304,7 +304,7 @@ START_TEST(small_gemm_by_hand)
 	ck_assert_msg(strstr(out, "\n47 cycles = 4.7e-05 ms at 1 GHz; HBM bytes read "), "%s", out);
 	ck_assert_msg(strstr(out, "cycles by category: compute 40 (85.1%), weights 0 (0.0%), weight_shift 4 (8.5%), inputs 0 "
 			     "(0.0%), outputs 0 (0.0%), vector 0 (0.0%), fill_drain 3 (6.4%), op_fixed 0 (0.0%), exposed_comm 0 "
-			     "(0.0%)\n"), "%s", out);
+			     "(0.0%), bubble 0 (0.0%)\n"), "%s", out);
 	ck_assert_msg(strstr(out, "format version 4\nconfig=lab_4x4 workload=g batch=1 model=cycle dataflow=ws "
 			     "ideal_memory=1 rows=4 cols=4 cores=1 arrays_per_core=1 dtype=int8 clock_ghz=1 "), "%s", out);
 	free(rs.v);

@@ -19,7 +19,7 @@
 
 /* The colour of each category of cat.h in the charts. */
 static const char *const cat_colours[CAT_N] = { "#2ca02c", "#d62728", "#ff9896", "#ff7f0e", "#9467bd", "#17becf",
-						"#7f7f7f", "#bcbd22", "#e377c2" };
+						"#7f7f7f", "#bcbd22", "#e377c2", "#c7c7c7" };
 
 /*
  * Quotes s for a gnuplot double-quoted string: no quote, backslash or
