@@ -32,7 +32,7 @@ FUZZ_JOBS    ?= 1
 # Debian packages by what needs them; each group is installed once, when missing, by
 # the first target that needs it (the README's Quick start lists the same groups, a
 # test compares them). make: compiling and linking tpusim.
-DEB_build := g++ libsystemc-dev libyaml-dev zlib1g-dev
+DEB_build := g++ libsystemc-dev libyaml-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 # make check: Check, and what the C suites run (gnuplot draws the charts they read,
 # localedef makes their decimal-comma locale from locales' sources).
 DEB_check := check pkg-config gnuplot-nox locales
@@ -73,11 +73,11 @@ endif
 CFLAGS  += $(CFLAGS_STRICT) $(OPT) $(PIC)
 CXXFLAGS += $(CXXFLAGS_STRICT) $(OPT) $(PIC)
 LDFLAGS += $(OPT)
-LIBS    := -lsystemc -lyaml -lz -lm -lpthread
+LIBS    := -lsystemc -lyaml -lz -lprotobuf-c -lm -lpthread
 TEST_LIBS = $(shell pkg-config --libs check) $(LIBS)
 
 SIM_SRC    := $(filter-out sim/cli/main.c,$(wildcard sim/*/*.c)) $(wildcard models/*.c)
-SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sim/exec/scw.o
+SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sim/exec/scw.o $(BUILD)/obj/gen/chakra.pb-c.o
 MAIN_OBJ   := $(BUILD)/obj/sim/cli/main.o
 TEST_SRC   := $(wildcard tests/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/failmem.o
@@ -161,6 +161,7 @@ test: $(BIN) $(LIB) $(TEST_BIN) fuzz | $(call DEPS,test)
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_labs.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_onnx.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_hlo.py
+	TPUSIM=./$(BIN) $(PYTHON) tests/test_chakra.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_vcd_gtkwave.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_lab_page.py
 	TPUSIM=./$(BIN) $(PYTHON) tests/test_cluster.py parallel
@@ -196,7 +197,7 @@ FUZZ_CXX     := clang++
 FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang's own warnings in the simulator's files are shown, not fatal: gcc's build is the strict one.
 FUZZ_CFLAGS  := $(filter-out -Werror -Wno-format-truncation,$(CFLAGS_STRICT)) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_SIM_OBJ := $(SIM_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/sim/exec/scw.o
+FUZZ_SIM_OBJ := $(SIM_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/sim/exec/scw.o $(FUZZ_BUILD)/obj/gen/chakra.pb-c.o
 FUZZ_LIB_OBJ := $(FUZZ_BUILD)/obj/tests/fuzz/fuzz.o $(FUZZ_BUILD)/obj/tests/fuzz/lowered.o
 FUZZ_MAIN_OBJ := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
@@ -234,6 +235,18 @@ $(GEN)/lab_page.inc: sim/tools/lab_page.html
 	od -An -v -tx1 $< | awk 'BEGIN { print "/* made from sim/tools/lab_page.html by the Makefile */" } \
 	  { s = ""; for (i = 1; i <= NF; i++) s = s "0x" $$i ","; print s } END { print "0x00" }' > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/sim/tools/lab.o $(FUZZ_BUILD)/obj/sim/tools/lab.o: $(GEN)/lab_page.inc
+
+# Chakra's execution-trace messages (sim/input/chakra.proto) as C, by protoc-c.
+$(GEN)/chakra.pb-c.c $(GEN)/chakra.pb-c.h &: sim/input/chakra.proto | $(call DEPS,build)
+	@mkdir -p $(GEN)
+	protoc-c --c_out=$(GEN) -Isim/input $<
+$(BUILD)/obj/gen/chakra.pb-c.o: $(GEN)/chakra.pb-c.c Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=c11 -w $(OPT) $(PIC) -c $< -o $@
+$(FUZZ_BUILD)/obj/gen/chakra.pb-c.o: $(GEN)/chakra.pb-c.c Makefile | $(call DEPS,fuzz)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -w $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+$(SIM_SRC:%.c=$(BUILD)/obj/%.o) $(SIM_SRC:%.c=$(FUZZ_BUILD)/obj/%.o): $(GEN)/chakra.pb-c.h
 
 # Where make install puts each part, under DESTDIR (a staging root) and PREFIX. The
 # presets and the workloads go to share/tpusim/configs, where the installed tpusim

@@ -77,6 +77,9 @@
 #define POD_MAX_SLICES 1024
 #define POD_MAX_CHIPS 268435456         /* 64^3 x 1024 */
 
+/* Chakra traces (--chakra): a file a rank, so at most this many chips. */
+#define CHAKRA_MAX_RANKS 65536
+
 /* Pipeline stages (mesh.pipeline): a stage is at least one block instance or layer, each simulated on its own chip. */
 #define PIPE_MAX_STAGES 4096
 

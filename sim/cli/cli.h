@@ -40,7 +40,7 @@ struct cli_args {
 	const char *arg;                /* the command's operand (sweep SPEC.yaml, trace FILE.gz), or NULL */
 	int arg_at;                     /* its index in argv, or 0 */
 	const char *extra;              /* a second operand (cli_one_operand refuses it), or NULL */
-	const char *out, *plot, *dataflows, *save;
+	const char *out, *plot, *dataflows, *save, *chakra;
 	bool csv, dump, timing;
 	const char *gemm, *cycles, *html;       /* lab */
 	int format;                     /* lab: index in cli_lab_formats, or -1 */

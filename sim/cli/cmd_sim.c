@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chakra_write.h"
 #include "cli.h"
 #include "compare.h"
 #include "fsx.h"
@@ -59,6 +60,8 @@ static void warn(const struct sim *s)
 	int n = config_warnings(&s->cfg, run_has_ports(&s->opts), true, lines, 8);
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "warning: %s\n", lines[i]);
+	if (s->w.note[0])
+		fprintf(stderr, "warning: %s\n", s->w.note);
 }
 
 /* The run's traces (--vcd, --trace, --dram-trace) are complete on disk: a later failure removes them. */
@@ -96,6 +99,14 @@ static int simulate(const struct cli_args *a, const char *cmd, struct sim *s, st
 		return -1;
 	if (a->save && save_check(a->save, &s->ops, e) < 0)
 		return -1;
+	if (a->chakra) {
+		if (s->opts.model == MODEL_FUNCTIONAL)
+			return err_input(e, "--chakra: expected --model cycle or analytic (their times go in the trace), found "
+					 "--model functional");
+		if (chakra_check(a->chakra, &s->cfg, e) < 0)
+			return -1;
+		s->opts.keep_op_results = true;
+	}
 	warn(s);
 	struct run_view view = { .ops = &s->ops };
 	if (isatty(STDERR_FILENO)) {
@@ -264,6 +275,8 @@ struct written {
 	bool save_made;                 /* DIR was made by this run */
 	const char *plots[2];           /* --plot's pictures, once drawn */
 	const char *plot;               /* --plot DIR, when this run made it */
+	const char *chakra;             /* --chakra PREFIX: ranks of its files written */
+	int64_t ranks;
 };
 
 static void undo_written(struct written *w)
@@ -279,6 +292,9 @@ static void undo_written(struct written *w)
 			unlink(w->plots[i]);
 	if (w->plot)
 		rmdir(w->plot);
+	for (int64_t k = 0; k < w->ranks; k++)
+		if (snprintf(path, sizeof path, "%s.%lld.et", w->chakra, (long long)k) < (int)sizeof path && fsx_regular(path))
+			unlink(path);
 }
 
 /*
@@ -377,6 +393,11 @@ int cmd_run(const struct cli_args *a, struct err *e)
 	}
 	if (a->save && save_outputs(a->save, &s->run, &w, e) < 0)
 		goto out;
+	if (a->chakra) {
+		w.chakra = a->chakra;
+		if (chakra_write(a->chakra, &s->cfg, &s->w, &s->ops, &s->run, &w.ranks, e) < 0)
+			goto out;
+	}
 	if (a->out && report_write(a->out, &ctx, e) < 0)
 		goto out;
 	report_summary(stdout, &ctx);
@@ -389,6 +410,9 @@ int cmd_run(const struct cli_args *a, struct err *e)
 		printf("wrote %s and %s\n", cli_shown(0, p1), cli_shown(1, p2));
 	if (a->save)
 		printf("wrote %zu result%s in %s\n", w.saved, w.saved == 1 ? "" : "s", cli_shown(0, a->save));
+	if (a->chakra)
+		printf("wrote %lld Chakra trace%s, %s.0.et to %s.%lld.et\n", (long long)w.ranks, w.ranks == 1 ? "" : "s",
+		       cli_shown(0, a->chakra), cli_shown(1, a->chakra), (long long)(w.ranks - 1));
 	if (a->timing) {
 		struct timespec t1;
 		struct rusage ru;

@@ -321,6 +321,8 @@ int workload_load(struct workload *w, const char *path, int64_t batch, struct er
 		return err_at(e, (struct pos){ w->file, 0, 0 }, NULL, "expected a file, found a directory");
 	if (ext && strcasecmp(ext, ".csv") == 0)
 		rc = workload_read_csv(w, path, e);
+	else if (ext && strcasecmp(ext, ".et") == 0)
+		rc = workload_read_chakra(w, path, e);
 	else
 		rc = workload_read_yaml(w, path, e);
 	if (rc < 0) {

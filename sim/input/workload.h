@@ -138,6 +138,7 @@ struct workload {
 	struct key_block *key_blocks;      /* owned: where the layers' keys point */
 	struct layer_file *files;          /* owned: matmul operands from .npy files, in layer order */
 	size_t nfiles;
+	char note[LIMIT_PATH + 160];       /* what the reader left out, for a warning (a Chakra trace's nodes); "" none */
 };
 
 extern const char *const layer_type_names[];   /* by enum layer_type, then NULL */
@@ -216,5 +217,6 @@ int workload_keep_key_pos(struct workload *w, struct layer *l, const struct pos 
 /* The readers: fill w (its file, defaults set) from path; on error the caller releases w. */
 int workload_read_yaml(struct workload *w, const char *path, struct err *e);
 int workload_read_csv(struct workload *w, const char *path, struct err *e);
+int workload_read_chakra(struct workload *w, const char *path, struct err *e);      /* a Chakra trace, .et */
 
 #endif

@@ -435,6 +435,13 @@ int run_add_result(const struct workload *w, size_t row, const struct result *r,
 	return 0;
 }
 
+/* Op i's result into the run's op_results, when it keeps them. */
+static void keep_op(struct run *out, size_t i, const struct result *r)
+{
+	if (out->op_results && i < out->nops)
+		out->op_results[i] = *r;
+}
+
 /* Reuse in one run (opcache.h): the cache and the run's key parts; cache NULL: none. */
 struct reuse {
 	struct opcache *cache;
@@ -512,6 +519,7 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 		if (!chip && reused(ru, &ops->v[i0], &key, &res[0])) {
 			if (run_add_result(w, oplist_row(ops, &ops->v[i0]), &res[0], out, e) < 0)
 				goto out;
+			keep_op(out, i0, &res[0]);
 			ops_done(o, tk.p.done = i0 + 1, ops->n);
 			continue;
 		}
@@ -526,6 +534,7 @@ static int run_engine(engine *en, const struct plan *p, const struct run_opts *o
 			res[k].spill_bytes = plan_spill_bytes(p, i0 + k);
 			if (run_add_result(w, oplist_row(ops, op), &res[k], out, e) < 0)
 				goto out;
+			keep_op(out, i0 + k, &res[k]);
 			if (!chip && ru->cache && opcache_put(ru->cache, &key, &res[k]) < 0) {
 				err_nomem(e, "reuse cache");
 				goto out;
@@ -619,7 +628,7 @@ int run_model(const struct plan *p, const struct workload *w, const struct run_o
 	const struct oplist *ops = &p->ops;
 	engine *en = NULL;
 	bool chip = cfg->arch.chip.prefetch_across_ops && !cfg->arch.array.scalesim_compat;
-	bool traced = o->vcd || o->trace || o->dram_trace;
+	bool traced = o->vcd || o->trace || o->dram_trace || o->keep_op_results;
 	struct reuse ru = { NULL, 0, o };
 	struct opcache *own = NULL;
 
@@ -683,6 +692,7 @@ int run_model(const struct plan *p, const struct workload *w, const struct run_o
 		}
 		if (run_add_result(w, oplist_row(ops, op), &r, out, e) < 0)
 			goto fail;
+		keep_op(out, i, &r);
 	}
 done:
 	engine_free(en);
@@ -844,6 +854,13 @@ int run_on_plan(const struct plan *p, const struct workload *w, const struct run
 	out->layers = calloc(out->n ? out->n : 1, sizeof *out->layers);
 	if (!out->layers)
 		return err_nomem(e, NULL);
+	if (o->keep_op_results && o->model != MODEL_FUNCTIONAL) {
+		out->nops = p->ops.n;
+		if (!(out->op_results = calloc(out->nops ? out->nops : 1, sizeof *out->op_results))) {
+			run_release(out);
+			return err_nomem(e, NULL);
+		}
+	}
 	if (run_model(p, w, o, out, e) < 0) {
 		run_release(out);
 		return -1;
@@ -874,6 +891,9 @@ void run_release(struct run *r)
 	r->layers = NULL;
 	free(r->own_rows);
 	r->own_rows = NULL;
+	free(r->op_results);
+	r->op_results = NULL;
+	r->nops = 0;
 	r->rows = NULL;
 	r->n = 0;
 }

@@ -65,6 +65,7 @@ struct run_opts {
 	int dram_format;                /* its format: enum trace_dram_format */
 	uint64_t seed;                  /* functional: random operands (those not read from .npy files) */
 	bool keep_outputs;              /* functional: keep every GEMM op's result in run.outputs */
+	bool keep_op_results;           /* analytic and cycle: keep every op's result in run.op_results (no folding) */
 	/*
 	 * Reuse (opcache.h): an op identical to one already simulated takes its
 	 * result, when ops are independent: the analytic model, and the cycle
@@ -136,6 +137,8 @@ struct run {
 	struct run_check check;         /* functional: the whole run */
 	bool drew;                      /* functional: an operand was drawn from the seed (not every one from a file) */
 	struct run_output *outputs;     /* functional with keep_outputs: owned, one per GEMM op, in op order */
+	struct result *op_results;      /* keep_op_results: owned, one per op of the plan, in op order */
+	size_t nops;
 	size_t noutputs;
 };
 
