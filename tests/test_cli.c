@@ -62,10 +62,11 @@ static bool exists(const char *dir, const char *name)
 /* Each command's options as its help must list them, worked out from what each command reads. */
 static const struct {
 	const char *cmd;
-	const char *opts[20];
+	const char *opts[24];
 } helps[] = {
 	{ "run", { "-c, --config CONFIG", "-w, --workload WORKLOAD", "-o, --out DIR", "--dataflow ws|os|is", "--model MODEL",
-		   "--ideal-memory", "--batch N", "--train", "--seed N", "--save-outputs DIR", "--vcd BASE", "--plot DIR", "--timing",
+		   "--ideal-memory", "--batch N", "--train", "--seed N", "--save-outputs DIR", "--chakra PREFIX", "--vcd BASE",
+		   "--plot DIR", "--timing",
 		   "--trace FILE.gz", "--dram-trace FILE.gz", "--dram-trace-format FORMAT", "--no-reuse",
 		   "--set key.path=value", "-h, --help" } },
 	{ "roofline", { "-c, --config CONFIG", "-w, --workload WORKLOAD", "-o, --out FILE", "--dataflow ws|os|is",

@@ -119,7 +119,7 @@ static const struct cli_opt opts[] = {
 	RUN(RO_SEED, C(RUN) | C(ROOFLINE) | C(LAB), P_NONE, NULL, NULL),
 	TEXT("--save-outputs", NULL, "DIR", save, C(RUN), P_DIR, "--model functional: each GEMM's result as DIR/<op>.npy"),
 	TEXT("--chakra", NULL, "PREFIX", chakra, C(RUN), P_NONE,
-	     "write Chakra execution traces, PREFIX.<rank>.et for every chip (ASTRA-sim's input)"),
+	     "write Chakra traces PREFIX.<rank>.et, one a chip (ASTRA-sim's input)"),
 	RUN(RO_VCD, C(RUN), P_FILE, ".vcd", NULL),
 	RUN(RO_VCD, C(LAB), P_FILE, ".vcd", "write every PE register of the one dataflow to BASE.vcd instead of the grid"),
 	TEXT("--plot", NULL, "DIR", plot, C(RUN), P_DIR, "also draw DIR/cycles.png (cycles by category) and DIR/roofline.png"),
