@@ -155,6 +155,14 @@ START_TEST(pipelined_run_is_its_stages_scheduled)
 		free(dir);
 	}
 	int64_t eb = array_elem_bytes(c.arch.array.dtype);
+	/* What tpusim lower lists: the stages at each instance, each sending its relu's 2 x 64 x 256 elements. */
+	size_t first[5];
+	double sent[3];
+	ck_assert_msg(run_pipe_cut(&c, &w, &ops, first, &e) == 0 && run_pipe_sends(&c, &w, first, sent, &e) == 0, "%s", e.msg);
+	for (int s = 0; s < 4; s++)
+		ck_assert_uint_eq(first[s], 2 * (size_t)s);
+	for (int s = 0; s < 3; s++)
+		ck_assert(sent[s] == (double)(2 * 64 * 256 * eb));
 	double send_s = 1e-6 + (double)(2 * 64 * 256 * eb) / 10e9;
 	int64_t send = (int64_t)ceil(send_s * c.arch.clock_ghz * 1e9 - 1e-6);
 	for (int model = MODEL_ANALYTIC; model <= MODEL_CYCLE; model++) {

@@ -4,6 +4,7 @@
  * (see cli.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include "lower.h"
 #include "train.h"
 #include "report.h"
+#include "run.h"
+#include "shard.h"
 #include "workload.h"
 
 static int load_config(const struct cli_args *a, struct config *c, struct err *e)
@@ -73,6 +76,40 @@ static void print_tensors(FILE *out, const struct oplist *ops, const struct arch
 	}
 }
 
+/* A pipeline's stages: where each starts, and what it receives from the one before (a send_recv each microbatch). */
+static int print_stages(FILE *out, const struct config *c, const struct workload *w, const struct oplist *ops,
+			struct err *e)
+{
+	int64_t P = c->arch.mesh.pipeline;
+	size_t *first = malloc((size_t)(P + 1) * sizeof *first);
+	double *bytes = malloc((size_t)P * sizeof *bytes);
+	struct lower_pod lp;
+	char g[96];
+	int rc = -1;
+	if (!first || !bytes) {
+		err_nomem(e, NULL);
+		goto out;
+	}
+	if (shard_place(c, &lp, e) < 0 || run_pipe_cut(c, w, ops, first, e) < 0 || run_pipe_sends(c, w, first, bytes, e) < 0)
+		goto out;
+	fprintf(out, "\npipeline: %lld stages (%s, %lld microbatches), each on its own chips, over %s; the ops above run "
+		"on one chip at the whole batch, a stage's on its own at one microbatch\n", (long long)P,
+		pipe_schedule_names[c->arch.mesh.schedule],
+		(long long)(c->arch.train.enabled ? c->arch.train.microbatches : c->arch.mesh.microbatches),
+		ici_group_name(lp.pod, &lp.g_pipeline, g, sizeof g));
+	for (int64_t s = 0; s < P; s++) {
+		fprintf(out, "stage %-4lld from %-28s", (long long)s, w->layers[first[s]].name);
+		if (s > 0)
+			fprintf(out, " receives %.0f B a microbatch (send_recv)", bytes[s - 1]);
+		fputc('\n', out);
+	}
+	rc = 0;
+out:
+	free(first);
+	free(bytes);
+	return rc;
+}
+
 int cmd_lower(const struct cli_args *a, struct err *e)
 {
 	struct config c;
@@ -88,6 +125,11 @@ int cmd_lower(const struct cli_args *a, struct err *e)
 		return -1;
 	}
 	report_lower(stdout, &w, &ops, &c.arch, a->csv);
+	if (!a->csv && c.arch.mesh.pipeline > 1 && print_stages(stdout, &c, &w, &ops, e) < 0) {
+		oplist_release(&ops);
+		workload_release(&w);
+		return -1;
+	}
 	if (!a->csv)
 		print_tensors(stdout, &ops, &c.arch);
 	oplist_release(&ops);

@@ -169,6 +169,18 @@ struct run_step {
 
 void run_step_of(const struct run *r, const struct config *cfg, const struct workload *w, struct run_step *s);
 
+/*
+ * cfg's pipeline stages over w (mesh.pipeline, sim/run/pipeline.h), ops w
+ * lowered (for the MACs): the first layer of each into first[0 .. P]
+ * (first[P] = w->n). Returns 0, or -1 with e set at mesh.pipeline.
+ */
+int run_pipe_cut(const struct config *cfg, const struct workload *w, const struct oplist *ops, size_t *first,
+		 struct err *e);
+
+/* The bytes of one microbatch that stage s sends stage s + 1 (its last layer's output), into bytes[0 .. P - 2]. */
+int run_pipe_sends(const struct config *cfg, const struct workload *w, const size_t *first, double *bytes,
+		   struct err *e);
+
 /* The chips r's total adds up: its pipeline stages, or 1. */
 static inline int64_t run_stages(const struct run *r)
 {

@@ -47,13 +47,25 @@ static void stage_release(struct stage *s)
 	free(s->row);
 }
 
-/* The cycles of one microbatch's activations over the pipeline axis's link (a send_recv to the next chip). */
-static int64_t send_cycles(const struct config *cfg, const struct lower_pod *lp, const struct oplist *ops)
+/*
+ * The bytes a stage sends the next each microbatch: the output of its last
+ * layer (of nlayers), as the stage lowered alone (ops) writes it in the
+ * forward. (What a later stage reads of an earlier layer, past the stage
+ * boundary, is not sent: a transformer's stages read only the block before.)
+ */
+static double output_bytes(const struct config *cfg, const struct oplist *ops, size_t nlayers)
 {
-	double bytes = 0;
-	for (size_t t = 0; t < ops->nt; t++)
-		if (ops->t[t].kind == TK_INPUT)
-			bytes += (double)ops->t[t].elems * array_elem_bytes(cfg->arch.array.dtype);
+	int32_t out = TENSOR_NONE;
+	for (size_t i = 0; i < ops->n; i++)
+		if (ops->v[i].layer + 1 == nlayers && ops->v[i].phase == PH_FORWARD && ops->v[i].out != TENSOR_NONE)
+			out = ops->v[i].out;
+	return out == TENSOR_NONE ? 0 : (double)ops->t[out].elems * array_elem_bytes(cfg->arch.array.dtype);
+}
+
+/* The cycles of one microbatch's activations over the pipeline axis's link (a send_recv to the next chip). */
+static int64_t send_cycles(const struct config *cfg, const struct lower_pod *lp, const struct stage *s)
+{
+	double bytes = output_bytes(cfg, &s->ops, s->w.n);
 	struct ici_cost c;
 	ici_cost(lp->pod, COLL_SEND_RECV, bytes, &lp->g_pipeline, &c);
 	double cycles = c.seconds * cfg->arch.clock_ghz * 1e9;
@@ -111,6 +123,52 @@ static int run_stage(const struct config *c1, const struct workload *w, const st
 	return 0;
 }
 
+int run_pipe_cut(const struct config *cfg, const struct workload *w, const struct oplist *ops, size_t *first,
+		 struct err *e)
+{
+	int64_t P = cfg->arch.mesh.pipeline;
+	int64_t *macs = calloc(w->n ? w->n : 1, sizeof *macs);
+	if (!macs)
+		return err_nomem(e, NULL);
+	for (size_t i = 0; i < ops->n; i++)
+		macs[ops->v[i].layer] = sat_add(macs[ops->v[i].layer], op_macs(&ops->v[i]));
+	int rc = pipe_split(w, macs, P, first);
+	free(macs);
+	if (rc < 0) {
+		size_t units = 0;
+		for (size_t i = 0; i < w->n; i++)
+			units += w->layers[i].sub <= 0;
+		return err_at(e, config_origin(cfg, "mesh.pipeline"), "mesh.pipeline", "expected at most %zu stages (the "
+			      "workload's block instances and layers outside blocks), found %lld", units, (long long)P);
+	}
+	return 0;
+}
+
+int run_pipe_sends(const struct config *cfg, const struct workload *w, const size_t *first, double *bytes,
+		   struct err *e)
+{
+	struct config c1 = *cfg;
+	int64_t P = cfg->arch.mesh.pipeline;
+	c1.arch.train.microbatches = 1;
+	c1.arch.mesh.microbatches = 1;
+	int64_t M = cfg->arch.train.enabled ? cfg->arch.train.microbatches : cfg->arch.mesh.microbatches;
+	for (int64_t s = 0; s + 1 < P; s++) {
+		struct workload ws;
+		struct oplist ops = { 0 };
+		if (pipe_stage(w, first[s], first[s + 1], &ws, e) < 0)
+			return -1;
+		ws.batch = w->batch / M;
+		c1.arch.train.grads_given = true;
+		int rc = lower_step(&c1, &ws, &ops, e);
+		bytes[s] = rc < 0 ? 0 : output_bytes(cfg, &ops, ws.n);
+		oplist_release(&ops);
+		pipe_stage_release(&ws);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int run_pipelined(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,
 		  struct err *e)
 {
@@ -124,7 +182,6 @@ int run_pipelined(const struct plan *p, const struct workload *w, const struct r
 	struct stage *st = NULL;
 	struct pipe_times *t = NULL;
 	struct pipe_result pr = { 0 };
-	int64_t *macs = NULL;
 	size_t *first = NULL;
 	int rc = -1;
 
@@ -142,28 +199,20 @@ int run_pipelined(const struct plan *p, const struct workload *w, const struct r
 			      (long long)lp.fsdp, (long long)M);
 	c1.arch.train.microbatches = 1;
 	c1.arch.mesh.microbatches = 1;
-	if (!(macs = calloc(w->n ? w->n : 1, sizeof *macs)) || !(first = malloc((size_t)(P + 1) * sizeof *first)) ||
-	    !(st = calloc((size_t)P, sizeof *st)) || !(t = calloc((size_t)P, sizeof *t))) {
+	if (!(first = malloc((size_t)(P + 1) * sizeof *first)) || !(st = calloc((size_t)P, sizeof *st)) ||
+	    !(t = calloc((size_t)P, sizeof *t))) {
 		err_nomem(e, NULL);
 		goto out;
 	}
-	for (size_t i = 0; i < p->ops.n; i++)
-		macs[p->ops.v[i].layer] = sat_add(macs[p->ops.v[i].layer], op_macs(&p->ops.v[i]));
-	if (pipe_split(w, macs, P, first) < 0) {
-		size_t units = 0;
-		for (size_t i = 0; i < w->n; i++)
-			units += w->layers[i].sub <= 0;
-		err_at(e, config_origin(cfg, "mesh.pipeline"), "mesh.pipeline", "expected at most %zu stages (the workload's "
-		       "block instances and layers outside blocks), found %lld", units, (long long)P);
+	if (run_pipe_cut(cfg, w, &p->ops, first, e) < 0)
 		goto out;
-	}
 	for (int64_t s = 0; s < P; s++) {
 		/* The microbatches whose activations a stage holds at once: the schedule's. */
 		int64_t kept = !train ? 1 : ar->mesh.schedule == PIPE_GPIPE ? M : min64(P - s, M);
 		if (run_stage(&c1, w, o, p->ideal, s, first[s], first[s + 1], w->batch / M, kept, &st[s], &t[s], e) < 0)
 			goto out;
-		if (s > 0)
-			t[s - 1].send = send_cycles(cfg, &lp, &st[s].ops);
+		if (s + 1 < P)
+			t[s].send = send_cycles(cfg, &lp, &st[s]);
 		if (s == 0 || st[s].run.hbm.total > out->hbm.total)
 			out->hbm = st[s].run.hbm;
 	}
@@ -210,7 +259,6 @@ out:
 		stage_release(&st[s2]);
 	free(st);
 	free(t);
-	free(macs);
 	free(first);
 	pipe_result_release(&pr);
 	if (rc < 0)
