@@ -20,6 +20,7 @@
 #include "plan.h"
 #include "schedule.h"
 #include "tests.h"
+#include "train.h"
 #include "ydoc.h"
 
 char *th_tmpdir(void)
@@ -69,6 +70,18 @@ void th_lower(const char *yaml, struct workload *w, struct oplist *ops)
 	struct err e = { 0 };
 	memset(ops, 0, sizeof *ops);
 	if (workload_load(w, path, 0, &e) < 0 || lower_workload(w, ops, &e) < 0)
+		ck_abort_msg("workload did not load: %s", e.msg);
+	free(path);
+	th_rmdir(dir);
+	free(dir);
+}
+
+void th_lower_step(const struct config *c, const char *yaml, struct workload *w, struct oplist *ops)
+{
+	char *dir = th_tmpdir(), *path = th_write(dir, "w.yaml", yaml);
+	struct err e = { 0 };
+	memset(ops, 0, sizeof *ops);
+	if (workload_load(w, path, 0, &e) < 0 || lower_step(c, w, ops, &e) < 0)
 		ck_abort_msg("workload did not load: %s", e.msg);
 	free(path);
 	th_rmdir(dir);

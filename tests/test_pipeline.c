@@ -146,14 +146,7 @@ START_TEST(pipelined_run_is_its_stages_scheduled)
 	th_config(&c, "edge_32x32", sets);
 	th_config(&c0, "edge_32x32", NULL);
 	th_lower(one, &w1, &ops1);
-	{
-		char *dir = th_tmpdir(), *path = th_write(dir, "w.yaml", four);
-		memset(&ops, 0, sizeof ops);
-		ck_assert_msg(workload_load(&w, path, 0, &e) == 0 && lower_step(&c, &w, &ops, &e) == 0, "%s", e.msg);
-		free(path);
-		th_rmdir(dir);
-		free(dir);
-	}
+	th_lower_step(&c, four, &w, &ops);
 	int64_t eb = array_elem_bytes(c.arch.array.dtype);
 	/* What tpusim lower lists: the stages at each instance, each sending its relu's 2 x 64 x 256 elements. */
 	size_t first[5];
@@ -213,11 +206,8 @@ START_TEST(training_stages_get_gradients_from_the_next)
 	struct oplist ops;
 	struct err e = { 0 };
 	th_config(&c, "edge_32x32", sets);
-	char *dir = th_tmpdir(), *path = th_write(dir, "w.yaml", "name: two\nbatch: 4\nlayers:\n  - block:\n      name: blk\n"
-						   "      repeat: 2\n      layers:\n        - {name: fc, type: linear, tokens: 16, "
-						   "in_features: 64, out_features: 64}\n");
-	memset(&ops, 0, sizeof ops);
-	ck_assert_msg(workload_load(&w, path, 0, &e) == 0 && lower_step(&c, &w, &ops, &e) == 0, "%s", e.msg);
+	th_lower_step(&c, "name: two\nbatch: 4\nlayers:\n  - block:\n      name: blk\n      repeat: 2\n      layers:\n"
+		      "        - {name: fc, type: linear, tokens: 16, in_features: 64, out_features: 64}\n", &w, &ops);
 	struct run_opts o = { .dataflow = c.arch.array.dataflow, .model = MODEL_ANALYTIC };
 	struct run r;
 	ck_assert_msg(run_workload(&c, &w, &ops, &o, &r, &e) == 0, "%s", e.msg);
@@ -237,9 +227,6 @@ START_TEST(training_stages_get_gradients_from_the_next)
 	run_release(&r);
 	oplist_release(&ops);
 	workload_release(&w);
-	free(path);
-	th_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -76,6 +76,8 @@ char *th_listing(const char *dir, bool hidden, char sep);
 
 /* Loads a workload from YAML text (via a temporary file) and lowers it. */
 void th_lower(const char *yaml, struct workload *w, struct oplist *ops);
+/* th_lower with lower_step on c: its pod, mesh and training step. */
+void th_lower_step(const struct config *c, const char *yaml, struct workload *w, struct oplist *ops);
 
 struct run_opts;
 
