@@ -301,6 +301,7 @@ int chakra_write(const char *prefix, const struct config *cfg, const struct work
 	char path[LIMIT_PATH_BUF], first[LIMIT_PATH_BUF];
 	int64_t n = ici_chips(&cfg->arch.pod), done = 0;
 	bool each = false;
+	struct buf b = { 0 };
 	for (size_t i = 0; i < ops->n && !each; i++)
 		each = ops->v[i].kind == OP_COLL && ops->v[i].coll == COLL_SEND_RECV;
 	*ranks = 0;
@@ -308,34 +309,32 @@ int chakra_write(const char *prefix, const struct config *cfg, const struct work
 	for (int64_t k = 0; k < n; k++) {
 		snprintf(path, sizeof path, "%s.%lld.et", prefix, (long long)k);
 		if (k == 0 || each) {
-			struct buf b = { 0 };
+			b.n = 0;
 			one_file(&b, cfg, w, ops, r, k, n);
 			if (b.failed) {
-				free(b.p);
 				err_nomem(e, NULL);
 				goto fail;
 			}
-			int rc = fsx_write_atomic(path, b.p, b.n);
-			free(b.p);
-			if (rc < 0) {
-				fsx_write_error(e, "--chakra", path, errno);
-				goto fail;
-			}
-		} else {
-			/* The same file as rank 0's: a hard link to it, replacing what was there. */
+		}
+		/* Rank k's file is rank 0's: a hard link to it, unless the path is not a file of its own (written through). */
+		if (k > 0 && !each && fsx_replaceable(path) && fsx_regular(first)) {
 			if ((unlink(path) < 0 && errno != ENOENT) || link(first, path) < 0) {
 				fsx_write_error(e, "--chakra", path, errno);
 				goto fail;
 			}
+		} else if (fsx_write_atomic(path, b.p, b.n) < 0) {
+			fsx_write_error(e, "--chakra", path, errno);
+			goto fail;
 		}
 		done = k + 1;
 	}
+	free(b.p);
 	*ranks = n;
 	return 0;
 fail:
-	for (int64_t k = 0; k < done; k++) {
-		snprintf(path, sizeof path, "%s.%lld.et", prefix, (long long)k);
-		unlink(path);
-	}
+	free(b.p);
+	for (int64_t k = 0; k < done; k++)
+		if (snprintf(path, sizeof path, "%s.%lld.et", prefix, (long long)k) < (int)sizeof path && fsx_regular(path))
+			unlink(path);
 	return -1;
 }

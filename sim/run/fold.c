@@ -55,6 +55,8 @@ int fold_workload(const struct workload *w, int64_t keep, struct fold *f, struct
 {
 	memset(f, 0, sizeof *f);
 	f->w = *w;
+	f->w.files = NULL;              /* operands from files are the functional model's, which never folds */
+	f->w.nfiles = 0;
 	f->w.layers = calloc(w->n ? w->n : 1, sizeof *f->w.layers);
 	f->to = calloc(w->n ? w->n : 1, sizeof *f->to);
 	f->blocks = calloc(w->n ? w->n : 1, sizeof *f->blocks);
