@@ -18,7 +18,10 @@ bool_val 27, bool_list 28, string_val 29. Checked by hand:
     compute node after the one before it (ctrl_deps);
   - read back with -w: the all-gather takes the cycles it took written, and
     the MLP its MACs; a node of unknown shape is left out with a warning;
-    a cut file and a file of another kind are refused with exit status 2.
+    a cut file and a file of another kind are refused with exit status 2;
+  - a pipeline of 4 stages on a line of 4 chips, 2 microbatches: 4 files of
+    their own; rank k runs its stage's fc twice, each after a receive from
+    rank k - 1 and before a send of 2 x 64 x 256 B to rank k + 1 (tags 0, 2).
 """
 import os
 import struct
@@ -242,12 +245,36 @@ with tempfile.TemporaryDirectory() as d:
         f.write("name: not a trace\n")
     r = run("-c", "configs/tpu_v1.yaml", "-w", os.path.join(d, "text.et"))
     check("text: status", r.returncode, 2)
-    # No file left by a refused run: a pipeline's traces are not written.
-    bad = os.path.join(d, "bad")
-    r = run("-c", "configs/pods/v5e_8x4.yaml", "-w", "configs/workloads/allgather_2048x8192.yaml", "--chakra", bad,
-            "--set", "mesh.pipeline=32")
-    check("pipeline refused", r.returncode, 2)
-    check("nothing written", [f for f in os.listdir(d) if f.startswith("bad")], [])
+    # A pipeline of 4 stages (one instance each), 2 microbatches of 2: a file each rank, its peers its own.
+    blk = os.path.join(d, "blk.yaml")
+    with open(blk, "w") as f:
+        f.write("name: blk\nbatch: 4\nlayers:\n  - block:\n      name: b\n      repeat: 4\n      layers:\n"
+                "        - {name: fc, type: linear, tokens: 64, in_features: 256, out_features: 256}\n")
+    pp = os.path.join(d, "pp")
+    r = run("-c", "configs/edge_32x32.yaml", "-w", blk, "--model", "analytic", "--chakra", pp, "--set", "pod.x=4",
+            "--set", "mesh.pipeline=4", "--set", "mesh.microbatches=2")
+    check("pipeline run", (r.returncode, r.stderr), (0, ""))
+    check("pipeline files", sorted(f for f in os.listdir(d) if f.startswith("pp.")), [f"pp.{k}.et" for k in range(4)])
+    check("own files", len({os.stat(f"{pp}.{k}.et").st_ino for k in range(4)}), 4)
+    eb = 1          # configs/edge_32x32.yaml: int8
+    for k in range(4):
+        nodes = [node(m) for m in messages(f"{pp}.{k}.et")[1:]]
+        kinds = [x["type"] for x in nodes]
+        sends = [x for x in nodes if x["type"] == 5]
+        recvs = [x for x in nodes if x["type"] == 6]
+        comps = [x for x in nodes if x["type"] == 4]
+        check(f"rank {k}: forwards", [x["name"] for x in comps], [f"b.{k}.fc"] * 2)
+        check(f"rank {k}: sends", [(x["attr"]["comm_dst"], x["attr"]["comm_tag"], x["attr"]["comm_size"]) for x in sends],
+              [(k + 1, 0, 2 * 64 * 256 * eb), (k + 1, 2, 2 * 64 * 256 * eb)] if k < 3 else [])
+        check(f"rank {k}: receives", [(x["attr"]["comm_src"], x["attr"]["comm_tag"]) for x in recvs],
+              [(k - 1, 0), (k - 1, 2)] if k > 0 else [])
+        # receive, compute, send for each microbatch; the compute reads the receive, the send the compute
+        check(f"rank {k}: order", kinds, (([6] if k else []) + [4] + ([5] if k < 3 else [])) * 2)
+        for j, x in enumerate(comps):
+            if k:
+                check(f"rank {k}: fc {j} after its receive", recvs[j]["id"] in x["data_deps"], True)
+            if k < 3:
+                check(f"rank {k}: send {j} after its fc", sends[j]["data_deps"], [x["id"]])
 
 if failures:
     print("test_chakra: %d failure(s)" % len(failures))

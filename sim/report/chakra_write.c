@@ -12,7 +12,9 @@
 #include "ici.h"
 #include "layer_types.h"
 #include "limit.h"
+#include "pipeline.h"
 #include "plan.h"
+#include "shard.h"
 #include "vector.h"
 
 typedef ChakraProtoMsg__AttributeProto Attr;
@@ -71,7 +73,7 @@ struct node {
 	Attr a[NODE_ATTRS], *ap[NODE_ATTRS];
 	ChakraProtoMsg__BoolList dims;
 	protobuf_c_boolean dim[ICI_NAXES];
-	uint64_t data[2], ctrl[1];
+	uint64_t data[3], ctrl[1];
 	char name[OP_NAME_MAX], shapes[128], oshape[96], group[96], ltype[32];
 };
 
@@ -143,8 +145,8 @@ static uint64_t micros(int64_t cycles, double clock_ghz)
  * recv: the receiving half of a send_recv. dep: the op whose output it
  * reads, per input (-1 none); ctrl: the op before it in its stream, or -1.
  */
-static void node_of(struct node *x, uint64_t id, const struct config *cfg, const struct oplist *ops, size_t i,
-		    const struct result *r, int64_t rank, int64_t ranks, bool recv, int64_t ctrl)
+static void node_of(struct node *x, uint64_t id, uint64_t dep_base, const struct config *cfg, const struct oplist *ops,
+		    size_t i, const struct result *r, int64_t rank, int64_t ranks, bool recv, int64_t ctrl)
 {
 	const struct op *o = &ops->v[i];
 	const struct arch *a = &cfg->arch;
@@ -161,7 +163,7 @@ static void node_of(struct node *x, uint64_t id, const struct config *cfg, const
 	for (int j = 0; j < 2; j++) {
 		int32_t t = o->in[j];
 		if (t != TENSOR_NONE && ops->t[t].ready != TENSOR_NONE && (size_t)ops->t[t].ready < i)
-			x->data[x->n.n_data_deps++] = (uint64_t)ops->t[t].ready;
+			x->data[x->n.n_data_deps++] = dep_base + (uint64_t)ops->t[t].ready;
 	}
 	if (x->n.n_data_deps == 2 && x->data[0] == x->data[1])
 		x->n.n_data_deps = 1;
@@ -235,15 +237,21 @@ int chakra_check(const char *prefix, const struct config *cfg, struct err *e)
 	if (chips > CHAKRA_MAX_RANKS)
 		return err_input(e, "--chakra: expected a pod of at most %d chips (a file each), found %lld", CHAKRA_MAX_RANKS,
 				 (long long)chips);
-	if (cfg->arch.mesh.pipeline > 1)
-		return err_at(e, config_origin(cfg, "mesh.pipeline"), "mesh.pipeline", "expected 1 with --chakra (a "
-			      "pipeline's traces, a stage's each, are not written yet), found %lld",
-			      (long long)cfg->arch.mesh.pipeline);
 	if (snprintf(path, sizeof path, "%s.0.et", prefix) >= (int)sizeof path)
 		return err_input(e, "--chakra: expected a shorter prefix, found one of %zu characters", strlen(prefix));
 	if (fsx_writable(path) < 0)
 		return fsx_open_error(e, "--chakra", path, errno);
 	return 0;
+}
+
+/* The stream an op's node follows in program order: the compute's (ICI_NAXES), or its group's first axis's. */
+static int op_stream(const struct op *o)
+{
+	int stream = ICI_NAXES;
+	if (o->kind == OP_COLL)
+		for (stream = 0; stream < ICI_NAXES - 1 && o->grp.n[stream] <= 1; stream++)
+			;
+	return stream;
 }
 
 /* Rank's file into b: the metadata, then a node per op (send_recv: two). */
@@ -279,15 +287,12 @@ static void one_file(struct buf *b, const struct config *cfg, const struct workl
 	for (size_t i = 0; i < ops->n && !b->failed; i++) {
 		const struct op *o = &ops->v[i];
 		const struct result *res = r->op_results && i < r->nops ? &r->op_results[i] : NULL;
-		int stream = ICI_NAXES;
-		if (o->kind == OP_COLL)
-			for (stream = 0; stream < ICI_NAXES - 1 && o->grp.n[stream] <= 1; stream++)
-				;
-		node_of(x, i, cfg, ops, i, res, rank, ranks, false, last_on[stream]);
+		int stream = op_stream(o);
+		node_of(x, i, 0, cfg, ops, i, res, rank, ranks, false, last_on[stream]);
 		last_on[stream] = (int64_t)i;
 		put_message(b, &x->n.base);
 		if (o->kind == OP_COLL && o->coll == COLL_SEND_RECV) {
-			node_of(x, extra++, cfg, ops, i, res, rank, ranks, true, -1);
+			node_of(x, extra++, 0, cfg, ops, i, res, rank, ranks, true, -1);
 			put_message(b, &x->n.base);
 		}
 	}
@@ -295,13 +300,163 @@ static void one_file(struct buf *b, const struct config *cfg, const struct workl
 	free(last_on);
 }
 
+/* A send (or receive) of bytes to (from) peer, tag, after node dep (-1: none), as node id. */
+static void p2p_node(struct node *x, uint64_t id, bool send, int64_t peer, double bytes, int32_t tag, int64_t dep,
+		     const char *what)
+{
+	memset(x, 0, sizeof *x);
+	chakra_proto_msg__node__init(&x->n);
+	x->n.id = id;
+	snprintf(x->name, sizeof x->name, "%s", what);
+	x->n.name = x->name;
+	x->n.attr = x->ap;
+	x->n.type = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+	if (dep >= 0) {
+		x->data[0] = (uint64_t)dep;
+		x->n.n_data_deps = 1;
+		x->n.data_deps = x->data;
+	}
+	attr_bool(x, "is_cpu_op", false);
+	attr_i64(x, "comm_size", (int64_t)bytes);
+	attr_i32(x, send ? "comm_dst" : "comm_src", (int32_t)peer);
+	attr_i32(x, "comm_tag", tag);
+}
+
+/*
+ * A rank's stage in the pipeline and its neighbours' ranks (-1: none). The
+ * mesh axes take the pod's axes in the order shard.h places them, tensor,
+ * fsdp, pipeline, data, each the inner part of what is left: along axis a a
+ * chip's index is t + T (f + F (p + P d)), and the stage is the pipeline's
+ * digits p over x, y, z, x the lowest.
+ */
+static int64_t stage_of(const struct ici_params *pod, const struct lower_pod *lp, int64_t rank, int64_t *prev,
+			int64_t *next)
+{
+	int64_t stride = 1, stage = 0, scale = 1, inner[3], pd[3], digit[3], strides[3];
+	for (int a = 0; a < 3; a++) {
+		int64_t c = rank / stride % pod->dim[a];
+		inner[a] = (int64_t)lp->g_tensor.n[a] * lp->g_fsdp.n[a];
+		pd[a] = lp->g_pipeline.n[a];
+		digit[a] = c / inner[a] % pd[a];
+		strides[a] = stride;
+		stage += digit[a] * scale;
+		scale *= pd[a];
+		stride *= pod->dim[a];
+	}
+	for (int dir = 0; dir < 2; dir++) {
+		int64_t to = stage + (dir ? 1 : -1), peer = rank, rest = to;
+		if (to < 0 || to >= scale) {
+			*(dir ? next : prev) = -1;
+			continue;
+		}
+		for (int a = 0; a < 3; a++) {
+			peer += (rest % pd[a] - digit[a]) * inner[a] * strides[a];
+			rest /= pd[a];
+		}
+		*(dir ? next : prev) = peer;
+	}
+	return stage;
+}
+
+/*
+ * A pipeline rank's file into b (chakra_write.h): its stage's forwards and
+ * backwards of M microbatches in the schedule's order, each forward after a
+ * receive of its activations from the stage before and followed by a send
+ * to the next, each backward after a receive of the gradient from the next
+ * and followed by a send to the one before, then the optimizer's ops.
+ */
+static void pipe_file(struct buf *b, const struct config *cfg, const struct workload *w, const struct run *r,
+		      const struct lower_pod *lp, int64_t rank, int64_t ranks)
+{
+	const struct arch *a = &cfg->arch;
+	int64_t prev, next, s = stage_of(&a->pod, lp, rank, &prev, &next), P = a->mesh.pipeline;
+	int64_t M = a->train.enabled ? a->train.microbatches : a->mesh.microbatches;
+	bool train = a->train.enabled;
+	const struct result *res, *pres;
+	double out_bytes, in_bytes = 0;
+	const struct oplist *ops = run_pipe_ops(r->pipe, s, &res, &out_bytes);
+	if (s > 0)
+		run_pipe_ops(r->pipe, s - 1, &pres, &in_bytes);
+	ChakraProtoMsg__GlobalMetadata g = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+	struct node *x = malloc(sizeof *x);
+	if (!x) {
+		b->failed = true;
+		return;
+	}
+	memset(x, 0, sizeof *x);
+	x->n.attr = x->ap;
+	g.version = CHAKRA_VERSION;
+	g.attr = x->ap;
+	attr_str(x, "schema", "tpusim");
+	attr_str(x, "tpusim.config", (char *)a->name);
+	attr_str(x, "tpusim.workload", (char *)w->name);
+	attr_i64(x, "tpusim.rank", rank);
+	attr_i64(x, "tpusim.ranks", ranks);
+	attr_i64(x, "tpusim.stage", s);
+	Attr *clk = attr(x, "tpusim.clock_ghz");
+	clk->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL;
+	clk->double_val = a->clock_ghz;
+	g.n_attr = x->n.n_attr;
+	put_message(b, &g.base);
+	/* Op i of microbatch m is node 1 + m n + i; the sends and receives follow, four a microbatch. */
+	uint64_t n = ops->n, p2p = 1 + (uint64_t)M * n;
+	int64_t last_on[ICI_NAXES + 1];         /* the last node of each stream, as one_file's */
+	for (int q = 0; q <= ICI_NAXES; q++)
+		last_on[q] = -1;
+	int64_t per = train ? 2 * M : M;
+	for (int64_t k = 0; k <= per && !b->failed; k++) {
+		int64_t m = M - 1;
+		bool back = k < per && pipe_task(a->mesh.schedule, s, P, M, train, k, &m);
+		int64_t recv = -1;
+		if (k < per && !back && s > 0) {
+			recv = (int64_t)(p2p + 4 * (uint64_t)m);
+			p2p_node(x, (uint64_t)recv, false, prev, in_bytes, (int32_t)(2 * m), -1, "pipeline.recv");
+			put_message(b, &x->n.base);
+		} else if (back && s + 1 < P) {
+			recv = (int64_t)(p2p + 4 * (uint64_t)m + 2);
+			p2p_node(x, (uint64_t)recv, false, next, out_bytes, (int32_t)(2 * m + 1), -1, "pipeline.grad_recv");
+			put_message(b, &x->n.base);
+		}
+		int64_t done = -1;
+		for (size_t i = 0; i < ops->n && !b->failed; i++) {
+			int ph = ops->v[i].phase;
+			if (k == per ? ph != PH_OPTIMIZER : back ? ph != PH_BACKWARD && ph != PH_RECOMPUTE : ph != PH_FORWARD)
+				continue;
+			uint64_t id = 1 + (uint64_t)m * n + i;
+			int stream = op_stream(&ops->v[i]);
+			node_of(x, id, 1 + (uint64_t)m * n, cfg, ops, i, res ? &res[i] : NULL, rank, ranks, false,
+				last_on[stream]);
+			last_on[stream] = (int64_t)id;
+			if (recv >= 0) {
+				x->data[x->n.n_data_deps++] = (uint64_t)recv;
+				x->n.data_deps = x->data;
+				recv = -1;
+			}
+			put_message(b, &x->n.base);
+			done = (int64_t)id;
+		}
+		if (k < per && !back && s + 1 < P) {
+			p2p_node(x, p2p + 4 * (uint64_t)m + 1, true, next, out_bytes, (int32_t)(2 * m), done, "pipeline.send");
+			put_message(b, &x->n.base);
+		} else if (back && s > 0) {
+			p2p_node(x, p2p + 4 * (uint64_t)m + 3, true, prev, in_bytes, (int32_t)(2 * m + 1), done,
+				 "pipeline.grad_send");
+			put_message(b, &x->n.base);
+		}
+	}
+	free(x);
+}
+
 int chakra_write(const char *prefix, const struct config *cfg, const struct workload *w, const struct oplist *ops,
 		 const struct run *r, int64_t *ranks, struct err *e)
 {
 	char path[LIMIT_PATH_BUF], first[LIMIT_PATH_BUF];
 	int64_t n = ici_chips(&cfg->arch.pod), done = 0;
-	bool each = false;
+	bool each = r->pipe != NULL;    /* a pipeline's ranks have peers of their own */
 	struct buf b = { 0 };
+	struct lower_pod lp;
+	if (r->pipe && shard_place(cfg, &lp, e) < 0)
+		return -1;
 	for (size_t i = 0; i < ops->n && !each; i++)
 		each = ops->v[i].kind == OP_COLL && ops->v[i].coll == COLL_SEND_RECV;
 	*ranks = 0;
@@ -310,7 +465,10 @@ int chakra_write(const char *prefix, const struct config *cfg, const struct work
 		snprintf(path, sizeof path, "%s.%lld.et", prefix, (long long)k);
 		if (k == 0 || each) {
 			b.n = 0;
-			one_file(&b, cfg, w, ops, r, k, n);
+			if (r->pipe)
+				pipe_file(&b, cfg, w, r, &lp, k, n);
+			else
+				one_file(&b, cfg, w, ops, r, k, n);
 			if (b.failed) {
 				err_nomem(e, NULL);
 				goto fail;

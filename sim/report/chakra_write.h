@@ -23,8 +23,14 @@
  *
  * Every chip of the pod does what the representative does, so every rank's
  * file is the same: rank 0's is written, the others are hard links to it
- * (but with send_recv, whose peers differ: a file each). The files are
- * written atomically; on an error none is left.
+ * (but with send_recv, whose peers differ: a file each). A pipeline
+ * (run.pipe) gives each rank its stage's ops at one microbatch, repeated for
+ * each microbatch in the schedule's order (pipeline.h): a forward after a
+ * COMM_RECV_NODE of the activations from the rank of the stage before and
+ * before a COMM_SEND_NODE to the next (tag 2m), a backward between the
+ * gradient's receive from the next and its send to the one before (tag
+ * 2m + 1), then the optimizer's ops; a file each. The files are written
+ * atomically; on an error none is left.
  */
 #ifndef TPUSIM_CHAKRA_WRITE_H
 #define TPUSIM_CHAKRA_WRITE_H

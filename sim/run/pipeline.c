@@ -77,8 +77,7 @@ void pipe_result_release(struct pipe_result *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Task idx of stage s: a forward (false) or backward (true) of microbatch *m. */
-static bool task_at(int schedule, int64_t s, int64_t stages, int64_t mbs, bool train, int64_t idx, int64_t *m)
+bool pipe_task(int schedule, int64_t s, int64_t stages, int64_t mbs, bool train, int64_t idx, int64_t *m)
 {
 	if (!train || (schedule == PIPE_GPIPE && idx < mbs)) {
 		*m = idx;
@@ -128,7 +127,7 @@ int pipe_schedule(int schedule, int64_t stages, int64_t mbs, bool train, const s
 				int64_t s = dir ? stages - 1 - q : q;
 				while (next[s] < per) {
 					int64_t m, ready;
-					bool back = task_at(schedule, s, stages, mbs, train, next[s], &m);
+					bool back = pipe_task(schedule, s, stages, mbs, train, next[s], &m);
 					if (!back) {
 						if (s > 0 && fend[(s - 1) * mbs + m] < 0)
 							break;

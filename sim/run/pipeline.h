@@ -71,6 +71,12 @@ struct pipe_result {
  * timed by t[s]; train: with backwards and updates. Returns 0, or -1 with e
  * set (memory).
  */
+/*
+ * Task idx (0 .. M, or 2M with backwards) of stage s in the schedule's
+ * order: a backward (true) or forward (false) of microbatch *m.
+ */
+bool pipe_task(int schedule, int64_t s, int64_t stages, int64_t mbs, bool train, int64_t idx, int64_t *m);
+
 int pipe_schedule(int schedule, int64_t stages, int64_t microbatches, bool train, const struct pipe_times *t,
 		  struct pipe_result *r, struct err *e);
 void pipe_result_release(struct pipe_result *r);

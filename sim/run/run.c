@@ -894,6 +894,8 @@ void run_release(struct run *r)
 	free(r->op_results);
 	r->op_results = NULL;
 	r->nops = 0;
+	run_pipe_free(r->pipe);
+	r->pipe = NULL;
 	r->rows = NULL;
 	r->n = 0;
 }

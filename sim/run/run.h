@@ -133,6 +133,7 @@ struct run {
 	 */
 	int64_t stages;
 	struct oprow *own_rows;         /* owned: the rows of a pipeline's run (rows points here) */
+	struct run_pipe *pipe;          /* owned: with keep_op_results, its stages' ops and results (run_pipe_ops) */
 	struct run_check *checks;       /* functional: owned, one per layer; else NULL */
 	struct run_check check;         /* functional: the whole run */
 	bool drew;                      /* functional: an operand was drawn from the seed (not every one from a file) */
@@ -180,6 +181,13 @@ int run_pipe_cut(const struct config *cfg, const struct workload *w, const struc
 /* The bytes of one microbatch that stage s sends stage s + 1 (its last layer's output), into bytes[0 .. P - 2]. */
 int run_pipe_sends(const struct config *cfg, const struct workload *w, const size_t *first, double *bytes,
 		   struct err *e);
+
+/*
+ * Stage s of a pipeline's run (run.pipe): its chip's ops at one microbatch,
+ * their results (*res, one per op), and the bytes it sends the next stage.
+ */
+const struct oplist *run_pipe_ops(const struct run_pipe *pp, int64_t s, const struct result **res, double *send_bytes);
+void run_pipe_free(struct run_pipe *pp);
 
 /* The chips r's total adds up: its pipeline stages, or 1. */
 static inline int64_t run_stages(const struct run *r)

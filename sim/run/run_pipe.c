@@ -27,7 +27,7 @@ static void result_times(struct result *acc, const struct result *r, int64_t n)
 }
 
 /* One stage: its workload, ops and plan, and its chip's run. */
-struct stage {
+struct run_pipe_stage {
 	struct config cfg;              /* the run's at one microbatch (the plan points here) */
 	struct workload w;
 	struct oplist ops;
@@ -35,9 +35,16 @@ struct stage {
 	bool planned;
 	struct run run;
 	size_t *row;                    /* (layer, phase) of w -> its row in run, or SIZE_MAX */
+	double send_bytes;              /* what it sends the next stage a microbatch */
 };
 
-static void stage_release(struct stage *s)
+/* A pipeline's stages, kept with the run for its traces (run_opts.keep_op_results). */
+struct run_pipe {
+	int64_t stages;
+	struct run_pipe_stage *st;
+};
+
+static void stage_release(struct run_pipe_stage *s)
 {
 	run_release(&s->run);
 	if (s->planned)
@@ -63,7 +70,7 @@ static double output_bytes(const struct config *cfg, const struct oplist *ops, s
 }
 
 /* The cycles of one microbatch's activations over the pipeline axis's link (a send_recv to the next chip). */
-static int64_t send_cycles(const struct config *cfg, const struct lower_pod *lp, const struct stage *s)
+static int64_t send_cycles(const struct config *cfg, const struct lower_pod *lp, const struct run_pipe_stage *s)
 {
 	double bytes = output_bytes(cfg, &s->ops, s->w.n);
 	struct ici_cost c;
@@ -78,7 +85,7 @@ static int64_t send_cycles(const struct config *cfg, const struct lower_pod *lp,
  * simulated; its times into t.
  */
 static int run_stage(const struct config *c1, const struct workload *w, const struct run_opts *o, bool ideal,
-		     int64_t k, size_t a, size_t b, int64_t batch, int64_t kept, struct stage *s, struct pipe_times *t,
+		     int64_t k, size_t a, size_t b, int64_t batch, int64_t kept, struct run_pipe_stage *s, struct pipe_times *t,
 		     struct err *e)
 {
 	char whose[64];
@@ -103,6 +110,11 @@ static int run_stage(const struct config *c1, const struct workload *w, const st
 	if (!(s->run.layers = calloc(s->run.n ? s->run.n : 1, sizeof *s->run.layers)) ||
 	    !(s->row = malloc((s->w.n ? s->w.n : 1) * PH_N * sizeof *s->row)))
 		return err_nomem(e, NULL);
+	if (o->keep_op_results) {
+		s->run.nops = s->ops.n;
+		if (!(s->run.op_results = calloc(s->ops.n ? s->ops.n : 1, sizeof *s->run.op_results)))
+			return err_nomem(e, NULL);
+	}
 	if (run_model(&s->plan, &s->w, o, &s->run, e) < 0)
 		return -1;
 	s->run.hbm = h;
@@ -121,6 +133,22 @@ static int run_stage(const struct config *c1, const struct workload *w, const st
 			t->b += cyc;
 	}
 	return 0;
+}
+
+void run_pipe_free(struct run_pipe *pp)
+{
+	for (int64_t s = 0; pp && s < pp->stages; s++)
+		stage_release(&pp->st[s]);
+	if (pp)
+		free(pp->st);
+	free(pp);
+}
+
+const struct oplist *run_pipe_ops(const struct run_pipe *pp, int64_t s, const struct result **res, double *send_bytes)
+{
+	*res = pp->st[s].run.op_results;
+	*send_bytes = pp->st[s].send_bytes;
+	return &pp->st[s].ops;
 }
 
 int run_pipe_cut(const struct config *cfg, const struct workload *w, const struct oplist *ops, size_t *first,
@@ -179,7 +207,7 @@ int run_pipelined(const struct plan *p, const struct workload *w, const struct r
 	const char *mkey = train ? "train.microbatches" : "mesh.microbatches";
 	struct lower_pod lp;
 	struct config c1 = *cfg;
-	struct stage *st = NULL;
+	struct run_pipe_stage *st = NULL;
 	struct pipe_times *t = NULL;
 	struct pipe_result pr = { 0 };
 	size_t *first = NULL;
@@ -211,8 +239,10 @@ int run_pipelined(const struct plan *p, const struct workload *w, const struct r
 		int64_t kept = !train ? 1 : ar->mesh.schedule == PIPE_GPIPE ? M : min64(P - s, M);
 		if (run_stage(&c1, w, o, p->ideal, s, first[s], first[s + 1], w->batch / M, kept, &st[s], &t[s], e) < 0)
 			goto out;
-		if (s + 1 < P)
+		if (s + 1 < P) {
 			t[s].send = send_cycles(cfg, &lp, &st[s]);
+			st[s].send_bytes = output_bytes(cfg, &st[s].ops, st[s].w.n);
+		}
 		if (s == 0 || st[s].run.hbm.total > out->hbm.total)
 			out->hbm = st[s].run.hbm;
 	}
@@ -254,6 +284,14 @@ int run_pipelined(const struct plan *p, const struct workload *w, const struct r
 			goto out;
 	}
 	rc = 0;
+	if (o->keep_op_results) {
+		if (!(out->pipe = malloc(sizeof *out->pipe))) {
+			rc = err_nomem(e, NULL);
+			goto out;
+		}
+		*out->pipe = (struct run_pipe){ P, st };
+		st = NULL;
+	}
 out:
 	for (int64_t s2 = 0; st && s2 < P; s2++)
 		stage_release(&st[s2]);
