@@ -16,6 +16,7 @@
 #include "plan.h"
 #include "shard.h"
 #include "vector.h"
+#include "xmath.h"
 
 typedef ChakraProtoMsg__AttributeProto Attr;
 
@@ -473,6 +474,12 @@ int chakra_write(const char *prefix, const struct config *cfg, const struct work
 				err_nomem(e, NULL);
 				goto fail;
 			}
+			/* Files of their own, about rank 0's each: held to sim.max_trace_bytes in all, before any is written. */
+			char how[96];
+			snprintf(how, sizeof how, "%lld files of about %zu bytes", (long long)n, b.n);
+			if (k == 0 && each && run_check_trace_bytes(cfg, "--chakra", sat_mul((int64_t)b.n, n), how,
+								   "use fewer chips or microbatches", e) < 0)
+				goto fail;
 		}
 		/* Rank k's file is rank 0's: a hard link to it, unless the path is not a file of its own (written through). */
 		if (k > 0 && !each && fsx_replaceable(path) && fsx_regular(first)) {
