@@ -77,6 +77,9 @@
 #define POD_MAX_SLICES 1024
 #define POD_MAX_CHIPS 268435456         /* 64^3 x 1024 */
 
+/* The most near-equal parts a GEMM's streamed dimension is tried in (sim/plan/schedule.c). */
+#define SCHED_MAX_PARTS 65536
+
 /* Chakra traces (--chakra): a file a rank, so at most this many chips. */
 #define CHAKRA_MAX_RANKS 65536
 

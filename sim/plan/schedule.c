@@ -453,8 +453,11 @@ static void estimate(const struct sched *base, const struct caps *cp, const stru
  * array heights; the last part is the remainder) and the fractions
  * unit / 2^j down to 1. It depends on total and unit only, never on the
  * buffers, so a larger buffer tries every member a smaller one
- * tried. series_at_most: its largest member <= limit (limit >= 1);
- * series_next: the next smaller member, 0 after 1.
+ * tried. The balanced splits stop at SCHED_MAX_PARTS parts: past them a
+ * chunk is a sliver no plan keeps, and a huge total (2^40 rows) would
+ * otherwise try some 2 sqrt(total) of them. series_at_most: its largest
+ * member <= limit (limit >= 1); series_next: the next smaller member, 0
+ * after 1.
  */
 static int64_t pow2_at_most(int64_t unit, int64_t limit)
 {
@@ -472,7 +475,10 @@ static int64_t series_at_most(int64_t total, int64_t unit, int64_t limit)
 	if (limit >= total)
 		return total;
 	/* The fewest near-equal parts of at most limit, or a multiple of unit. */
-	best = max64(ceil_div(total, ceil_div(total, limit)), pow2_at_most(unit, limit));
+	int64_t parts = ceil_div(total, limit);
+	best = pow2_at_most(unit, limit);
+	if (parts <= SCHED_MAX_PARTS)
+		best = max64(best, ceil_div(total, parts));
 	for (f = unit; f > limit; f /= 2)
 		;
 	return max64(best, f);
