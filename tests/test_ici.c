@@ -629,6 +629,149 @@ START_TEST(training_step_on_a_mesh)
 }
 END_TEST
 
+static const char *const seq_yaml =
+	"batch: 8\nlayers:\n"
+	"  - {name: norm1, type: layernorm, elements: 262144}\n"
+	"  - {name: attn, type: attention, d_model: 1024, heads: 16, kv_heads: 8, head_dim: 64, seq: 256}\n"
+	"  - {name: add1, type: add, elements: 262144, inputs: [attn, norm1]}\n"
+	"  - {name: mlp, type: mlp, tokens: 256, d_model: 1024, d_ff: 4096}\n"
+	"  - {name: head, type: linear, tokens: 256, in_features: 1024, out_features: 1001, split: columns}\n";
+
+/*
+ * Sequence parallelism over tensor 4 on 2 x 2 (Korthikanti et al. 2023,
+ * Sec. 4.2.2). The batch's 8 x 256 = 2048 rows of 1024: the norm and the add
+ * take a quarter, 524288 elements (the add two of them); attention and the
+ * MLP all-gather their input (2048 x 1024 = 2097152 elements, a chip holding
+ * 524288 before) just before q_proj and up, and reduce-scatter their output
+ * back to a quarter. The head split by columns computes ceil(1001 / 4) =
+ * 251 of them for all 2048 rows, after its own gather. Five collectives,
+ * none an all-reduce, and an all-gather and a reduce-scatter of V take what
+ * an all-reduce of V takes. Without sequence parallelism the norm takes all
+ * rows and the head's input goes through Megatron's f.
+ */
+START_TEST(sequence_parallel_by_hand)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	const char *sets[] = { "pod.x=2", "pod.y=2", "mesh.tensor=4", "mesh.sequence=true", NULL };
+	lower_on("configs/pods/v5e_8x4.yaml", seq_yaml, sets, &c, &w, &ops);
+	ck_assert_int_eq(op_named(&ops, "norm1")->in_elems, 524288);
+	ck_assert_int_eq(op_named(&ops, "add1")->in_elems, 2 * 524288);
+	const char *gathers[] = { "attn.seq_gather", "mlp.seq_gather", "head.seq_gather" };
+	const char *after[] = { "attn.q_proj", "mlp.up", "head" };
+	for (int i = 0; i < 3; i++) {
+		const struct op *g = op_named(&ops, gathers[i]), *q = op_named(&ops, after[i]);
+		ck_assert_int_eq(g->coll, COLL_ALL_GATHER);
+		ck_assert_int_eq(g->coll_elems, 2048 * 1024);
+		ck_assert_int_eq(ops.t[g->in[0]].elems, 524288);
+		ck_assert_int_eq(ops.t[g->out].elems, 2048 * 1024);
+		ck_assert_int_eq(ici_group_chips(&g->grp), 4);
+		ck_assert_ptr_eq(g + 1, q);
+		ck_assert_int_eq(q->in[0], g->out);
+	}
+	const char *scatters[] = { "attn.o_scatter", "mlp.down_scatter" };
+	for (int i = 0; i < 2; i++) {
+		const struct op *r = op_named(&ops, scatters[i]);
+		ck_assert_int_eq(r->coll, COLL_REDUCE_SCATTER);
+		ck_assert_int_eq(r->coll_elems, 2048 * 1024);
+		ck_assert_int_eq(ops.t[r->in[0]].elems, 2048 * 1024);
+		ck_assert_int_eq(ops.t[r->out].elems, 524288);
+	}
+	const struct op *h = op_named(&ops, "head");
+	ck_assert(h->m == 2048 && h->k == 1024 && h->n == 251 && h->col_split);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_GATHER, OG_N, -1), 3);
+	ck_assert_int_eq(count_coll(&ops, COLL_REDUCE_SCATTER, OG_N, -1), 2);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_REDUCE, OG_N, -1), 0);
+	struct ici_cost k;
+	struct op ar = *op_named(&ops, "attn.o_scatter");
+	int64_t rs = plan_coll_cycles(&c.arch, &ar, &k), ag = plan_coll_cycles(&c.arch, op_named(&ops, "mlp.seq_gather"), &k);
+	ar.coll = COLL_ALL_REDUCE;
+	int64_t sum = plan_coll_cycles(&c.arch, &ar, &k);
+	ck_assert_int_le(llabs(rs + ag - sum), 1);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	sets[3] = NULL;
+	lower_on("configs/pods/v5e_8x4.yaml", seq_yaml, sets, &c, &w, &ops);
+	ck_assert_int_eq(op_named(&ops, "norm1")->in_elems, 2048 * 1024);
+	ck_assert(op_named(&ops, "head.tp_in")->identity);
+	ck_assert_int_eq(op_named(&ops, "head")->n, 251);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_REDUCE, OG_N, -1), 5);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	/* Rows that do not split evenly, and a layer that is not split by rows, are refused at their keys. */
+	char *dir = th_tmpdir(), *out, *err, cwd[4096], abs[4400];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+	snprintf(abs, sizeof abs, "%s/configs/pods/v5e_8x4.yaml", cwd);
+	const struct {
+		const char *yaml, *want;
+	} bad[] = {
+		{ "batch: 1\nlayers:\n  - {name: n, type: layernorm, elements: 1001}\n",
+		  "w.yaml:3:42: layers[0].elements: expected a multiple of mesh.tensor (32) under mesh.sequence (each chip "
+		  "takes an equal share of the rows), found 1001 elements on a chip" },
+		{ "batch: 4\nlayers:\n  - {name: c, type: conv2d, in_h: 8, in_w: 8, in_c: 4, out_c: 4, kernel: 3}\n",
+		  "w.yaml:3:21: layers[0].type: expected a layer sequence parallelism splits by its rows under mesh.sequence "
+		  "(attention, mlp, fc, linear, an elementwise layer or a collective), found conv2d" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		free(th_write(dir, "w.yaml", bad[i].yaml));
+		const char *argv[] = { "run", "-c", abs, "-w", "w.yaml", "-o", "out", "--set", "mesh.tensor=32", "--set",
+				       "mesh.sequence=true", NULL };
+		ck_assert_int_eq(th_cli(dir, argv, &out, &err), 2);
+		ck_assert_msg(strstr(err, bad[i].want), "case %zu: %s", i, err);
+		snprintf(cwd, sizeof cwd, "%s/out", dir);
+		ck_assert_int_ne(access(cwd, F_OK), 0);                 /* no partial output */
+		free(out);
+		free(err);
+	}
+	th_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * The training step of the same: the backward swaps the two, each block
+ * input's gradient reduce-scattered (2048 x 1024 elements, a chip left with
+ * 524288) and each output's all-gathered; the split head's loss first
+ * all-reduces 3 fp32 numbers of each of its 2048 rows over the tensor
+ * group, 24576 bytes, and reads them beside the logits. In the cycle model
+ * the step's vector work is less than without sequence parallelism.
+ */
+START_TEST(sequence_parallel_training)
+{
+	struct config c;
+	struct workload w;
+	struct oplist ops;
+	const char *sets[] = { "pod.x=2", "pod.y=2", "mesh.tensor=4", "train.enabled=true", "mesh.sequence=true", NULL };
+	lower_on("configs/pods/v5e_8x4.yaml", seq_yaml, sets, &c, &w, &ops);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_GATHER, OG_N, PH_FORWARD), 3);
+	ck_assert_int_eq(count_coll(&ops, COLL_REDUCE_SCATTER, OG_N, PH_FORWARD), 2);
+	ck_assert_int_eq(count_coll(&ops, COLL_REDUCE_SCATTER, OG_DX, PH_BACKWARD), 3);
+	ck_assert_int_eq(count_coll(&ops, COLL_ALL_GATHER, OG_DX, PH_BACKWARD), 2);
+	const struct op *d = op_named(&ops, "attn.seq_gather.dx");
+	ck_assert_int_eq(d->coll, COLL_REDUCE_SCATTER);
+	ck_assert_int_eq(d->coll_elems, 2048 * 1024);
+	ck_assert_int_eq(d->out_elems, 524288);
+	const struct op *st = op_named(&ops, "head.loss_stats"), *loss = op_named(&ops, "head.loss");
+	ck_assert_int_eq(st->coll, COLL_ALL_REDUCE);
+	ck_assert_int_eq(plan_coll_bytes(&c.arch, st), 3 * 2048 * 4);
+	ck_assert_int_eq(ici_group_chips(&st->grp), 4);
+	ck_assert_int_eq(loss->in[1], st->out);
+	ck_assert_int_eq(loss->in_elems, 2048 * 251);
+	oplist_release(&ops);
+	workload_release(&w);
+
+	struct result with, without, rows[1];
+	double ghz;
+	run_on("configs/pods/v5e_8x4.yaml", seq_yaml, MODEL_CYCLE, sets, &with, &ghz, rows, 1);
+	sets[4] = NULL;
+	run_on("configs/pods/v5e_8x4.yaml", seq_yaml, MODEL_CYCLE, sets, &without, &ghz, rows, 1);
+	ck_assert_int_lt(with.cat[CAT_VECTOR], without.cat[CAT_VECTOR]);
+}
+END_TEST
+
 Suite *ici_suite(void)
 {
 	Suite *s = suite_create("ici");
@@ -646,6 +789,8 @@ Suite *ici_suite(void)
 	tcase_add_test(tc, fsdp_by_hand);
 	tcase_add_test(tc, mesh_refusals);
 	tcase_add_test(tc, training_step_on_a_mesh);
+	tcase_add_test(tc, sequence_parallel_by_hand);
+	tcase_add_test(tc, sequence_parallel_training);
 	suite_add_tcase(s, tc);
 	return s;
 }

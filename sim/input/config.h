@@ -78,6 +78,7 @@ struct mesh_params {
 	int64_t pipeline;               /* pipeline stages (sim/run/pipeline.h) */
 	int schedule;                   /* enum pipe_schedule */
 	int64_t microbatches;           /* inference: the pipeline's microbatches (a step's: train.microbatches) */
+	bool sequence;                  /* sequence parallelism over the tensor axis (shard.h) */
 };
 
 extern const char *const pipe_schedule_names[];   /* "1f1b", "gpipe" */

@@ -24,6 +24,7 @@ static const char *const role_names[] = { "activation", "weight", NULL };
 static const char *const mode_names[] = { "prefill", "decode", NULL };
 static const char *const act_names[] = { "relu", "gelu", "silu", NULL };
 static const char *const pool_names[] = { "max", "avg", NULL };
+static const char *const split_names[] = { "none", "columns", NULL };
 
 /*
  * The limits of every number a workload gives, whichever format it comes in:
@@ -61,6 +62,9 @@ static const struct cfg_key fc_keys[] = {
 	KEY_INT(in_features, NULL, 1, "input features (K)"),
 	KEY_INT(out_features, NULL, 1, "output features (N)"),
 	KEY_INT(tokens, "1", 1, "rows per sample (sequence positions); M = batch x tokens"),
+	{ "split", CFG_ENUM, F(split), "", "none", 0, 0, split_names,
+	  "under mesh.tensor: none (every chip computes every column) or columns (each its 1/tensor of N, a "
+	  "vocabulary-parallel output layer)" },
 	CFG_END
 };
 

@@ -60,6 +60,7 @@ enum role { ROLE_ACTIVATION, ROLE_WEIGHT };
 enum attn_mode { ATTN_PREFILL, ATTN_DECODE };
 enum act_kind { ACT_RELU, ACT_GELU, ACT_SILU };
 enum pool_mode { POOL_MAX, POOL_AVG };
+enum dense_split { DENSE_WHOLE, DENSE_COLUMNS };
 
 #define WORKLOAD_NEW_INPUT (-1)            /* layer.inputs[i]: a new network input */
 
@@ -81,6 +82,7 @@ struct layer {
 	bool scalesim_rounding;            /* from a SCALE-Sim CSV: out = ceil((H - R + s) / s) */
 	/* fc, linear, mlp */
 	int64_t in_features, out_features, tokens, d_ff;
+	int split;                         /* fc, linear: enum dense_split, under mesh.tensor */
 	bool gated;
 	int activation;                    /* enum act_kind */
 	/* matmul */

@@ -269,22 +269,56 @@ static int32_t weight(struct ctx *c, const char *suffix, bool a_side)
 	return full;
 }
 
-/*
- * Tensor parallelism (shard.h): the input *x of the column-split GEMM just
- * pushed (q_proj, up) goes through Megatron's f first, an identity in the
- * forward whose backward all-reduces the input's gradient over the tensor
- * axis; the GEMMs read its output ("tp_in", *x replaced). Nothing without it.
- */
-static int tp_entry(struct ctx *c, int32_t *x)
+static int act_input(struct ctx *c, int j, int64_t elems, int32_t *t);
+
+/* Sequence parallelism (shard.h): how many ways the token-wise rows are split, 1 without it. */
+static int64_t seq_ways(const struct ctx *c)
 {
+	return c->lp && c->lp->sequence ? c->lp->tensor : 1;
+}
+
+/*
+ * This chip's share of n elements of token-wise rows under sequence
+ * parallelism, 1/tensor of them (n itself without it); -1 with the error
+ * set at key when the tensor degree does not divide them.
+ */
+static int64_t seq_share(struct ctx *c, const char *key, int64_t n, const char *what)
+{
+	int64_t t = seq_ways(c);
+	if (n % t)
+		return shape_err(c, key, "expected a multiple of mesh.tensor (%lld) under mesh.sequence (each chip takes an "
+				 "equal share of the rows), found %lld %s on a chip", (long long)t, (long long)n, what);
+	return n / t;
+}
+
+/*
+ * Tensor parallelism (shard.h): the activation input *x (act_input) of the
+ * column-split GEMM just pushed (q_proj, up, a fc or linear split by
+ * columns), made whole on every chip of the tensor axis first. Under
+ * sequence parallelism each chip holds 1/tensor of its rows and an
+ * all-gather joins them ("seq_gather"); else Megatron's f, an identity in
+ * the forward whose backward all-reduces the input's gradient ("tp_in").
+ * The GEMMs read what it writes (*x replaced). Only act_input without
+ * tensor parallelism.
+ */
+static int split_input(struct ctx *c, const char *key, int32_t *x)
+{
+	const struct op *o = last(c);
+	int64_t whole = a_size(o), part = seq_share(c, key, o->a_elems, "input elements");
 	if (!c->lp || c->lp->tensor == 1)
-		return 0;
-	int64_t e = c->out->t[*x].elems;
-	int32_t y = TENSOR_NONE;
-	if (push_coll(c, "tp_in", OG_NONE, COLL_ALL_REDUCE, &c->lp->g_tensor, e, e, e, 0, TENSOR_NONE, NULL, NULL) < 0)
+		return act_input(c, 0, whole, x);
+	if (part < 0)
 		return -1;
-	last(c)->identity = true;
-	if (before_last(c, *x, &y, "tp_in") < 0)
+	bool sp = c->lp->sequence;
+	const char *name = sp ? "seq_gather" : "tp_in";
+	int32_t y = TENSOR_NONE;
+	part *= o->repeat;
+	if (act_input(c, 0, sp ? part : whole, x) < 0 ||
+	    push_coll(c, name, OG_NONE, sp ? COLL_ALL_GATHER : COLL_ALL_REDUCE, &c->lp->g_tensor, whole, sp ? part : whole,
+		      whole, 0, TENSOR_NONE, NULL, NULL) < 0)
+		return -1;
+	last(c)->identity = !sp;
+	if (before_last(c, *x, &y, name) < 0)
 		return -1;
 	*x = y;
 	return 0;
@@ -568,20 +602,23 @@ static int dropout(struct ctx *c, const char *suffix, int32_t x, int32_t *y, con
 /*
  * The layer's last GEMM, just pushed, reading a and weight wt, ends the
  * layer: split by its rows over the tensor axis (shard.h), it writes partial
- * sums (partial) that an all-reduce (sum) adds; with dropout, what comes
- * before it is pre; elems: the layer's output, over its repeats.
+ * sums (partial) that an all-reduce (sum) adds, or under sequence
+ * parallelism a reduce-scatter (scatter) that leaves each chip its
+ * 1/tensor of the rows (split_input made sure it divides); with dropout,
+ * what comes before it is pre; elems: the layer's output, over its repeats.
  */
-static int finish(struct ctx *c, int32_t a, int32_t wt, const char *partial, const char *sum, const char *pre,
-		  int64_t elems)
+static int finish(struct ctx *c, int32_t a, int32_t wt, const char *partial, const char *sum, const char *scatter,
+		  const char *pre, int64_t elems)
 {
 	int32_t t = TENSOR_NONE, out = TENSOR_NONE;
-	bool tp = c->lp && c->lp->tensor > 1;
+	bool tp = c->lp && c->lp->tensor > 1, sp = seq_ways(c) > 1;
 	if (attach(c, a, wt, &t, tp ? partial : c->drop_eb ? pre : "out") < 0)
 		return -1;
 	if (tp) {
 		int32_t s = TENSOR_NONE;
-		if (push_coll(c, sum, OG_NONE, COLL_ALL_REDUCE, &c->lp->g_tensor, elems, elems, elems, 0, t, &s,
-			      c->drop_eb ? pre : "out") < 0)
+		SIM_ASSERT(elems % seq_ways(c) == 0);
+		if (push_coll(c, sp ? scatter : sum, OG_NONE, sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, &c->lp->g_tensor,
+			      elems, elems, elems / seq_ways(c), 0, t, &s, c->drop_eb ? pre : "out") < 0)
 			return -1;
 		t = s;
 	}
@@ -619,7 +656,7 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	int32_t in, wt, tq = TENSOR_NONE, tk = TENSOR_NONE, tv = TENSOR_NONE, kc = TENSOR_NONE, vc = TENSOR_NONE;
 	int32_t scores = TENSOR_NONE, probs = TENSOR_NONE, ctx = TENSOR_NONE;
 	if (gemm(c, "q_proj", rows, l->d_model, mul(c, h, hd), 1, false, true) < 0 ||
-	    act_input(c, 0, a_size(last(c)), &in) < 0 || tp_entry(c, &in) < 0 || (wt = weight(c, "wq", false)) < 0 ||
+	    split_input(c, "seq", &in) < 0 || (wt = weight(c, "wq", false)) < 0 ||
 	    attach(c, in, wt, &tq, "q") < 0)
 		return -1;
 	if (gemm(c, "k_proj", rows, l->d_model, mul(c, g, hd), 1, false, true) < 0 || (wt = weight(c, "wk", false)) < 0 ||
@@ -680,7 +717,8 @@ static int lower_attention(struct ctx *c, int64_t batch)
 	c->block = -1;
 	if (gemm(c, "o_proj", rows, mul(c, h, hd), l->d_model, 1, false, true) < 0 || (wt = weight(c, "wo", false)) < 0)
 		return -1;
-	return finish(c, ctx, wt, "o_partial", "o_allreduce", "proj", mul(c, mul(c, rows, l->d_model), l->repeat));
+	return finish(c, ctx, wt, "o_partial", "o_allreduce", "o_scatter", "proj",
+		      mul(c, mul(c, rows, l->d_model), l->repeat));
 }
 
 /* The activation's op is named as its layer type: relu, gelu and silu follow the order of enum act_kind. */
@@ -699,8 +737,7 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 	int act = act_vec[l->activation];
 	int32_t in, wt, th = TENSOR_NONE, tg = TENSOR_NONE, ta = TENSOR_NONE, tm = TENSOR_NONE;
 	/* h = x W_up; gated: g = x W_gate, act = act(g), gated = act * h; else act = act(h); out = (gated or act) W_down */
-	if (gemm(c, "up", rows, l->d_model, dff, 1, false, true) < 0 || act_input(c, 0, a_size(last(c)), &in) < 0 ||
-	    tp_entry(c, &in) < 0 ||
+	if (gemm(c, "up", rows, l->d_model, dff, 1, false, true) < 0 || split_input(c, "tokens", &in) < 0 ||
 	    (wt = weight(c, "w_up", false)) < 0 || attach(c, in, wt, &th, "h") < 0)
 		return -1;
 	if (l->gated && (gemm(c, "gate", rows, l->d_model, dff, 1, false, true) < 0 ||
@@ -714,24 +751,43 @@ static int lower_mlp(struct ctx *c, int64_t batch)
 		return -1;
 	if (gemm(c, "down", rows, dff, l->d_model, 1, false, true) < 0 || (wt = weight(c, "w_down", false)) < 0)
 		return -1;
-	return finish(c, l->gated ? tm : ta, wt, "down_partial", "down_allreduce", "down",
+	return finish(c, l->gated ? tm : ta, wt, "down_partial", "down_allreduce", "down_scatter", "down",
 		      mul(c, mul(c, rows, l->d_model), l->repeat));
 }
 
-/* fc and linear: M = batch x tokens, K = in_features, N = out_features, the weight B. */
+/*
+ * fc and linear: M = batch x tokens, K = in_features, N = out_features, the
+ * weight B. Split by columns over the tensor axis (shard.h), N is this
+ * chip's 1/tensor of them, the last part padded as Megatron-LM pads a
+ * vocabulary; else under sequence parallelism M is its share of the rows.
+ */
 static int lower_dense(struct ctx *c, int64_t batch)
 {
 	const struct layer *l = c->l;
-	if (gemm(c, "", mul(c, batch, l->tokens), l->in_features, l->out_features, 1, false, true) < 0)
+	int64_t rows = mul(c, batch, l->tokens), n = l->out_features, tp = c->lp ? c->lp->tensor : 1;
+	bool cols = l->split == DENSE_COLUMNS && tp > 1;
+	if (cols)
+		n = n / tp + (n % tp != 0);
+	else if ((rows = seq_share(c, "tokens", rows, "rows")) < 0)
 		return -1;
-	return attach_dense(c, a_size(last(c)));
+	if (gemm(c, "", rows, l->in_features, n, 1, false, true) < 0)
+		return -1;
+	if (!cols)
+		return attach_dense(c, a_size(last(c)));
+	int32_t a, b, out = TENSOR_NONE;
+	last(c)->col_split = true;
+	if (split_input(c, "tokens", &a) < 0 || (b = weight(c, "w", false)) < 0)
+		return -1;
+	return attach(c, a, b, &out, "out");
 }
 
 /* add and mul: two inputs of batch x elements, one output; one lane op per element out. */
 static int lower_binary(struct ctx *c, int64_t batch)
 {
-	int64_t n = mul(c, batch, c->l->elements);
+	int64_t n = seq_share(c, "elements", mul(c, batch, c->l->elements), "elements");
 	SIM_ASSERT(c->vec >= 0);
+	if (n < 0)
+		return -1;
 	if (vec(c, "", c->vec, mul(c, 2, n), n, n) < 0)
 		return -1;
 	return attach_vec(c, 2);
@@ -740,8 +796,10 @@ static int lower_binary(struct ctx *c, int64_t batch)
 /* An elementwise op of one input: batch x elements in and out, the vector unit's ops per element. */
 static int lower_unary(struct ctx *c, int64_t batch)
 {
-	int64_t n = mul(c, batch, c->l->elements);
+	int64_t n = seq_share(c, "elements", mul(c, batch, c->l->elements), "elements");
 	SIM_ASSERT(c->vec >= 0);
+	if (n < 0)
+		return -1;
 	if (vec(c, "", c->vec, n, n, mul(c, n, vector_ops_per_elem(c->vec))) < 0)
 		return -1;
 	return attach_vec(c, 1);
@@ -885,7 +943,12 @@ int lower_batch(const struct workload *w, int64_t batch, int drop_eb, const stru
 		c.idx = i;
 		c.in[0] = c.in[1] = TENSOR_NONE;
 		c.vec = lowerings[c.l->type].vec;
-		rc = lowerings[c.l->type].fn(&c, batch);
+		if (seq_ways(&c) > 1 && (c.l->type == L_CONV2D || c.l->type == L_MATMUL || c.l->type == L_POOL))
+			rc = shape_err(&c, "type", "expected a layer sequence parallelism splits by its rows under "
+				       "mesh.sequence (attention, mlp, fc, linear, an elementwise layer or a collective), "
+				       "found %s", layer_type_names[c.l->type]);
+		else
+			rc = lowerings[c.l->type].fn(&c, batch);
 		if (rc == 0) {
 			out->rows[out->nrows++] = (struct oprow){ i, PH_FORWARD };
 			c.layer_out[i] = out->v[out->n - 1].out;

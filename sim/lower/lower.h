@@ -138,6 +138,7 @@ struct op {
 	/* OP_GEMM */
 	int64_t m, k, n, repeat;
 	bool a_weight, b_weight;    /* operand roles */
+	bool col_split;             /* N is 1/tensor of the layer's (a fc or linear split by columns, shard.h) */
 	int64_t a_elems;            /* distinct elements of A in memory, per instance: m*k, or for a
 				       convolution the input it reads (at most m*k; im2col repeats them) */
 	int64_t c_elems;            /* distinct elements of C in memory, per instance: 0 for m*n, or for a
@@ -197,6 +198,7 @@ int lower_workload(const struct workload *w, struct oplist *out, struct err *e);
 struct lower_pod {
 	const struct ici_params *pod;   /* borrowed */
 	int64_t data, fsdp, tensor, pipeline;
+	bool sequence;                  /* sequence parallelism (tensor > 1) */
 	struct ici_group g_data, g_fsdp, g_tensor, g_pipeline;
 };
 

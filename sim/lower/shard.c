@@ -23,6 +23,9 @@ const struct cfg_key mesh_keys[] = {
 	  "backward)" },
 	{ "microbatches", CFG_INT, F(microbatches), "", "1", 1, 1 << 20, NULL,
 	  "inference on a pipeline: the batch in this many microbatches (a training step's are train.microbatches)" },
+	{ "sequence", CFG_BOOL, F(sequence), "", "false", 0, 0, NULL,
+	  "sequence parallelism with mesh.tensor: what runs between attention and MLP blocks takes 1/tensor of the "
+	  "tokens; a block all-gathers its input and reduce-scatters its output instead of all-reducing it" },
 	CFG_END
 };
 #undef F
@@ -95,6 +98,7 @@ int shard_place(const struct config *cfg, struct lower_pod *lp, struct err *e)
 	lp->fsdp = m->fsdp;
 	lp->tensor = m->tensor;
 	lp->pipeline = m->pipeline;
+	lp->sequence = m->sequence && m->tensor > 1;
 	ici_group_of(p, 0, &lp->g_data);
 	lp->g_fsdp = lp->g_tensor = lp->g_pipeline = lp->g_data;
 	if (m->microbatches > 1 && a->train.enabled)

@@ -13,8 +13,21 @@
  *           (Megatron-LM: M. Shoeybi et al., 2019, Sec. 3): the q, k, v
  *           projections and up (and gate) by their columns, o_proj and down
  *           by their rows, whose partial sums an all_reduce over the tensor
- *           axis adds; a fc, linear, matmul or convolution runs whole on
- *           every chip
+ *           axis adds; a fc or linear runs whole on every chip, or with
+ *           `split: columns` each chip computes 1/tensor of its columns
+ *           (a vocabulary-parallel output layer, Megatron-LM Sec. 3: the
+ *           logits stay split, and a training step's loss all-reduces
+ *           three statistics a row, its max, the target's logit and the
+ *           sum of exponentials); a matmul or convolution runs whole
+ *   sequence  with tensor, sequence parallelism (V. Korthikanti et al.,
+ *           "Reducing Activation Recomputation in Large Transformer
+ *           Models", MLSys 2023, Sec. 4.2.2): the token-wise layers between
+ *           the blocks (norms, elementwise, fc and linear) run on 1/tensor
+ *           of the rows; attention and the MLP all-gather their input over
+ *           the tensor axis and reduce-scatter their output (the same bytes
+ *           as the all-reduce, less activation memory and vector work); a
+ *           training step's backward swaps the two; a matmul, convolution
+ *           or pool is refused
  * Each mesh axis runs over a part of the pod's axes (mesh_place): tensor
  * first, on the fastest links, then fsdp, then data (the slices, over the
  * DCN, go to data). An axis that a mesh axis takes whole wraps as the pod's

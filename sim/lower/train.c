@@ -335,7 +335,9 @@ static int sync_grad(struct tc *c, int32_t t, size_t f)
  * The backward of a collective of the mesh (shard.h): FSDP's gather of a
  * weight reduce-scatters the weight's gradient to its shard (".scatter");
  * Megatron's f all-reduces its input's gradient over the tensor axis; the
- * all-reduce of partial sums passes its gradient through as it is.
+ * all-reduce of partial sums passes its gradient through as it is; under
+ * sequence parallelism the gather of a block's input reduce-scatters its
+ * gradient, and the reduce-scatter of its output all-gathers it.
  */
 static int coll_backward(struct tc *c, size_t f, int32_t dy)
 {
@@ -349,7 +351,8 @@ static int coll_backward(struct tc *c, size_t f, int32_t dy)
 		return -1;
 	struct op *n = &c->l->v[i];
 	n->kind = OP_COLL;
-	n->coll = o.grad == OG_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
+	n->coll = o.coll == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : o.coll == COLL_REDUCE_SCATTER ? COLL_ALL_GATHER :
+		  COLL_ALL_REDUCE;
 	n->grp = o.grp;
 	n->coll_eb = o.coll_eb;
 	n->coll_elems = o.coll_elems;
@@ -570,6 +573,37 @@ static int recompute(struct tc *c, size_t s0, size_t s1)
 	return rc;
 }
 
+/*
+ * Logits t split by columns over the tensor axis (written by forward op f,
+ * a fc or linear split by columns, shard.h): the loss first all-reduces
+ * three fp32 numbers a row, its max, the target's logit and the sum of
+ * exponentials (Megatron-LM's vocabulary-parallel cross entropy), into *s;
+ * TENSOR_NONE when the logits are whole. Its tensor counts elements of the
+ * run's dtype, as every tensor's do. Returns 0, or -1 with the error set.
+ */
+static int loss_stats(struct tc *c, size_t f, int32_t t, int32_t *s)
+{
+	const struct op *o = &c->l->v[f];
+	*s = TENSOR_NONE;
+	if (o->kind != OP_GEMM || !o->col_split)
+		return 0;
+	int64_t n = 3 * o->m * o->repeat, e = (4 * n + c->eb - 1) / c->eb;
+	int32_t i;
+	if ((i = opush(c, f, PH_BACKWARD, OG_NONE)) < 0 || (*s = tnew(c, t, TK_ACT, TR_GRAD, e)) < 0)
+		return -1;
+	struct op *a = &c->l->v[i];
+	a->kind = OP_COLL;
+	a->coll = COLL_ALL_REDUCE;
+	a->grp = c->lp->g_tensor;
+	a->coll_eb = 4;
+	a->coll_elems = n;
+	a->in_elems = a->out_elems = e;
+	a->suffix = "loss_stats";
+	a->block = -1;
+	link(c, i, t, TENSOR_NONE, *s);
+	return 0;
+}
+
 /* The loss's gradient of each network output among forward ops [f0, f1), given before the backward starts. */
 static int losses(struct tc *c, size_t f0, size_t f1)
 {
@@ -586,10 +620,12 @@ static int losses(struct tc *c, size_t f0, size_t f1)
 			c->ti[t].from = (int32_t)f;
 			continue;
 		}
-		if ((i = opush(c, f, PH_BACKWARD, OG_LOSS)) < 0 || (g = tnew(c, t, TK_ACT, TR_GRAD, n)) < 0)
+		int32_t s;
+		if (loss_stats(c, f, t, &s) < 0 || (i = opush(c, f, PH_BACKWARD, OG_LOSS)) < 0 ||
+		    (g = tnew(c, t, TK_ACT, TR_GRAD, n)) < 0)
 			return -1;
 		vsize(c, i, VEC_LOSS, n, n, n * vector_ops_per_elem(VEC_LOSS));
-		link(c, i, t, TENSOR_NONE, g);
+		link(c, i, t, s, g);
 		c->ti[t].grad = g;
 		c->ti[t].from = (int32_t)f;
 	}
