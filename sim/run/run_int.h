@@ -5,7 +5,18 @@
 #ifndef TPUSIM_RUN_INT_H
 #define TPUSIM_RUN_INT_H
 
-#include "run.h"
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+struct err;
+struct oplist;
+struct plan;
+struct result;
+struct run;
+struct run_hbm;
+struct run_opts;
+struct workload;
 
 /* Simulates the plan's ops on the run's model into out (its rows and layers set up). */
 int run_model(const struct plan *p, const struct workload *w, const struct run_opts *o, struct run *out,

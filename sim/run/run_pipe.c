@@ -8,6 +8,7 @@
 
 #include "ici.h"
 #include "pipeline.h"
+#include "run.h"
 #include "run_int.h"
 #include "shard.h"
 #include "train.h"
