@@ -305,6 +305,24 @@ static int32_t mask_of(const struct tc *c, int32_t t)
 }
 
 /*
+ * Op i (just pushed) becomes collective kind of v elements (eb bytes each,
+ * 0 the run's) among g, a chip holding in elements before and out after.
+ */
+static struct op *as_coll(struct tc *c, int32_t i, int kind, const struct ici_group *g, int64_t v, int eb, int64_t in,
+			  int64_t out)
+{
+	struct op *o = &c->l->v[i];
+	o->kind = OP_COLL;
+	o->coll = kind;
+	o->grp = *g;
+	o->coll_eb = (uint8_t)eb;
+	o->coll_elems = v;
+	o->in_elems = in;
+	o->out_elems = out;
+	return o;
+}
+
+/*
  * Weight t's gradient is final (the last microbatch's contribution, from
  * forward op f): over a data axis (shard.h) an all-reduce sums it over the
  * data group before the update (".sync"), placed here so that it runs while
@@ -318,11 +336,7 @@ static int sync_grad(struct tc *c, int32_t t, size_t f)
 	int64_t n = c->l->t[g].elems;
 	if ((i = opush(c, f, PH_BACKWARD, OG_SYNC)) < 0 || (s = tnew(c, t, TK_ACT, TR_GRAD, n)) < 0)
 		return -1;
-	struct op *o = &c->l->v[i];
-	o->kind = OP_COLL;
-	o->coll = COLL_ALL_REDUCE;
-	o->grp = c->lp->g_data;
-	o->coll_elems = o->in_elems = o->out_elems = n;
+	struct op *o = as_coll(c, i, COLL_ALL_REDUCE, &c->lp->g_data, n, 0, n, n);
 	/* Named after the weight: "attn.wq.sync". */
 	o->suffix = c->l->t[t].suffix;
 	o->block = -1;
@@ -349,15 +363,9 @@ static int coll_backward(struct tc *c, size_t f, int32_t dy)
 		return contribute(c, -1, x, f, dy);
 	if ((i = opush(c, f, PH_BACKWARD, o.grad == OG_GATHER ? OG_SCATTER : OG_DX)) < 0)
 		return -1;
-	struct op *n = &c->l->v[i];
-	n->kind = OP_COLL;
-	n->coll = o.coll == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : o.coll == COLL_REDUCE_SCATTER ? COLL_ALL_GATHER :
-		  COLL_ALL_REDUCE;
-	n->grp = o.grp;
-	n->coll_eb = o.coll_eb;
-	n->coll_elems = o.coll_elems;
-	n->in_elems = o.out_elems;
-	n->out_elems = o.in_elems;
+	int kind = o.coll == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : o.coll == COLL_REDUCE_SCATTER ? COLL_ALL_GATHER :
+		   COLL_ALL_REDUCE;
+	as_coll(c, i, kind, &o.grp, o.coll_elems, o.coll_eb, o.out_elems, o.in_elems);
 	link(c, i, dy, TENSOR_NONE, TENSOR_NONE);
 	if (contribute(c, i, x, f, TENSOR_NONE) < 0)
 		return -1;
@@ -591,13 +599,7 @@ static int loss_stats(struct tc *c, size_t f, int32_t t, int32_t *s)
 	int32_t i;
 	if ((i = opush(c, f, PH_BACKWARD, OG_NONE)) < 0 || (*s = tnew(c, t, TK_ACT, TR_GRAD, e)) < 0)
 		return -1;
-	struct op *a = &c->l->v[i];
-	a->kind = OP_COLL;
-	a->coll = COLL_ALL_REDUCE;
-	a->grp = c->lp->g_tensor;
-	a->coll_eb = 4;
-	a->coll_elems = n;
-	a->in_elems = a->out_elems = e;
+	struct op *a = as_coll(c, i, COLL_ALL_REDUCE, &c->lp->g_tensor, n, 4, e, e);
 	a->suffix = "loss_stats";
 	a->block = -1;
 	link(c, i, t, TENSOR_NONE, *s);
